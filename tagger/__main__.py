@@ -1,0 +1,3 @@
+from tagger.cli.main import main
+
+main()

@@ -1,0 +1,49 @@
+"""The plain sentence record every reader yields and every writer takes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tagger.errors import TaggerError
+
+#: Column names with a fixed meaning across formats. Readers may add others (``columns`` format).
+STANDARD_COLUMNS = ("lemma", "upos", "xpos", "feats", "head", "deprel", "supertag", "misc")
+
+
+@dataclass
+class Sentence:
+    """One sentence: its words and annotation columns aligned with them.
+
+    ``columns`` maps a column name to one value per word: strings, except ``head`` (ints,
+    0 = root, 1-based otherwise). Standard names are in :data:`STANDARD_COLUMNS`; a missing
+    value (CoNLL ``_``) is kept as ``"_"`` for strings and ``-1`` for heads.
+
+    ``source`` and ``line`` say where the sentence starts, for error messages. ``raw`` is a
+    format-specific payload that the same format's writer may use to reproduce the input
+    exactly (CoNLL-U keeps its original lines there); it is never used for learning.
+    """
+
+    words: list[str]
+    columns: dict[str, list[Any]] = field(default_factory=dict)
+    source: str = "<stdin>"
+    line: int = 0
+    raw: Any = None
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def has(self, name: str) -> bool:
+        """True if column ``name`` exists and is not entirely unannotated (``_``/-1)."""
+        values = self.columns.get(name)
+        if values is None:
+            return False
+        missing = -1 if name == "head" else "_"
+        return any(v != missing for v in values)
+
+    def column(self, name: str) -> list[Any]:
+        """The values of column ``name``; a :class:`TaggerError` naming file and line if absent."""
+        values = self.columns.get(name)
+        if values is None or not self.has(name):
+            raise TaggerError(f"sentence has no '{name}' column", self.source, self.line)
+        return values
