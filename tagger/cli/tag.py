@@ -1,9 +1,55 @@
-"""`tagger tag` (not yet implemented)."""
+"""``tagger tag``: thin over :func:`tagger.tagging.tag`."""
+
+from __future__ import annotations
 
 import click
+import torch
+
+from tagger import formats, model_file
+from tagger.formats.base import open_output
+from tagger.tagging import OUTPUT_FORMATS, input_stream, tag
+from tagger.training.run import resolve_device
 
 
 @click.command("tag")
-def command() -> None:
-    """Not yet implemented."""
-    raise click.ClickException("not implemented yet")
+@click.option("--model", "model_path", required=True, type=click.Path(), help="A model file from `tagger train`.")
+@click.argument("inputs", nargs=-1, type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
+@click.option("--input-format", default="auto", show_default=True, help="text, conllu, tagged, auto, ... (auto detects).")
+@click.option("--columns", help="For --input-format columns: NAME=N pairs, e.g. form=1.")
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), help="Default: conllu (jsonl with --top-k/--beta).")
+@click.option("--top-k", type=click.IntRange(1), help="Multi-tagging: at most K tags per word, with probabilities.")
+@click.option("--beta", type=click.FloatRange(0, 1), help="Multi-tagging: every tag with p >= BETA * p_best.")
+@click.option("--chunk-size", type=click.IntRange(1), default=1000, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
+@click.option("--device", default="cpu", show_default=True, help="cpu, auto, cuda or cuda:N.")
+@click.option("--threads", type=int, help="CPU threads for torch.")
+def command(model_path, inputs, output, input_format, columns, output_format, top_k, beta, chunk_size, device, threads) -> None:
+    """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
+
+    Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
+    comes back byte for byte with only the predicted columns filled in.
+
+    \b
+    Examples:
+      tagger tag --model pos.tagger < input.txt > output.conllu
+      tagger tag --model pos.tagger corpus.conllu -o tagged.conllu
+      tagger tag --model ccg.tagger --beta 0.01 --output-format jsonl < sentences.txt
+      tagger tag --model pos.tagger < raw.txt | tagger tag --model dep.model > parsed.conllu
+    """
+    if threads:
+        torch.set_num_threads(threads)
+    model, _ = model_file.load(model_path, resolve_device(device))
+    options = {}
+    if columns:
+        from tagger.formats.columns import parse_column_spec
+
+        options["columns"] = parse_column_spec(columns)
+    sentences = formats.read(input_stream(inputs), input_format, **options)
+    if output_format is None:
+        output_format = "jsonl" if (top_k or beta is not None) else "conllu"
+    stream = open_output(output)
+    try:
+        tag(model, sentences, stream, output_format, top_k, beta, chunk_size)
+    finally:
+        if stream is not click.get_text_stream("stdout"):
+            stream.close()

@@ -1,9 +1,92 @@
-"""`tagger train` (not yet implemented)."""
+"""``tagger train``: thin over :func:`tagger.training.run.train`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import click
+import torch
+from rich.console import Console
+
+from tagger.cli.progress import RichReporter
+from tagger.models import MODELS
+from tagger.training.run import TASKS, DataSpec, TrainRequest, train
+from tagger.training.trainer import RunOptions
 
 
 @click.command("train")
-def command() -> None:
-    """Not yet implemented."""
-    raise click.ClickException("not implemented yet")
+@click.option("--task", type=click.Choice(TASKS), default="pos", show_default=True, help="What to learn.")
+@click.option("--train", "train_path", required=True, help="Training data: a file or a folder of files.")
+@click.option("--dev", "dev_path", required=True, help="Development data, for model selection and lr halving.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the model file.")
+@click.option("--format", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
+@click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6.")
+@click.option("--column", help="Tag column to learn (upos, xpos, supertag, or a --columns name).")
+@click.option("--model", type=click.Choice(sorted(MODELS)), help="Model family (default: the task's).")
+@click.option("--preset", help="Named configuration (see docs/tagger.md, docs/parser.md).")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), help="JSON config file.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override one config value (repeatable).")
+@click.option("--arch", help="Parser architecture: ffn, lstm, gru, elman (same as --set arch=...).")
+@click.option("--embeddings", type=click.Path(), help="Pretrained word vectors (GloVe/word2vec text).")
+@click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model.")
+@click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU).")
+@click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
+@click.option("--batch-size", type=int, help="Sentences per update; same as --set batch_size=N.")
+@click.option("--patience", type=int, help="Same as --set patience=N.")
+@click.option("--max-minutes", type=float, help="Stop training after this many minutes (best model kept).")
+@click.option("--max-sentences", type=int, help="Use only the first N training sentences.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
+@click.option("--threads", type=int, help="CPU threads for torch.")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here.")
+@click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
+@click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir.")
+@click.option("--quiet", is_flag=True, help="No progress display.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+def command(task, train_path, dev_path, out, fmt, columns, column, model, preset, config_file, overrides, arch,
+            embeddings, bootstrap, gates, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
+            threads, checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
+    """Train a tagger or parser and keep the model that scores best on --dev.
+
+    \b
+    Examples:
+      tagger train --task pos --train train.conllu --dev dev.conllu --out pos.tagger
+      tagger train --task pos --column xpos --preset wu2016-7x512 --train T --dev D --out M
+      tagger train --task ccg --train train.auto --dev dev.auto --out ccg.tagger
+      tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
+      tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
+    """
+    if threads:
+        torch.set_num_threads(threads)
+    shortcuts = [f"arch={arch}"] if arch else []
+    for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size), ("patience", patience)):
+        if value is not None:
+            shortcuts.append(f"{key}={value}")
+    request = TrainRequest(
+        task=task,
+        train=DataSpec(train_path, fmt, columns, max_sentences),
+        dev=DataSpec(dev_path, fmt, columns),
+        out=out,
+        column=column,
+        model=model,
+        preset=preset,
+        config_file=config_file,
+        overrides=tuple(shortcuts) + tuple(overrides),
+        embeddings=embeddings,
+        bootstrap=bootstrap,
+        gates=gates,
+        options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
+                           checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
+                           checkpoint_minutes=checkpoint_minutes, resume=resume),
+    )
+    console = Console(stderr=True)
+    summary = train(request, RichReporter(console, "dev", quiet=quiet or as_json))
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        for note in summary["notes"]:
+            console.print(note)
+        console.print(f"best dev {100 * summary['best_dev']:.2f} at epoch {summary['best_epoch']}; "
+                      f"{summary['epochs']} epochs in {summary['seconds']:.0f}s "
+                      f"({summary['train_tokens_per_second'] or 0:,} tok/s); model written to {summary['model']}")

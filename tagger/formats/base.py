@@ -84,4 +84,52 @@ def blocks(lines: Iterator[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
         yield block
 
 
-__all__ = ["Source", "source_name", "iter_lines", "open_output", "blocks", "io"]
+class Replay:
+    """A stream whose first lines were already read: yields them again, then the rest.
+
+    Lets a reader look at the start of stdin (to detect its format) without losing it.
+    """
+
+    def __init__(self, head: list, rest, name: str):
+        self.head = head
+        self.rest = rest
+        self.name = name
+
+    def __iter__(self):
+        yield from self.head
+        yield from self.rest
+
+
+def peek(source: Source, count: int = 20) -> tuple[list[str], Source]:
+    """The first ``count`` non-empty lines of ``source`` (decoded leniently, for sniffing only)
+    and a source to read instead of ``source``: the path itself, or a :class:`Replay` stream.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, "rb") as f:
+                head = [line for _, line in zip(range(1000), f)]
+        except OSError:
+            return [], source  # the reader reports it properly
+        return _texts(head, count), source
+    stream = getattr(source, "buffer", source)
+    iterator = iter(stream)
+    head, filled = [], 0
+    for line in iterator:
+        head.append(line)
+        filled += bool(line.strip())
+        if filled >= count or len(head) >= 1000:
+            break
+    return _texts(head, count), Replay(head, iterator, source_name(source))
+
+
+def _texts(lines: list, count: int) -> list[str]:
+    texts = []
+    for line in lines:
+        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        text = text.lstrip("\ufeff").rstrip("\r\n")
+        if text.strip():
+            texts.append(text)
+    return texts[:count]
+
+
+__all__ = ["Source", "source_name", "iter_lines", "open_output", "blocks", "peek", "Replay", "io"]

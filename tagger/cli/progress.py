@@ -1,0 +1,48 @@
+"""Rich progress for training: a bar per epoch with loss and tokens/s, a line per epoch with the dev score."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+class RichReporter:
+    def __init__(self, console: Console, metric_name: str = "dev", quiet: bool = False):
+        self.console, self.metric_name, self.quiet = console, metric_name, quiet
+        self.progress: Progress | None = None
+
+    def epoch_start(self, epoch: int, batches: int) -> None:
+        self.started, self.tokens, self.loss = time.monotonic(), 0, 0.0
+        if self.quiet:
+            return
+        self.progress = Progress(
+            TextColumn(f"epoch {epoch}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]:.4f}"), TextColumn("{task.fields[speed]:,.0f} tok/s"),
+            TimeElapsedColumn(), console=self.console, transient=True,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task("train", total=batches, loss=0.0, speed=0.0)
+
+    def step(self, loss: float, tokens: int) -> None:
+        self.tokens += tokens
+        self.loss = 0.98 * self.loss + 0.02 * loss if self.loss else loss
+        if self.progress is not None:
+            speed = self.tokens / max(1e-9, time.monotonic() - self.started)
+            self.progress.update(self.task, advance=1, loss=self.loss, speed=speed)
+
+    def epoch_end(self, record: dict[str, Any]) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+        if self.quiet:
+            return
+        speed = self.tokens / max(1e-9, time.monotonic() - self.started)
+        mark = "  [green]best[/green]" if record.get("best") else ""
+        partial = "" if record.get("complete", True) else " (partial epoch)"
+        self.console.print(
+            f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {self.metric_name} {100 * record['dev']:.2f}"
+            f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s{mark}"
+        )

@@ -1,0 +1,467 @@
+"""Metric objects shared by ``tagger evaluate`` and the trainer's model selection.
+
+Each metric starts empty, takes one sentence at a time with ``update(...)``, combines with
+``+`` (a new object; the operands are left unchanged), and orders by :attr:`Metric.score`, the
+single number in 0..1 used to pick the best checkpoint (``if dev_metric > best: ...``).
+``to_dict()`` gives plain JSON-able counts and percentages (0..100).
+
+Conventions (``BENCHMARKS.md``): gold tokenisation, so a predicted word is compared with the gold
+word at the same position; UAS/LAS are given over all words (the CoNLL 2018 shared task
+convention: dependency labels compared without their ``:subtype``) and with punctuation
+excluded (UD ``PUNCT``, or the PTB tags ``` `` '' , . : ``` where there is no UPOS).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Collection, Sequence
+
+#: PTB punctuation tags excluded from the "no punctuation" attachment scores (Chen & Manning).
+PTB_PUNCT_TAGS = frozenset({"``", "''", ",", ".", ":"})
+
+#: How a missing value (CoNLL ``_``) appears in string columns.
+MISSING = "_"
+
+
+def is_punct(upos: str | None, xpos: str | None) -> bool:
+    """True for punctuation: UPOS ``PUNCT``, or (no UPOS) a PTB punctuation XPOS.
+
+    >>> is_punct("PUNCT", "."), is_punct("_", ","), is_punct("_", "NN"), is_punct("NOUN", ",")
+    (True, True, False, False)
+    """
+    if upos not in (None, "", MISSING):
+        return upos == "PUNCT"
+    return xpos in PTB_PUNCT_TAGS
+
+
+def universal_label(deprel: str) -> str:
+    """The universal part of a dependency label: ``nmod:poss`` -> ``nmod`` (CoNLL 2018)."""
+    return deprel.split(":", 1)[0]
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def _percent(numerator: int, denominator: int) -> float | None:
+    """``100 * numerator / denominator``, or ``None`` (JSON ``null``) when nothing was counted."""
+    return 100.0 * numerator / denominator if denominator else None
+
+
+def _check_lengths(**sequences: Sequence) -> None:
+    lengths = {name: len(values) for name, values in sequences.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"sequences of different lengths: {lengths}")
+
+
+@dataclass(frozen=True)
+class PRF:
+    """Precision, recall and F1 (0..1) of one class, with the counts they come from."""
+
+    correct: int
+    predicted: int
+    gold: int
+
+    @property
+    def precision(self) -> float:
+        return _ratio(self.correct, self.predicted)
+
+    @property
+    def recall(self) -> float:
+        return _ratio(self.correct, self.gold)
+
+    @property
+    def f1(self) -> float:
+        return _ratio(2 * self.correct, self.predicted + self.gold)
+
+    def to_dict(self) -> dict:
+        return {
+            "gold": self.gold,
+            "predicted": self.predicted,
+            "correct": self.correct,
+            "precision": 100.0 * self.precision,
+            "recall": 100.0 * self.recall,
+            "f1": 100.0 * self.f1,
+        }
+
+
+def _per_class(correct: Counter, predicted: Counter, gold: Counter) -> dict[str, PRF]:
+    """P/R/F1 for every class seen in gold or predictions, most frequent in gold first."""
+    classes = set(gold) | set(predicted)
+    ordered = sorted(classes, key=lambda c: (-gold[c], -predicted[c], c))
+    return {c: PRF(correct[c], predicted[c], gold[c]) for c in ordered}
+
+
+class Metric:
+    """Base class: ordering by :attr:`score` (equality stays identity, so metrics hash normally)."""
+
+    @property
+    def score(self) -> float:
+        raise NotImplementedError
+
+    def _comparable(self, other: object) -> bool:
+        return isinstance(other, Metric) and type(other) is type(self)
+
+    def __lt__(self, other: object) -> bool:
+        if not self._comparable(other):
+            return NotImplemented
+        return self.score < other.score  # type: ignore[attr-defined]
+
+    def __le__(self, other: object) -> bool:
+        if not self._comparable(other):
+            return NotImplemented
+        return self.score <= other.score  # type: ignore[attr-defined]
+
+    def __gt__(self, other: object) -> bool:
+        if not self._comparable(other):
+            return NotImplemented
+        return self.score > other.score  # type: ignore[attr-defined]
+
+    def __ge__(self, other: object) -> bool:
+        if not self._comparable(other):
+            return NotImplemented
+        return self.score >= other.score  # type: ignore[attr-defined]
+
+    def __radd__(self, other: object):
+        """Let ``sum(metrics)`` work: ``0 + metric`` is a copy of the metric."""
+        if other == 0:
+            return self + type(self)()
+        return NotImplemented
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(score={self.score:.4f})"
+
+
+class TagMetric(Metric):
+    """Tagging accuracy: per token, per unseen token, per sentence; per-tag P/R/F1; confusions.
+
+    ``score`` is token accuracy. Unseen-word accuracy is counted only for updates given
+    ``train_words`` (a word is unseen when its exact form is not in that set).
+    """
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self.correct = 0
+        self.sentences = 0
+        self.sentences_correct = 0
+        self.unseen_tokens = 0
+        self.unseen_correct = 0
+        self.tracks_unseen = False
+        self.tag_correct: Counter = Counter()
+        self.tag_predicted: Counter = Counter()
+        self.tag_gold: Counter = Counter()
+        #: ``(gold, predicted) -> count`` over wrongly tagged tokens.
+        self.confusions: Counter = Counter()
+
+    def update(
+        self,
+        words: Sequence[str],
+        gold: Sequence[str],
+        pred: Sequence[str],
+        train_words: Collection[str] | None = None,
+    ) -> None:
+        """Count one sentence: its words, gold tags and predicted tags (same lengths)."""
+        _check_lengths(words=words, gold=gold, pred=pred)
+        all_right = True
+        for word, g, p in zip(words, gold, pred):
+            right = g == p
+            self.tokens += 1
+            self.correct += right
+            self.tag_gold[g] += 1
+            self.tag_predicted[p] += 1
+            if right:
+                self.tag_correct[g] += 1
+            else:
+                all_right = False
+                self.confusions[(g, p)] += 1
+            if train_words is not None and word not in train_words:
+                self.unseen_tokens += 1
+                self.unseen_correct += right
+        if train_words is not None:
+            self.tracks_unseen = True
+        self.sentences += 1
+        self.sentences_correct += all_right
+
+    def __add__(self, other: "TagMetric") -> "TagMetric":
+        if not isinstance(other, TagMetric):
+            return NotImplemented
+        total = TagMetric()
+        for name in ("tokens", "correct", "sentences", "sentences_correct", "unseen_tokens", "unseen_correct"):
+            setattr(total, name, getattr(self, name) + getattr(other, name))
+        total.tracks_unseen = self.tracks_unseen or other.tracks_unseen
+        for name in ("tag_correct", "tag_predicted", "tag_gold", "confusions"):
+            setattr(total, name, getattr(self, name) + getattr(other, name))
+        return total
+
+    @property
+    def accuracy(self) -> float:
+        """Token accuracy, 0..1."""
+        return _ratio(self.correct, self.tokens)
+
+    @property
+    def unseen_accuracy(self) -> float | None:
+        """Accuracy on words not seen in training, 0..1; ``None`` if not tracked or none seen."""
+        if not self.tracks_unseen or not self.unseen_tokens:
+            return None
+        return self.unseen_correct / self.unseen_tokens
+
+    @property
+    def sentence_accuracy(self) -> float:
+        """Share of sentences with every token right, 0..1."""
+        return _ratio(self.sentences_correct, self.sentences)
+
+    @property
+    def score(self) -> float:
+        return self.accuracy
+
+    def per_tag(self) -> dict[str, PRF]:
+        """P/R/F1 per tag, the most frequent gold tags first."""
+        return _per_class(self.tag_correct, self.tag_predicted, self.tag_gold)
+
+    def most_confused(self, n: int = 10) -> list[tuple[str, str, int]]:
+        """The ``n`` most frequent ``(gold, predicted, count)`` errors (ties alphabetical)."""
+        ranked = sorted(self.confusions.items(), key=lambda item: (-item[1], item[0]))
+        return [(g, p, count) for (g, p), count in ranked[:n]]
+
+    def to_dict(self, top: int | None = None) -> dict:
+        """Counts and percentages; ``top`` limits the per-tag list (all tags by default)."""
+        per_tag = list(self.per_tag().items())
+        if top is not None:
+            per_tag = per_tag[:top]
+        return {
+            "tokens": self.tokens,
+            "correct": self.correct,
+            "accuracy": _percent(self.correct, self.tokens),
+            "unseen": {
+                "tokens": self.unseen_tokens,
+                "correct": self.unseen_correct,
+                "accuracy": _percent(self.unseen_correct, self.unseen_tokens),
+            }
+            if self.tracks_unseen
+            else None,
+            "sentences": self.sentences,
+            "sentences_correct": self.sentences_correct,
+            "sentence_accuracy": _percent(self.sentences_correct, self.sentences),
+            "per_tag": {tag: prf.to_dict() for tag, prf in per_tag},
+            "confusions": [
+                {"gold": g, "pred": p, "count": count} for g, p, count in self.most_confused(10)
+            ],
+        }
+
+
+class MultiTagMetric(Metric):
+    """Multi-tagging (C&C/EasyCCG β-thresholded supertags): is the gold tag in the kept set?
+
+    ``score`` is that accuracy; :attr:`tags_per_word` is the mean size of the kept sets.
+    """
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self.correct = 0
+        self.tags = 0
+        self.sentences = 0
+        self.sentences_correct = 0
+
+    def update(self, gold: Sequence[str], tag_sets: Sequence[Collection[str]]) -> None:
+        """Count one sentence: gold tags and, per word, the set of tags kept for it."""
+        _check_lengths(gold=gold, tag_sets=tag_sets)
+        all_right = True
+        for g, kept in zip(gold, tag_sets):
+            right = g in kept
+            self.tokens += 1
+            self.correct += right
+            self.tags += len(kept)
+            all_right = all_right and right
+        self.sentences += 1
+        self.sentences_correct += all_right
+
+    def __add__(self, other: "MultiTagMetric") -> "MultiTagMetric":
+        if not isinstance(other, MultiTagMetric):
+            return NotImplemented
+        total = MultiTagMetric()
+        for name in ("tokens", "correct", "tags", "sentences", "sentences_correct"):
+            setattr(total, name, getattr(self, name) + getattr(other, name))
+        return total
+
+    @property
+    def accuracy(self) -> float:
+        return _ratio(self.correct, self.tokens)
+
+    @property
+    def tags_per_word(self) -> float:
+        return _ratio(self.tags, self.tokens)
+
+    @property
+    def sentence_accuracy(self) -> float:
+        return _ratio(self.sentences_correct, self.sentences)
+
+    @property
+    def score(self) -> float:
+        return self.accuracy
+
+    def to_dict(self) -> dict:
+        return {
+            "tokens": self.tokens,
+            "correct": self.correct,
+            "accuracy": _percent(self.correct, self.tokens),
+            "tags": self.tags,
+            "tags_per_word": self.tags_per_word if self.tokens else None,
+            "sentences": self.sentences,
+            "sentences_correct": self.sentences_correct,
+            "sentence_accuracy": _percent(self.sentences_correct, self.sentences),
+        }
+
+
+@dataclass
+class AttachmentCounts:
+    """Word counts behind UAS, LAS and label accuracy for one set of words."""
+
+    words: int = 0
+    heads: int = 0  # right head
+    labels: int = 0  # right universal label
+    both: int = 0  # right head and right universal label
+
+    def count(self, head_right: bool, label_right: bool) -> None:
+        """Count one word."""
+        self.words += 1
+        self.heads += head_right
+        self.labels += label_right
+        self.both += head_right and label_right
+
+    def __add__(self, other: "AttachmentCounts") -> "AttachmentCounts":
+        return AttachmentCounts(
+            self.words + other.words,
+            self.heads + other.heads,
+            self.labels + other.labels,
+            self.both + other.both,
+        )
+
+    @property
+    def uas(self) -> float:
+        return _ratio(self.heads, self.words)
+
+    @property
+    def las(self) -> float:
+        return _ratio(self.both, self.words)
+
+    @property
+    def label_accuracy(self) -> float:
+        return _ratio(self.labels, self.words)
+
+    def to_dict(self) -> dict:
+        return {
+            "words": self.words,
+            "uas_correct": self.heads,
+            "las_correct": self.both,
+            "label_correct": self.labels,
+            "uas": _percent(self.heads, self.words),
+            "las": _percent(self.both, self.words),
+            "label_accuracy": _percent(self.labels, self.words),
+        }
+
+
+class AttachmentMetric(Metric):
+    """Unlabelled/labelled attachment scores, over all words and without punctuation.
+
+    Labels are compared by their universal part (before ``:``), as the CoNLL 2018 scorer does;
+    with gold tokenisation its UAS/LAS equal :attr:`uas`/:attr:`las` here (all words).
+    ``score`` is LAS without punctuation (the papers' convention). Per-label scores count a
+    word as correct for its label when both head and label are right (so precision = correct /
+    predicted with that label, recall = correct / gold with that label).
+    """
+
+    def __init__(self) -> None:
+        self.all = AttachmentCounts()
+        self.no_punct = AttachmentCounts()
+        self.sentences = 0
+        self.label_correct: Counter = Counter()
+        self.label_predicted: Counter = Counter()
+        self.label_gold: Counter = Counter()
+
+    def update(
+        self,
+        gold_heads: Sequence[int],
+        gold_rels: Sequence[str],
+        pred_heads: Sequence[int],
+        pred_rels: Sequence[str],
+        punct: Sequence[bool] | None = None,
+    ) -> None:
+        """Count one sentence. Heads are 1-based word indices, 0 for the root.
+
+        ``punct`` marks punctuation words (see :func:`is_punct`); ``None`` means none.
+        """
+        if punct is None:
+            punct = [False] * len(gold_heads)
+        _check_lengths(
+            gold_heads=gold_heads, gold_rels=gold_rels, pred_heads=pred_heads, pred_rels=pred_rels, punct=punct
+        )
+        for gh, gr, ph, pr, is_p in zip(gold_heads, gold_rels, pred_heads, pred_rels, punct):
+            gold_label, pred_label = universal_label(gr), universal_label(pr)
+            head_right = gh == ph
+            label_right = gold_label == pred_label
+            self.all.count(head_right, label_right)
+            if not is_p:
+                self.no_punct.count(head_right, label_right)
+            self.label_gold[gold_label] += 1
+            self.label_predicted[pred_label] += 1
+            if head_right and label_right:
+                self.label_correct[gold_label] += 1
+        self.sentences += 1
+
+    def __add__(self, other: "AttachmentMetric") -> "AttachmentMetric":
+        if not isinstance(other, AttachmentMetric):
+            return NotImplemented
+        total = AttachmentMetric()
+        total.all = self.all + other.all
+        total.no_punct = self.no_punct + other.no_punct
+        total.sentences = self.sentences + other.sentences
+        total.label_correct = self.label_correct + other.label_correct
+        total.label_predicted = self.label_predicted + other.label_predicted
+        total.label_gold = self.label_gold + other.label_gold
+        return total
+
+    @property
+    def uas(self) -> float:
+        """UAS over all words (CoNLL 2018), 0..1."""
+        return self.all.uas
+
+    @property
+    def las(self) -> float:
+        """LAS over all words (CoNLL 2018), 0..1."""
+        return self.all.las
+
+    @property
+    def label_accuracy(self) -> float:
+        return self.all.label_accuracy
+
+    @property
+    def uas_no_punct(self) -> float:
+        return self.no_punct.uas
+
+    @property
+    def las_no_punct(self) -> float:
+        return self.no_punct.las
+
+    @property
+    def score(self) -> float:
+        return self.no_punct.las
+
+    def per_label(self) -> dict[str, PRF]:
+        """P/R/F1 per universal label, the most frequent gold labels first."""
+        return _per_class(self.label_correct, self.label_predicted, self.label_gold)
+
+    def to_dict(self, top: int | None = None) -> dict:
+        """Counts and percentages; ``top`` limits the per-label list (all labels by default)."""
+        per_label = list(self.per_label().items())
+        if top is not None:
+            per_label = per_label[:top]
+        return {
+            "sentences": self.sentences,
+            "all_words": self.all.to_dict(),
+            "no_punct": self.no_punct.to_dict(),
+            "per_label": {label: prf.to_dict() for label, prf in per_label},
+        }

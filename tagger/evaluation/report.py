@@ -1,0 +1,262 @@
+"""Scoring predicted sentences against gold ones, and showing the result (rich tables, JSON).
+
+Gold and predicted sentences are paired in order; a pair whose words differ is an error that
+names the predicted file and line (gold tokenisation is assumed throughout, as in
+``BENCHMARKS.md``), and so is a file with more sentences than the other.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Iterator
+
+from rich.console import Console
+from rich.table import Table
+
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.evaluation.metrics import (
+    MISSING,
+    PRF,
+    AttachmentMetric,
+    Metric,
+    MultiTagMetric,
+    TagMetric,
+    is_punct,
+)
+
+
+def paired(gold: Iterable[Sentence], pred: Iterable[Sentence]) -> Iterator[tuple[Sentence, Sentence]]:
+    """Yield ``(gold, pred)`` sentence pairs, checking that they have the same words.
+
+    Raises :class:`TaggerError` at the predicted sentence (file and line) when the word counts
+    or forms differ, and when one side runs out of sentences before the other.
+    """
+    gold_it, pred_it = iter(gold), iter(pred)
+    count = 0
+    last_gold: Sentence | None = None
+    last_pred: Sentence | None = None
+    while True:
+        g = next(gold_it, None)
+        p = next(pred_it, None)
+        if g is None and p is None:
+            return
+        if g is None:
+            assert p is not None
+            gold_name = f"gold file {last_gold.source}" if last_gold is not None else "gold file"
+            raise TaggerError(
+                f"predicted file has more sentences than the {gold_name} ({count})", p.source, p.line
+            )
+        if p is None:
+            where = f"after {count} sentences" if count else "with no sentences"
+            raise TaggerError(
+                f"predicted file ends {where}, but the gold file has more (next at {g.source}:{g.line})",
+                last_pred.source if last_pred is not None else None,
+                last_pred.line if last_pred is not None else None,
+            )
+        _check_same_words(g, p)
+        count += 1
+        last_gold, last_pred = g, p
+        yield g, p
+
+
+def _check_same_words(gold: Sentence, pred: Sentence) -> None:
+    if gold.words == pred.words:
+        return
+    first = next(
+        (i for i, (g, p) in enumerate(zip(gold.words, pred.words)) if g != p),
+        min(len(gold.words), len(pred.words)),
+    )
+    here = f"'{pred.words[first]}'" if first < len(pred.words) else "the end of the sentence"
+    there = f"'{gold.words[first]}'" if first < len(gold.words) else "the end of the sentence"
+    counts = ""
+    if len(gold.words) != len(pred.words):
+        counts = f"sentence has {len(pred.words)} words, gold has {len(gold.words)}; "
+    raise TaggerError(
+        f"{counts}word {first + 1} is {here} but {there} in the gold file {gold.source}:{gold.line}",
+        pred.source,
+        pred.line,
+    )
+
+
+def tag_values(sentence: Sentence, column: str) -> list[str]:
+    """The sentence's values of a tag column, ``_`` for every word if it lacks the column."""
+    values = sentence.columns.get(column)
+    return list(values) if values is not None else [MISSING] * len(sentence)
+
+
+def head_values(sentence: Sentence) -> list[int]:
+    """The sentence's heads, ``-1`` (missing) for every word if it lacks them."""
+    values = sentence.columns.get("head")
+    return list(values) if values is not None else [-1] * len(sentence)
+
+
+def punct_flags(sentence: Sentence) -> list[bool]:
+    """Which words are punctuation, by the sentence's UPOS or (without UPOS) PTB XPOS tags."""
+    return [is_punct(u, x) for u, x in zip(tag_values(sentence, "upos"), tag_values(sentence, "xpos"))]
+
+
+def score(
+    gold: Iterable[Sentence],
+    pred: Iterable[Sentence],
+    column: str | None,
+    parse: bool,
+    train_words: set[str] | None = None,
+) -> tuple[TagMetric | None, AttachmentMetric | None]:
+    """Score tagging of ``column`` (unless ``None``) and attachment (if ``parse``) in one pass.
+
+    Punctuation for the attachment scores is decided from the gold sentence's tags.
+    """
+    tagging = TagMetric() if column is not None else None
+    parsing = AttachmentMetric() if parse else None
+    for g, p in paired(gold, pred):
+        if tagging is not None and column is not None:
+            tagging.update(g.words, tag_values(g, column), tag_values(p, column), train_words)
+        if parsing is not None:
+            parsing.update(
+                head_values(g),
+                tag_values(g, "deprel"),
+                head_values(p),
+                tag_values(p, "deprel"),
+                punct_flags(g),
+            )
+    return tagging, parsing
+
+
+def score_tagging(
+    gold: Iterable[Sentence],
+    pred: Iterable[Sentence],
+    column: str,
+    train_words: set[str] | None = None,
+) -> TagMetric:
+    """Tagging accuracy of ``pred`` against ``gold`` on ``column`` (e.g. ``upos``)."""
+    tagging, _ = score(gold, pred, column, parse=False, train_words=train_words)
+    assert tagging is not None
+    return tagging
+
+
+def score_parsing(gold: Iterable[Sentence], pred: Iterable[Sentence]) -> AttachmentMetric:
+    """UAS/LAS of ``pred`` against ``gold`` (all words, and without punctuation)."""
+    _, parsing = score(gold, pred, None, parse=True)
+    assert parsing is not None
+    return parsing
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100.0 * value:.2f}"
+
+
+def _fraction(correct: int, total: int) -> str:
+    return f"{correct:,}/{total:,}"
+
+
+def _prf_table(title: str, first: str, rows: dict[str, PRF], top: int) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(first)
+    for name in ("gold", "pred", "correct", "P %", "R %", "F1 %"):
+        table.add_column(name, justify="right")
+    for name, prf in list(rows.items())[:top]:
+        table.add_row(
+            name,
+            f"{prf.gold:,}",
+            f"{prf.predicted:,}",
+            f"{prf.correct:,}",
+            _pct(prf.precision),
+            _pct(prf.recall),
+            _pct(prf.f1),
+        )
+    return table
+
+
+def _render_tagging(metric: TagMetric, console: Console, title: str, top: int) -> None:
+    overall = Table(title=title, title_justify="left")
+    overall.add_column("metric")
+    overall.add_column("%", justify="right")
+    overall.add_column("correct/total", justify="right")
+    overall.add_row("token accuracy", _pct(metric.accuracy), _fraction(metric.correct, metric.tokens))
+    if metric.tracks_unseen:
+        overall.add_row(
+            "unseen-word accuracy",
+            _pct(metric.unseen_accuracy),
+            _fraction(metric.unseen_correct, metric.unseen_tokens),
+        )
+    overall.add_row(
+        "sentence accuracy",
+        _pct(metric.sentence_accuracy),
+        _fraction(metric.sentences_correct, metric.sentences),
+    )
+    console.print(overall)
+    if top > 0 and metric.tokens:
+        console.print(_prf_table(f"per tag (top {top} by gold frequency)", "tag", metric.per_tag(), top))
+    confused = metric.most_confused(10)
+    if confused:
+        table = Table(title="most confused (gold -> predicted)", title_justify="left")
+        table.add_column("gold")
+        table.add_column("predicted")
+        table.add_column("count", justify="right")
+        for g, p, count in confused:
+            table.add_row(g, p, f"{count:,}")
+        console.print(table)
+
+
+def _render_parsing(metric: AttachmentMetric, console: Console, title: str, top: int, punct: bool) -> None:
+    # The convention asked for (``punct``: all words) is bold; the other one is still shown.
+    all_style, no_style = ("bold", "dim") if punct else ("dim", "bold")
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric")
+    table.add_column("all words %", justify="right", style=all_style, header_style=all_style)
+    table.add_column("no punct %", justify="right", style=no_style, header_style=no_style)
+    table.add_row("UAS", _pct(metric.all.uas), _pct(metric.no_punct.uas))
+    table.add_row("LAS", _pct(metric.all.las), _pct(metric.no_punct.las))
+    table.add_row("label accuracy", _pct(metric.all.label_accuracy), _pct(metric.no_punct.label_accuracy))
+    table.add_row("words", f"{metric.all.words:,}", f"{metric.no_punct.words:,}")
+    console.print(table)
+    if top > 0 and metric.all.words:
+        console.print(
+            _prf_table(f"per label (head and label right; top {top} by gold frequency)", "label", metric.per_label(), top)
+        )
+
+
+def _render_multitag(metric: MultiTagMetric, console: Console, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("correct/total", justify="right")
+    table.add_row("multi-tag accuracy %", _pct(metric.accuracy), _fraction(metric.correct, metric.tokens))
+    table.add_row("tags per word", f"{metric.tags_per_word:.3f}", _fraction(metric.tags, metric.tokens))
+    table.add_row(
+        "sentence accuracy %",
+        _pct(metric.sentence_accuracy),
+        _fraction(metric.sentences_correct, metric.sentences),
+    )
+    console.print(table)
+
+
+def render_table(
+    metric: Metric,
+    console: Console,
+    title: str | None = None,
+    top: int = 20,
+    punct: bool = False,
+) -> None:
+    """Print ``metric`` as rich tables: overall figures, then per-tag/label and confusions.
+
+    ``top`` limits the per-tag/per-label rows (0 hides that table); ``punct`` says which
+    attachment convention to highlight (all words if true, punctuation excluded otherwise).
+    """
+    if isinstance(metric, TagMetric):
+        _render_tagging(metric, console, title or "tagging", top)
+    elif isinstance(metric, AttachmentMetric):
+        _render_parsing(metric, console, title or "attachment", top, punct)
+    elif isinstance(metric, MultiTagMetric):
+        _render_multitag(metric, console, title or "multi-tagging")
+    else:
+        raise TypeError(f"no table for {type(metric).__name__}")
+
+
+def to_json(metric: Metric) -> str:
+    """The metric's :meth:`to_dict` as one line of JSON."""
+    return json.dumps(metric.to_dict(), ensure_ascii=False)

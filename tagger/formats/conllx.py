@@ -1,0 +1,26 @@
+"""CoNLL-X: ten columns ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD DEPREL PHEAD PDEPREL.
+
+The same reader and writer as CoNLL-U (:mod:`tagger.formats.conll`); CPOSTAG is read as
+``upos`` and POSTAG as ``xpos``; PHEAD and PDEPREL are kept in ``raw`` only.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, TextIO
+
+from tagger.corpus.records import Sentence
+from tagger.formats import conll
+from tagger.formats.base import Source
+
+NAME = "conllx"
+EXTENSIONS = (".conllx", ".conll")
+
+
+def read(source: Source) -> Iterator[Sentence]:
+    """Yield the sentences of a CoNLL-X file."""
+    return conll.read(source, dialect="conllx")
+
+
+def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
+    """Write ``sentences`` as CoNLL-X (see :func:`tagger.formats.conll.write`)."""
+    conll.write(sentences, stream, dialect="conllx")

@@ -1,0 +1,62 @@
+"""Malt-TAB dependency files (``.dp``, as in NLTK's dependency treebank): one word per line,
+``word TAB POS TAB head`` and optionally ``TAB deprel``; a blank line after each sentence.
+
+``head`` is 1-based, 0 for the root, ``_`` if unknown. Without a fourth column ``deprel`` is
+``_`` (unlabelled).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, TextIO
+
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.formats.base import Source, blocks, iter_lines, source_name
+
+NAME = "dp"
+EXTENSIONS = (".dp",)
+
+
+def read(source: Source) -> Iterator[Sentence]:
+    """Yield the sentences of a Malt-TAB file (columns ``xpos``, ``head``, ``deprel``)."""
+    name = source_name(source)
+    for block in blocks(iter_lines(source, name)):
+        words, tags, heads, labels = [], [], [], []
+        for number, text in block:
+            values = text.split("\t")
+            if len(values) not in (3, 4) or "" in values:
+                raise TaggerError(
+                    f"expected 3 or 4 non-empty tab-separated columns (word, POS, head[, deprel]), "
+                    f"found {len(values)}", name, number)
+            words.append(values[0])
+            tags.append(values[1])
+            heads.append(_head(values[2], name, number))
+            labels.append(values[3] if len(values) == 4 else "_")
+        for (number, _), head in zip(block, heads):
+            if head > len(words):
+                raise TaggerError(f"head {head} out of range 0..{len(words)}", name, number)
+        columns = {"xpos": tags, "head": heads, "deprel": labels}
+        yield Sentence(words, columns, source=name, line=block[0][0])
+
+
+def _head(value: str, name: str, number: int) -> int:
+    if value == "_":
+        return -1
+    if not (value.isascii() and value.isdigit()):
+        raise TaggerError(f"head '{value}' is not a non-negative integer", name, number)
+    return int(value)
+
+
+def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
+    """Write word, ``xpos`` (``_`` if absent) and head, plus ``deprel`` if the sentence has one."""
+    for sentence in sentences:
+        n = len(sentence.words)
+        tags = sentence.columns.get("xpos", ["_"] * n)
+        heads = sentence.columns.get("head", [-1] * n)
+        labels = sentence.columns.get("deprel") if sentence.has("deprel") else None
+        for i, word in enumerate(sentence.words):
+            values = [word, str(tags[i]), "_" if heads[i] is None or heads[i] < 0 else str(heads[i])]
+            if labels is not None:
+                values.append(str(labels[i]))
+            stream.write("\t".join(values) + "\n")
+        stream.write("\n")

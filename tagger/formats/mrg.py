@@ -1,0 +1,129 @@
+"""Penn Treebank bracketed trees (``.mrg``): ``( (S (NP-SBJ (NNP Pierre) ...) ...) )``.
+
+Trees may span many lines and several may share one. Leaves are ``(TAG word)``; the words of a
+sentence are its leaves except ``-NONE-`` empty elements (traces), their tags the ``xpos``
+column. The whole tree, traces included, is kept as plain data in ``raw``::
+
+    {"format": "mrg", "tree": tree}
+
+where a tree is ``(label, word)`` for a leaf and ``(label, (child, ...))`` otherwise; the
+unlabelled outer bracket of the WSJ files has the label ``""``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator, TextIO
+
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.formats.base import Source, iter_lines, source_name
+
+NAME = "mrg"
+EXTENSIONS = (".mrg",)
+
+Tree = tuple  # (label, word: str) or (label, children: tuple[Tree, ...])
+_TOKEN = re.compile(r"[()]|[^\s()]+")
+TRACE = "-NONE-"
+
+
+def read(source: Source) -> Iterator[Sentence]:
+    """Yield one sentence per top-level bracketed tree."""
+    name = source_name(source)
+    stack: list[list] = []  # open brackets: [label or None, children, line]
+    for number, text in iter_lines(source, name):
+        for token in _TOKEN.findall(text):
+            if token == "(":
+                stack.append([None, [], number])
+            elif token == ")":
+                if not stack:
+                    raise TaggerError("unbalanced brackets: ')' closes no tree", name, number)
+                label, children, start = stack.pop()
+                node = _node(label, children, name, start)
+                if stack:
+                    stack[-1][1].append(node)
+                else:
+                    yield _sentence(node, name, start)
+            elif not stack:
+                raise TaggerError(f"text '{token}' outside a tree", name, number)
+            elif stack[-1][0] is None and not stack[-1][1]:
+                stack[-1][0] = token
+            else:
+                stack[-1][1].append(token)
+    if stack:
+        raise TaggerError("unbalanced brackets: the tree starting here is not closed", name, stack[0][2])
+
+
+def _node(label: str | None, children: list, name: str, line: int) -> Tree:
+    words = [c for c in children if isinstance(c, str)]
+    if not children:
+        raise TaggerError(f"empty constituent '({label or ''})'", name, line)
+    if words and (len(children) > 1 or not label):
+        raise TaggerError(f"word '{words[0]}' outside a (TAG word) leaf", name, line)
+    if words:
+        return (label, words[0])
+    return (label or "", tuple(children))
+
+
+def leaves(tree: Tree) -> list[tuple[str, str]]:
+    """The ``(tag, word)`` leaves of ``tree`` in order, traces included."""
+    out, stack = [], [tree]
+    while stack:
+        label, rest = stack.pop()
+        if isinstance(rest, str):
+            out.append((label, rest))
+        else:
+            stack.extend(reversed(rest))
+    return out
+
+
+def _sentence(tree: Tree, name: str, line: int) -> Sentence:
+    pairs = [(tag, word) for tag, word in leaves(tree) if tag != TRACE]
+    if not pairs:
+        raise TaggerError("tree has no words (only empty elements)", name, line)
+    words = [word for _, word in pairs]
+    return Sentence(words, {"xpos": [tag for tag, _ in pairs]}, source=name, line=line,
+                    raw={"format": NAME, "tree": tree})
+
+
+def to_string(tree: Tree) -> str:
+    """``tree`` in bracketed form on one line."""
+    label, rest = tree
+    if isinstance(rest, str):
+        return f"({label} {rest})"
+    return f"({label} {' '.join(to_string(child) for child in rest)})"
+
+
+def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
+    """A copy of ``tree`` with its non-trace leaves' words and tags replaced, in order."""
+    position = iter(range(len(words)))
+
+    def walk(node: Tree) -> Tree:
+        label, rest = node
+        if isinstance(rest, str):
+            if label == TRACE:
+                return node
+            i = next(position)
+            return (tags[i] if tags else label, words[i])
+        return (label, tuple(walk(child) for child in rest))
+
+    return walk(tree)
+
+
+def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
+    """Write one tree per line. A sentence read from ``.mrg`` gets its own tree back, with the
+    words and ``xpos`` tags of the record; any other becomes a flat tree ``( (X (TAG word) ...))``
+    (tag ``XX`` where there is none)."""
+    for sentence in sentences:
+        raw = sentence.raw if isinstance(sentence.raw, dict) else {}
+        tags = sentence.columns.get("xpos") if sentence.has("xpos") else None
+        tree = raw.get("tree") if raw.get("format") == NAME else None
+        if tree is not None and sum(tag != TRACE for tag, _ in leaves(tree)) == len(sentence.words):
+            tree = _retag(tree, sentence.words, tags)
+        else:
+            tags = tags or ["XX"] * len(sentence.words)
+            tree = ("", (("X", tuple(zip(tags, sentence.words))),))
+        try:
+            stream.write(to_string(tree) + "\n")
+        except RecursionError:
+            raise TaggerError("tree too deeply nested to write", sentence.source, sentence.line) from None

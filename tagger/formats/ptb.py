@@ -1,0 +1,122 @@
+"""PTB-style tagged text (``word/TAG`` or ``word_TAG`` tokens, one sentence per line) and the
+WSJ file splits.
+
+The separator is the last unescaped ``/`` of a token, or, when it has none, its last ``_``;
+``\\/`` is an escaped slash inside a word (``1\\/2/CD`` is the word ``1/2``). Tags go to the
+``xpos`` column unless ``column`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Iterator, TextIO
+
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.formats.base import Source, iter_lines, source_name
+
+NAME = "tagged"
+EXTENSIONS = (".tagged", ".tag")
+
+
+def split_token(token: str) -> tuple[str, str] | None:
+    """``(word, tag)`` of a ``word/TAG`` or ``word_TAG`` token, or ``None`` if it has no tag."""
+    cut = token.rfind("/")
+    while cut > 0 and token[cut - 1] == "\\":
+        cut = token.rfind("/", 0, cut - 1)
+    if cut < 0:
+        cut = token.rfind("_")
+    if cut <= 0 or cut == len(token) - 1:
+        return None
+    return token[:cut].replace("\\/", "/"), token[cut + 1 :]
+
+
+def join_token(word: str, tag: str, sep: str = "/") -> str:
+    """The token for ``word`` and ``tag``; slashes in the word are escaped as ``\\/``."""
+    return word.replace("/", "\\/") + sep + tag
+
+
+def parse_tokens(text: str, name: str, number: int) -> list[tuple[str, str]]:
+    """The ``(word, tag)`` pairs of one line of tagged tokens; a :class:`TaggerError` if a token
+    has no tag."""
+    pairs = []
+    for token in text.split():
+        pair = split_token(token)
+        if pair is None:
+            raise TaggerError(f"token '{token}' has no /TAG or _TAG", name, number)
+        pairs.append(pair)
+    return pairs
+
+
+def read(source: Source, *, column: str = "xpos") -> Iterator[Sentence]:
+    """Yield one sentence per non-blank line of ``word/TAG`` tokens; tags go to ``column``."""
+    name = source_name(source)
+    for number, text in iter_lines(source, name):
+        if text.strip():
+            pairs = parse_tokens(text, name, number)
+            words = [word for word, _ in pairs]
+            yield Sentence(words, {column: [tag for _, tag in pairs]}, source=name, line=number)
+
+
+def tag_column(sentence: Sentence, column: str | None) -> list[str]:
+    """The tags to write: ``column``, or by default ``xpos`` if present, else ``upos``."""
+    if column is None:
+        column = "upos" if not sentence.has("xpos") and sentence.has("upos") else "xpos"
+    return sentence.column(column)
+
+
+def write(sentences: Iterable[Sentence], stream: TextIO, *, column: str | None = None, sep: str = "/") -> None:
+    """Write one line of ``word/TAG`` tokens per sentence (``sep="_"`` for ``word_TAG``)."""
+    if sep not in ("/", "_"):
+        raise TaggerError(f"tag separator must be '/' or '_', not '{sep}'")
+    for sentence in sentences:
+        tags = tag_column(sentence, column)
+        stream.write(" ".join(join_token(w, t, sep) for w, t in zip(sentence.words, tags)) + "\n")
+
+
+# --- WSJ splits --------------------------------------------------------------------------------
+
+WSJ_FILE = re.compile(r"wsj_(\d\d)(\d\d)")
+
+#: task -> split -> WSJ sections (the conventional splits).
+WSJ_SECTIONS = {
+    "pos": {"train": range(0, 19), "dev": range(19, 22), "test": range(22, 25)},
+    "ccg": {"train": range(2, 22), "dev": range(0, 1), "test": range(23, 24)},
+    "dep": {"train": range(2, 22), "dev": range(22, 23), "test": range(23, 24)},
+}
+
+#: split -> file numbers of the NLTK 10% WSJ sample split used by the benchmarks.
+SAMPLE_FILES = {"train": range(1, 160), "dev": range(160, 180), "test": range(180, 200)}
+
+
+def _numbered(paths: Iterable[str | os.PathLike] | str | os.PathLike) -> list[tuple[int, int, Path]]:
+    if isinstance(paths, (str, os.PathLike)):
+        folder = Path(paths)
+        paths = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
+    out = []
+    for path in map(Path, paths):
+        match = WSJ_FILE.search(path.name)
+        if match is None:
+            raise TaggerError("not a WSJ file name (expected wsj_SSNN...)", str(path))
+        section, number = int(match.group(1)), int(match.group(1) + match.group(2))
+        out.append((section, number, path))
+    return sorted(out, key=lambda item: (item[1], item[2].name))
+
+
+def wsj_split(paths: Iterable[str | os.PathLike] | str | os.PathLike, task: str) -> dict[str, list[Path]]:
+    """Split WSJ files (``wsj_SSNN.*``; or a directory of them) into train/dev/test by section:
+    ``pos`` 00-18/19-21/22-24, ``ccg`` 02-21/00/23, ``dep`` 02-21/22/23. Other sections are left out."""
+    if task not in WSJ_SECTIONS:
+        raise TaggerError(f"unknown WSJ split task '{task}' (choose from {', '.join(WSJ_SECTIONS)})")
+    sections = WSJ_SECTIONS[task]
+    files = _numbered(paths)
+    return {split: [p for s, _, p in files if s in wanted] for split, wanted in sections.items()}
+
+
+def sample_split(paths: Iterable[str | os.PathLike] | str | os.PathLike) -> dict[str, list[Path]]:
+    """Split the NLTK WSJ sample (files 0001-0199) as the benchmarks do:
+    0001-0159 train, 0160-0179 dev, 0180-0199 test."""
+    files = _numbered(paths)
+    return {split: [p for _, n, p in files if n in wanted] for split, wanted in SAMPLE_FILES.items()}

@@ -1,0 +1,102 @@
+"""One model file: ``{format_version, tagger_version, name, config, vocabs, state_dict, meta}``.
+
+Plain data only (dicts, lists, strings, numbers, tensors), written atomically and read with
+``torch.load(weights_only=True)``: a model file can never run code, and loads on CPU whatever
+device trained it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tagger import __version__
+from tagger.errors import TaggerError
+
+FORMAT_VERSION = 1
+
+
+def atomic_save(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise TaggerError(f"cannot write: {e.strerror}", str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save(path: str | os.PathLike, model: torch.nn.Module, meta: dict[str, Any]) -> None:
+    """Write ``model`` (which exposes ``name``, ``config`` and ``vocabs``) with ``meta``."""
+    from tagger.config import config_to_dict
+
+    archive = {
+        "format_version": FORMAT_VERSION,
+        "tagger_version": __version__,
+        "name": model.name,
+        "config": config_to_dict(model.config),
+        "vocabs": {k: list(v) for k, v in model.vocabs.items()},
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "meta": meta,
+    }
+    atomic_save(archive, path)
+
+
+def read_archive(path: str | os.PathLike) -> dict[str, Any]:
+    """The archive's plain data, checked; a :class:`TaggerError` for anything not ours."""
+    name = os.fspath(path)
+    try:
+        archive = torch.load(name, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise TaggerError("no such model file", name) from None
+    except IsADirectoryError:
+        raise TaggerError("is a directory, not a model file", name) from None
+    except pickle.UnpicklingError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else "unsupported content"
+        raise TaggerError(f"refused: the file holds objects a model file never has (it could run code): {first}", name) from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError) as e:
+        raise TaggerError(f"not a tagger model file, or truncated ({type(e).__name__})", name) from None
+    if not isinstance(archive, dict) or "format_version" not in archive or "state_dict" not in archive:
+        raise TaggerError("not a tagger model file", name)
+    version = archive["format_version"]
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise TaggerError(
+            f"model file format {version} (written by tagger {archive.get('tagger_version', '?')}) is newer than "
+            f"this tagger {__version__} reads (format {FORMAT_VERSION}); upgrade tagger",
+            name,
+        )
+    return archive
+
+
+def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The model in eval mode on ``device``, and the archive's ``meta``."""
+    from tagger.config import config_from_dict
+    from tagger.models import MODELS
+
+    archive = read_archive(path)
+    name = os.fspath(path)
+    cls = MODELS.get(archive.get("name"))
+    if cls is None:
+        raise TaggerError(f"unknown model type {archive.get('name')!r}", name)
+    config = config_from_dict(cls.Config, archive["config"], name)
+    model = cls(config, archive["vocabs"])
+    try:
+        model.load_state_dict(archive["state_dict"])
+    except RuntimeError as e:
+        raise TaggerError(f"weights do not fit the model: {str(e).splitlines()[0]}", name) from None
+    return model.to(device).eval(), archive.get("meta", {})

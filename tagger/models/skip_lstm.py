@@ -1,0 +1,229 @@
+"""The deep stacked BiLSTM tagger with skip connections (Wu, Zhang & Zong 2016) and shortcut
+blocks (Wu, Zhang & Zong 2017), for POS tags and CCG supertags. SPEC §3."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from tagger.config import TrainingConfig
+from tagger.corpus.records import Sentence
+from tagger.corpus.vocab import PAD, UNK, Vocab
+from tagger.evaluation.metrics import TagMetric
+from tagger.modules.input_layer import InputFeaturizer, InputLayer, char_slots, normalize, scaled_normal_
+from tagger.modules.recurrent import CellSpec, StackedBiRNN
+
+RARE = "<rare>"
+
+
+@dataclass
+class TaggerConfig(TrainingConfig):
+    column: str = "upos"  # the column learned: upos, xpos, supertag, or a `columns` name
+    # input layer
+    word_dim: int = 100
+    caps_dim: int = 5
+    char_dim: int = 5
+    char_length: int = 5  # first-l and last-l characters (l_w)
+    window: int = 3
+    window_gates: bool = True
+    min_word_count: int = 1
+    rare_word_dropout: float = 0.0  # replace training words seen once by UNK with this probability
+    rare_tag_count: int = 0  # tags seen fewer times than this map to RARE (CCGbank: 10)
+    # stacked bidirectional layers
+    layers: int = 3
+    hidden: int = 128
+    cell: str = "lstm"
+    skip: str = "output"
+    gate: str = "recurrent"
+    skip_map: str = "identity"
+    skip_span: int = 1  # k = h^{l - skip_span - 1}; 0: k = h^1 for every l >= 2
+    forget_bias: float = 0.0
+    # dropout: on the window input, and on the outputs of the first and last hidden layers
+    input_dropout: float = 0.25
+    hidden_dropout: float = 0.5
+
+    def __post_init__(self) -> None:
+        CellSpec(self.cell, self.skip, self.gate, self.skip_map, self.forget_bias)  # validates the names
+        if not 1 <= self.layers <= 64:
+            raise ValueError(f"layers must be between 1 and 64, not {self.layers}")
+        if self.hidden < 1 or self.batch_size < 1:
+            raise ValueError("hidden and batch_size must be positive")
+
+
+PAPER_SGD = {"optimizer": "sgd", "lr": 0.02, "batch_size": 1, "max_epochs": 30, "patience": 5}
+
+#: Named presets. ``fast`` (the default) trains on a laptop CPU in minutes; the ``wu*`` presets
+#: reproduce the papers' sizes and training recipe.
+PRESETS: dict[str, dict] = {
+    "fast": {"layers": 3, "hidden": 128, "skip": "output", "gate": "recurrent", "optimizer": "adam", "lr": 0.002,
+             "batch_size": 32, "max_epochs": 20, "patience": 3, "rare_word_dropout": 0.25, "lr_halving": True},
+    "plain-fast": {"layers": 3, "hidden": 128, "skip": "none", "optimizer": "adam", "lr": 0.002, "batch_size": 32,
+                   "max_epochs": 20, "patience": 3, "rare_word_dropout": 0.25},
+    "wu2016-7x512": {"layers": 7, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
+    "wu2016-9x512": {"layers": 9, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
+    "wu2017-9x465": {"layers": 9, "hidden": 465, "cell": "block", "skip": "none", "gate": "input", "skip_span": 1, **PAPER_SGD},
+    "wu2017-7x465": {"layers": 7, "hidden": 465, "cell": "block", "skip": "none", "gate": "input", "skip_span": 1, **PAPER_SGD},
+}
+
+
+@dataclass
+class TaggerBatch:
+    """Padded features of a batch of sentences. Shapes: B sentences, T = longest, 2l char slots."""
+
+    words: torch.Tensor  # [B, T] word ids (0 = padding)
+    caps: torch.Tensor  # [B, T]
+    chars: torch.Tensor  # [B, T, 2l]
+    lengths: torch.Tensor  # [B]
+    tags: torch.Tensor | None  # [B, T] gold tag ids, -100 at padding; None when untagged
+
+    def to(self, device: torch.device) -> "TaggerBatch":
+        move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
+        return TaggerBatch(move(self.words), move(self.caps), move(self.chars), move(self.lengths), move(self.tags))
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.lengths.sum())
+
+
+class SkipLSTMTagger(nn.Module):
+    """Input layer → stacked bidirectional skip/shortcut layers → softmax over tags."""
+
+    name = "skip_lstm"
+    Config = TaggerConfig
+    PRESETS = PRESETS
+    default_preset = "fast"
+
+    def __init__(self, config: TaggerConfig, vocabs: dict[str, list[str]]):
+        super().__init__()
+        self.config = config
+        self.vocabs = vocabs
+        self.word_vocab = Vocab.from_list(vocabs["words"])
+        self.tag_vocab = Vocab.from_list(vocabs["tags"])
+        self.featurizer = InputFeaturizer(self.word_vocab, Vocab.from_list(vocabs["chars"]), config.char_length)
+        self.rare_word_from = int(vocabs.get("rare_word_from", ["0"])[0])
+        self.input = InputLayer(len(self.word_vocab), len(vocabs["chars"]), config.word_dim, config.caps_dim,
+                                config.char_dim, config.char_length, config.window, config.window_gates)
+        self.input_dropout = nn.Dropout(config.input_dropout)
+        dropouts = [0.0] * config.layers
+        dropouts[0] = dropouts[-1] = config.hidden_dropout
+        spec = CellSpec(config.cell, config.skip, config.gate, config.skip_map, config.forget_bias)
+        self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, spec, config.skip_span, tuple(dropouts))
+        self.output = nn.Linear(self.rnn.output_size, len(self.tag_vocab))
+        scaled_normal_(self.output.weight, self.output.in_features)
+        nn.init.zeros_(self.output.bias)
+        # Never predict padding or RARE (RARE is trained as a class, as in the papers, but not output).
+        banned = torch.zeros(len(self.tag_vocab), dtype=torch.bool)
+        for special in (PAD, RARE):
+            if special in self.tag_vocab:
+                banned[self.tag_vocab.index(special)] = True
+        self.register_buffer("banned", banned, persistent=False)
+
+    # ----------------------------------------------------------------------------- data → tensors
+    @staticmethod
+    def required_columns(config: TaggerConfig) -> list[str]:
+        return [config.column]
+
+    @classmethod
+    def vocabs_from(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
+        """Word, character and tag vocabularies from the training sentences."""
+        words, chars, tags = Counter(), Counter(), Counter()
+        for sentence in sentences:
+            tags.update(sentence.column(config.column))
+            for word in sentence.words:
+                words[normalize(word)] += 1
+                chars.update(char_slots(word, config.char_length))
+        word_vocab = Vocab.build(words, config.min_word_count)
+        rare_from = next((i for i, w in enumerate(word_vocab.itos) if words.get(w, 2) < 2), len(word_vocab))
+        kept_tags = Vocab.build(tags, max(1, config.rare_tag_count), specials=(PAD,))
+        tag_list = kept_tags.to_list() + ([RARE] if len(kept_tags) - 1 < len(tags) else [])
+        return {
+            "words": word_vocab.to_list(),
+            "chars": Vocab.build(chars).to_list(),
+            "tags": tag_list,
+            "rare_word_from": [str(rare_from)],
+        }
+
+    def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> TaggerBatch:
+        """Number and pad ``sentences``; gold tags only when ``with_gold``."""
+        lengths = [len(s) for s in sentences]
+        steps, slots = max(lengths), 2 * self.config.char_length
+        words = torch.zeros(len(sentences), steps, dtype=torch.long)
+        caps = torch.zeros(len(sentences), steps, dtype=torch.long)
+        chars = torch.zeros(len(sentences), steps, slots, dtype=torch.long)
+        token = self.featurizer.token
+        w_rows, c_rows, ch_rows = [], [], []
+        for sentence in sentences:
+            feats = [token(word) for word in sentence.words]
+            pad = steps - len(feats)
+            w_rows.append([f[0] for f in feats] + [0] * pad)
+            c_rows.append([f[1] for f in feats] + [0] * pad)
+            ch_rows.append([f[2] for f in feats] + [[0] * slots] * pad)
+        words[:] = torch.tensor(w_rows)
+        caps[:] = torch.tensor(c_rows)
+        chars[:] = torch.tensor(ch_rows)
+        tags = None
+        if with_gold:
+            rare = self.tag_vocab.stoi.get(RARE, -100)
+            stoi = self.tag_vocab.stoi
+            tags = torch.full((len(sentences), steps), -100, dtype=torch.long)
+            tags[:] = torch.tensor([[stoi.get(t, rare) for t in s.column(self.config.column)] + [-100] * (steps - len(s)) for s in sentences])
+        return TaggerBatch(words, caps, chars, torch.tensor(lengths), tags)
+
+    # ----------------------------------------------------------------------------- the network
+    def forward(self, batch: TaggerBatch) -> torch.Tensor:
+        """Tag scores [B, T, n_tags] (unnormalised log-probabilities)."""
+        words = batch.words
+        if self.training and self.config.rare_word_dropout > 0:
+            rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
+            words = words.masked_fill(rare, self.word_vocab.unk_index)
+        x = self.input_dropout(self.input(words, batch.caps, batch.chars))
+        return self.output(self.rnn(x, batch.lengths))
+
+    def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
+        """Mean cross-entropy of ``scores`` (from :meth:`forward`) over the batch's tokens."""
+        return F.cross_entropy(scores.flatten(0, 1), batch.tags.flatten(), ignore_index=-100)
+
+    @torch.no_grad()
+    def distribution(self, batch: TaggerBatch) -> torch.Tensor:
+        """Tag probabilities [B, T, n_tags], padding and RARE excluded."""
+        return self(batch).masked_fill(self.banned, float("-inf")).softmax(-1)
+
+    @torch.no_grad()
+    def decode(self, batch: TaggerBatch) -> list[list[str]]:
+        """The best tag of every token, as strings."""
+        best = self(batch).masked_fill(self.banned, float("-inf")).argmax(-1).tolist()
+        itos = self.tag_vocab.itos
+        return [[itos[i] for i in row[:n]] for row, n in zip(best, batch.lengths.tolist())]
+
+    # ----------------------------------------------------------------------------- results
+    @property
+    def output_columns(self) -> list[str]:
+        """The columns :meth:`annotate` fills."""
+        return [self.config.column]
+
+    def annotate(self, sentence: Sentence, prediction: list[str]) -> None:
+        """Write a predicted tag sequence into ``sentence``'s column."""
+        sentence.columns[self.config.column] = prediction
+
+    def metric(self, sentences: Sequence[Sentence], predictions: Sequence[list[str]]) -> TagMetric:
+        metric = TagMetric()
+        for sentence, prediction in zip(sentences, predictions):
+            metric.update(sentence.words, sentence.column(self.config.column), prediction)
+        return metric
+
+    def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
+        """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
+        rows, found = [], []
+        for i, word in enumerate(words):
+            index = self.word_vocab.stoi.get(normalize(word))
+            if index is not None and index > 1:
+                rows.append(index)
+                found.append(i)
+        if rows:
+            self.input.load_vectors(vectors[found], torch.tensor(rows))
+        return len(rows)

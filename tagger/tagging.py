@@ -1,0 +1,122 @@
+"""``tagger tag`` as a plain function: stream sentences through a model into a writer.
+
+Memory is bounded by ``chunk_size`` sentences whatever the input length; each chunk is written
+and flushed as soon as it is tagged, so a failure later in the input loses nothing already done.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable, Iterable, Iterator, TextIO
+
+import torch
+
+from tagger import formats
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.inference import predict
+
+OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper")
+
+
+def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str = "fail") -> Iterator[tuple[list[Sentence], TaggerError | None]]:
+    """Chunks of at most ``size`` sentences. A reader error ends the stream after yielding the
+    sentences read before it, with the error, so they are still tagged and written."""
+    chunk: list[Sentence] = []
+    iterator = iter(sentences)
+    while True:
+        try:
+            sentence = next(iterator)
+        except StopIteration:
+            break
+        except TaggerError as error:
+            yield chunk, error
+            return
+        chunk.append(sentence)
+        if len(chunk) >= size:
+            yield chunk, None
+            chunk = []
+    if chunk:
+        yield chunk, None
+
+
+def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | None) -> Callable[[Any], list]:
+    """A decode function giving, per token, the tags with p ≥ beta·p_best (at most top_k), with p."""
+    if not hasattr(model, "distribution"):
+        raise TaggerError(f"--top-k/--beta need a tagger; {model.name} gives no tag distribution")
+    itos = model.tag_vocab.itos
+
+    def decode(batch: Any) -> list:
+        probs = model.distribution(batch)  # [B, T, C]
+        k = min(top_k or probs.shape[-1], probs.shape[-1])
+        values, indices = probs.topk(k, dim=-1)
+        if beta is not None:
+            keep = values >= beta * values[..., :1]
+        else:
+            keep = torch.ones_like(values, dtype=torch.bool)
+        values, indices, keep = values.tolist(), indices.tolist(), keep.tolist()
+        out = []
+        for b, n in enumerate(batch.lengths.tolist()):
+            out.append([[(itos[i], round(p, 6)) for i, p, ok in zip(indices[b][t], values[b][t], keep[b][t]) if ok] for t in range(n)])
+        return out
+
+    return decode
+
+
+def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.Module, stream: TextIO, fmt: str) -> None:
+    """Write tagged sentences; ``extra`` holds per-token multi-tags when multi-tagging."""
+    if fmt == "jsonl":
+        columns = model.output_columns
+        for i, sentence in enumerate(sentences):
+            record: dict[str, Any] = {"words": sentence.words}
+            for name in columns:
+                record[name] = sentence.columns.get(name)
+            if extra is not None:
+                record["multitags"] = extra[i]
+            stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+    elif fmt == "msuper":  # C&C multi-tagger style: word, tag count, then tag/probability pairs
+        for i, sentence in enumerate(sentences):
+            for t, word in enumerate(sentence.words):
+                tags = extra[i][t] if extra is not None else [(sentence.columns[model.output_columns[0]][t], 1.0)]
+                stream.write("\t".join([word, str(len(tags))] + [f"{tag}\t{p:.6g}" for tag, p in tags]) + "\n")
+            stream.write("\n")
+    else:
+        formats.write(sentences, stream, fmt)
+    stream.flush()
+
+
+def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
+        top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 8192,
+        on_error: str = "fail") -> dict[str, int]:
+    """Tag ``sentences`` and write them to ``stream``; returns counts. Reader errors end the run
+    after the sentences before them are written (``on_error="fail"``)."""
+    if output_format not in OUTPUT_FORMATS:
+        raise TaggerError(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)}")
+    multi = top_k is not None or beta is not None
+    if multi and output_format not in ("jsonl", "msuper"):
+        raise TaggerError("--top-k/--beta write several tags per word: use --output-format jsonl or msuper")
+    decode = multitag_decoder(model, top_k, beta) if multi else None
+    counts = {"sentences": 0, "tokens": 0}
+    for chunk, error in chunks_until_error(sentences, chunk_size, on_error):
+        if chunk:
+            predictions = predict(model, chunk, max_tokens, decode)
+            extra = None
+            for sentence, prediction in zip(chunk, predictions):
+                if multi:
+                    model.annotate(sentence, [tags[0][0] if tags else "_" for tags in prediction])
+                else:
+                    model.annotate(sentence, prediction)
+            if multi:
+                extra = predictions
+            write_chunk(chunk, extra, model, stream, output_format)
+            counts["sentences"] += len(chunk)
+            counts["tokens"] += sum(len(s) for s in chunk)
+        if error is not None:
+            raise error
+    return counts
+
+
+def input_stream(paths: tuple[str, ...]) -> Any:
+    """The sources to read: the given files, or stdin's bytes."""
+    return list(paths) if paths else sys.stdin.buffer

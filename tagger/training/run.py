@@ -1,0 +1,186 @@
+"""``tagger train`` as a plain function: read data, build the model, fit, write the model file."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from tagger import model_file
+from tagger.config import build_config
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.models import MODELS, TASK_MODELS
+from tagger.training.trainer import Reporter, RunOptions, TrainState, fit
+
+TASKS = ("pos", "ccg", "dep")
+
+
+@dataclass
+class DataSpec:
+    """Where sentences come from: a path (file or folder), its format and, for ``columns``, the spec."""
+
+    path: str
+    fmt: str = "auto"
+    columns: str | None = None
+    max_sentences: int | None = None
+
+
+def read_sentences(spec: DataSpec) -> list[Sentence]:
+    from tagger import formats
+
+    options: dict[str, Any] = {}
+    if spec.columns:
+        from tagger.formats.columns import parse_column_spec
+
+        options["columns"] = parse_column_spec(spec.columns)
+    sentences = formats.read(spec.path, spec.fmt, **options)
+    if spec.max_sentences:
+        sentences = itertools.islice(sentences, spec.max_sentences)
+    return [s for s in sentences if len(s)]
+
+
+def default_column(task: str, sentences: Sequence[Sentence]) -> str:
+    """The column a tagger learns when ``--column`` is not given."""
+    candidates = ("supertag",) if task == "ccg" else ("upos", "xpos", "tag", "supertag")
+    sample = sentences[:50]
+    for name in candidates:
+        if sample and all(s.has(name) for s in sample):
+            return name
+    where = sentences[0] if sentences else None
+    raise TaggerError(
+        f"no {' or '.join(candidates)} column to learn from; name one with --column",
+        where.source if where else None,
+        where.line if where else None,
+    )
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise TaggerError(f"--device {device}: no CUDA device is available")
+    return device
+
+
+@dataclass
+class TrainRequest:
+    task: str
+    train: DataSpec
+    dev: DataSpec
+    out: str
+    column: str | None = None
+    model: str | None = None
+    preset: str | None = None
+    config_file: str | None = None
+    overrides: tuple[str, ...] = ()
+    embeddings: str | None = None
+    bootstrap: str | None = None
+    gates: str | None = None
+    options: RunOptions = field(default_factory=RunOptions)
+
+
+def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
+    """Train and save a model; returns a plain summary (for tables and ``--json``)."""
+    if request.task not in TASKS:
+        raise TaggerError(f"--task must be one of {', '.join(TASKS)}")
+    name = request.model or TASK_MODELS.get(request.task)
+    cls = MODELS.get(name)
+    if cls is None:
+        raise TaggerError(f"no model for task {request.task!r} (known models: {', '.join(sorted(MODELS))})")
+    train_sents = read_sentences(request.train)
+    dev_sents = read_sentences(request.dev)
+    if not train_sents:
+        raise TaggerError("no sentences to train on", request.train.path)
+    if not dev_sents:
+        raise TaggerError("no sentences to evaluate on", request.dev.path)
+    overrides = list(request.overrides)
+    if cls.name == "skip_lstm":
+        column = request.column or default_column(request.task, train_sents)
+        overrides.insert(0, f"column={column}")
+        if request.task == "ccg" and not any(o.startswith("rare_tag_count") for o in overrides):
+            overrides.insert(0, "rare_tag_count=10")
+    elif request.column:
+        overrides.insert(0, f"tag_column={request.column}")
+    config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
+    for sentences, spec in ((train_sents, request.train), (dev_sents, request.dev)):
+        check_columns(cls, config, sentences, spec.path)
+
+    torch.manual_seed(request.options.seed)
+    resumed = None
+    if request.options.resume and request.options.checkpoint_dir is not None:
+        from tagger.training import checkpoint
+
+        resumed = checkpoint.read(request.options.checkpoint_dir)
+    vocabs = resumed["vocabs"] if resumed else cls.vocabs_from(config, train_sents)
+    model = cls(config, vocabs)
+    notes = []
+    if request.embeddings and not resumed:
+        from tagger.modules.vectors import read_vectors
+
+        words, vectors = read_vectors(request.embeddings)
+        if vectors.shape[1] != getattr(config, "word_dim", vectors.shape[1]):
+            raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but word_dim is {config.word_dim}; "
+                              f"add --set word_dim={vectors.shape[1]}", request.embeddings)
+        notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
+    if request.bootstrap and not resumed:
+        if not hasattr(model, "bootstrap"):
+            raise TaggerError(f"model {cls.name} cannot be bootstrapped")
+        ffn, _ = model_file.load(request.bootstrap)
+        gates = [g.strip() for g in (request.gates or "").split(",") if g.strip()] or None
+        try:
+            model.bootstrap(ffn, gates)
+        except ValueError as e:
+            raise TaggerError(str(e), request.bootstrap) from None
+        notes.append(f"bootstrapped from {request.bootstrap} ({','.join(gates) if gates else 'all gates'})")
+    options = request.options
+    options.device = resolve_device(options.device)
+    model.to(options.device)
+
+    meta_base = {
+        "task": request.task,
+        "train": os.path.abspath(request.train.path),
+        "dev": os.path.abspath(request.dev.path),
+        "train_sentences": len(train_sents),
+        "train_tokens": sum(len(s) for s in train_sents),
+        "seed": options.seed,
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    if hasattr(model, "skipped_nonprojective"):
+        meta_base["nonprojective_skipped"] = model.skipped_nonprojective
+
+    def save_best(meta: dict[str, Any]) -> None:
+        model_file.save(request.out, model, {**meta_base, **meta})
+
+    state: TrainState = fit(model, train_sents, dev_sents, config, options, save_best, reporter)
+    if not Path(request.out).exists():
+        raise TaggerError("training ended before any model was saved", request.out)
+    return {
+        "model": request.out,
+        "name": cls.name,
+        "task": request.task,
+        "best_dev": state.best_score,
+        "best_epoch": state.best_epoch,
+        "epochs": len(state.history),
+        "seconds": round(state.elapsed, 1),
+        "train_tokens_per_second": round(state.tokens / state.elapsed) if state.elapsed else None,
+        "train_sentences": len(train_sents),
+        "notes": notes + ([f"{meta_base['nonprojective_skipped']} non-projective training trees skipped"]
+                          if meta_base.get("nonprojective_skipped") else []),
+    }
+
+
+def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str) -> None:
+    """Every sentence has what the model learns from; a one-line error naming the first that does not."""
+    needed = getattr(cls, "required_columns", None)
+    columns = needed(config) if needed else [c for c in [getattr(config, "column", None)] if c]
+    for sentence in sentences:
+        for name in columns:
+            if not sentence.has(name):
+                raise TaggerError(f"no '{name}' annotation in this sentence (choose another with --column)",
+                                  sentence.source or path, sentence.line)
