@@ -4,7 +4,7 @@ Thin over :func:`tagger.formats.read` and :func:`tagger.formats.write`; the only
 :func:`map_columns`, which moves CCG supertags in and out of CoNLL files (CoNLL has no
 supertag column): by default a supertag travels in MISC as ``supertag=CAT`` and the POS tag
 stays in XPOS; with ``--supertag-in xpos`` the supertag takes XPOS and the POS tag moves to
-MISC as ``xpos=TAG`` (so that converting back restores both).
+MISC as ``xpos=TAG`` (CoNLL-X, without MISC: to CPOSTAG), so that converting back restores both.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ import click
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.formats import FORMATS, detect_format, read, write
+from tagger.formats.base import Source, open_output, peek
+from tagger.formats.columns import parse_column_spec
 
 #: Formats whose files are CoNLL-style ten-column tables (no supertag column of their own).
 CONLL_FORMATS = ("conllu", "conllx")
@@ -55,8 +58,12 @@ def misc_get(misc: str, key: str) -> str:
     return next((v for k, v in _misc_items(misc) if k == key), MISSING)
 
 
-def supertags_into_conll(sentence: Sentence, supertag_in: str) -> Sentence:
-    """Move the ``supertag`` column into MISC (default) or XPOS, for a CoNLL writer."""
+def supertags_into_conll(sentence: Sentence, supertag_in: str, dialect: str = "conllu") -> Sentence:
+    """Move the ``supertag`` column into MISC (default) or XPOS, for a CoNLL writer.
+
+    With ``xpos`` the POS tag it displaces goes to MISC ``xpos=TAG`` (CoNLL-U) or, CoNLL-X having
+    no MISC, to CPOSTAG where that is empty. CoNLL-X cannot carry supertags in MISC.
+    """
     columns = dict(sentence.columns)
     supertags = columns.pop(SUPERTAG_KEY, None)
     if supertags is None or not sentence.has(SUPERTAG_KEY):
@@ -64,28 +71,43 @@ def supertags_into_conll(sentence: Sentence, supertag_in: str) -> Sentence:
     n = len(sentence)
     misc = list(columns.get("misc") or [MISSING] * n)
     if supertag_in == "xpos":
-        pos = columns.get("xpos") or [MISSING] * n
-        misc = [misc_set(m, POS_KEY, p) for m, p in zip(misc, pos)]
+        pos = list(columns.get("xpos") or [MISSING] * n)
+        if dialect == "conllx":
+            upos = columns.get("upos") or [MISSING] * n
+            columns["upos"] = [u if u != MISSING else p for u, p in zip(upos, pos)]
+        else:
+            columns["misc"] = [misc_set(m, POS_KEY, p) for m, p in zip(misc, pos)]
         columns["xpos"] = list(supertags)
+    elif dialect == "conllx":
+        raise TaggerError(
+            "CoNLL-X has no MISC column for supertags: use --supertag-in xpos", sentence.source, sentence.line
+        )
     else:
-        misc = [misc_set(m, SUPERTAG_KEY, s) for m, s in zip(misc, supertags)]
-    columns["misc"] = misc
+        columns["misc"] = [misc_set(m, SUPERTAG_KEY, t) for m, t in zip(misc, supertags)]
     return replace(sentence, columns=columns)
 
 
-def supertags_from_conll(sentence: Sentence, supertag_in: str) -> Sentence:
-    """The inverse of :func:`supertags_into_conll`: a ``supertag`` column from MISC or XPOS."""
-    columns = dict(sentence.columns)
+def supertags_from_conll(sentence: Sentence, supertag_in: str, dialect: str = "conllu") -> Sentence:
+    """The inverse of :func:`supertags_into_conll`: a ``supertag`` column from MISC or XPOS.
+
+    A sentence that already has supertags, or has none where they are looked for, is returned
+    unchanged.
+    """
     if sentence.has(SUPERTAG_KEY):
         return sentence
+    columns = dict(sentence.columns)
     n = len(sentence)
     misc = list(columns.get("misc") or [MISSING] * n)
     if supertag_in == "xpos":
         if not sentence.has("xpos"):
             return sentence
         columns[SUPERTAG_KEY] = list(columns["xpos"])
-        columns["xpos"] = [misc_get(m, POS_KEY) for m in misc]
-        columns["misc"] = [misc_set(m, POS_KEY, MISSING) for m in misc]
+        if dialect == "conllx":
+            columns["xpos"] = list(columns.get("upos") or [MISSING] * n)
+            columns["upos"] = [MISSING] * n
+        else:
+            columns["xpos"] = [misc_get(m, POS_KEY) for m in misc]
+            columns["misc"] = [misc_set(m, POS_KEY, MISSING) for m in misc]
     else:
         tags = [misc_get(m, SUPERTAG_KEY) for m in misc]
         if all(t == MISSING for t in tags):
@@ -110,40 +132,49 @@ def map_columns(sentence: Sentence, source_format: str, target_format: str, supe
     if source_conll and target_conll:
         return sentence
     if target_conll:
-        return supertags_into_conll(sentence, supertag_in)
+        return supertags_into_conll(sentence, supertag_in, target_format)
     if source_conll:
-        sentence = supertags_from_conll(sentence, supertag_in)
+        sentence = supertags_from_conll(sentence, supertag_in, source_format)
     if not sentence.has("xpos") and sentence.has("upos"):
         sentence = replace(sentence, columns={**sentence.columns, "xpos": list(sentence.columns["upos"])})
     return sentence
 
 
-def detect_format(path: str) -> str:
-    """The format name ``tagger.formats`` detects for ``path`` (for the column mapping)."""
-    from tagger import formats
+def resolve_format(source: Source, fmt: str) -> tuple[str, Source]:
+    """The concrete format of ``source`` and a source to read instead (stdin is replayed).
 
-    return formats.detect(path)
+    ``auto`` detects it as :func:`tagger.formats.read` does (CCGbank AUTO files included).
+    """
+    if fmt != "auto":
+        return fmt, source
+    lines, replay = peek(source)
+    path = source if isinstance(source, str) else None
+    return detect_format(path, "\n".join(lines)), replay
 
 
 EPILOG = """\b
 Examples:
   tagger convert --to conllu wsj_0001.auto > wsj_0001.conllu        # supertag in MISC
   tagger convert --to conllu --supertag-in xpos wsj_0001.auto       # supertag in XPOS
-  tagger convert --from mrg --to tagged wsj_0001.mrg -o wsj_0001.pos
-  tagger convert --to pipe en_ewt-ud-dev.conllu
-  tagger convert --from columns --columns form=2,tag=6 --to conllu data.tsv
+  tagger convert --to pipe wsj_0001.conllu                          # and back
+  tagger convert --from mrg --to tagged wsj_0001.mrg -o wsj_0001.tagged
+  tagger convert --from columns --columns form=2,xpos=5 --to conllu data.tsv
 """
+
+FORMAT_NAMES = sorted(FORMATS)
 
 
 @click.command("convert", epilog=EPILOG)
 @click.argument("input_path", metavar="INPUT", default="-")
-@click.option("--from", "source_format", default="auto", show_default=True, metavar="FMT",
-              help="Input format (conllu, conllx, tagged, pos, mrg, dp, auto (CCGbank), pipe, text, columns); "
-              "'auto' detects it.")
-@click.option("--to", "target_format", required=True, metavar="FMT", help="Output format.")
-@click.option("--columns", "columns_spec", metavar="SPEC", help="Column layout for the 'columns' format, e.g. form=2,tag=6.")
+@click.option("--from", "source_format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
+              help="Input format; 'auto' detects it (CCGbank AUTO files included).")
+@click.option("--to", "target_format", type=click.Choice(FORMAT_NAMES), required=True,
+              help="Output format ('auto' is CCGbank AUTO: only sentences read from AUTO, unchanged).")
+@click.option("--columns", "columns_spec", metavar="SPEC",
+              help="Column layout for the 'columns' format (input or output), e.g. form=2,xpos=5.")
 @click.option("--supertag-in", type=click.Choice(["misc", "xpos"]), default="misc", show_default=True,
-              help="Where CoNLL files carry CCG supertags: MISC 'supertag=CAT', or XPOS (POS moves to MISC 'xpos=').")
+              help="Where CoNLL files carry CCG supertags: MISC 'supertag=CAT', or XPOS (the POS tag then "
+              "moves to MISC 'xpos=TAG').")
 @click.option("--output", "-o", "output_path", metavar="FILE", help="Output file [default: stdout].")
 def command(
     input_path: str,
@@ -154,20 +185,25 @@ def command(
     output_path: str | None,
 ) -> None:
     """Convert INPUT (a file, or '-' for stdin) from one corpus format to another."""
-    from tagger import formats
-    from tagger.formats.base import open_output
-
-    if target_format not in formats.FORMATS or target_format == "auto" and False:
-        raise click.BadParameter(f"unknown format '{target_format}'", param_hint="--to")
-    source = sys.stdin if input_path == "-" else input_path
-    resolved = source_format if source_format != "auto" else detect_format(input_path)
-    if columns_spec is None and "columns" in (resolved, target_format):
-        raise TaggerError("the 'columns' format needs --columns, e.g. --columns form=2,tag=6", input_path)
-    sentences = formats.read(source, resolved, **({} if resolved != "columns" else {}))
+    if columns_spec is None and target_format == "columns":
+        raise click.UsageError("--to columns needs --columns, e.g. --columns form=1,xpos=2")
+    source: Source = sys.stdin if input_path == "-" else input_path
+    resolved, source = resolve_format(source, source_format)
+    if resolved == "columns":
+        if columns_spec is None:
+            raise TaggerError("reading the 'columns' format needs --columns, e.g. --columns form=2,xpos=5",
+                              input_path)
+        sentences = read(source, "columns", columns=parse_column_spec(columns_spec))
+    else:
+        sentences = read(source, resolved)
     mapped = (map_columns(s, resolved, target_format, supertag_in) for s in sentences)
     stream = open_output(output_path)
     try:
-        formats.write(mapped, stream, target_format)
+        if target_format == "columns":
+            assert columns_spec is not None
+            write(mapped, stream, "columns", columns=parse_column_spec(columns_spec))
+        else:
+            write(mapped, stream, target_format)
     finally:
         if stream is not sys.stdout:
             stream.close()

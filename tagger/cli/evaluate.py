@@ -13,10 +13,15 @@ import sys
 import click
 from rich.console import Console
 
+from tagger import formats
+from tagger.cli.convert import supertags_from_conll
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import Metric
 from tagger.evaluation.report import render_table, score
+from tagger.formats.columns import parse_column_spec
+
+FORMAT_NAMES = sorted(formats.FORMATS)
 
 #: Tag columns in the order ``--column`` falls back through when not given.
 TAG_COLUMNS = ("upos", "xpos", "supertag", "tag")
@@ -28,16 +33,15 @@ def read_sentences(path: str, fmt: str, columns_spec: str | None) -> list[Senten
     ``columns_spec`` (e.g. ``form=2,tag=6``) is required for, and only used with, the
     ``columns`` format.
     """
-    from tagger import formats
-
     source = sys.stdin if path == "-" else path
     if fmt == "columns":
         if not columns_spec:
             raise TaggerError("the 'columns' format needs --columns, e.g. --columns form=2,tag=6", path)
-        from tagger.formats.columns import parse_column_spec
-
-        return list(formats.read(source, fmt, columns=parse_column_spec(columns_spec)))
-    return list(formats.read(source, fmt))
+        sentences = formats.read(source, fmt, columns=parse_column_spec(columns_spec))
+    else:
+        sentences = formats.read(source, fmt)
+    # CoNLL files carry CCG supertags in MISC (``supertag=CAT``, as ``tagger convert`` writes them).
+    return [supertags_from_conll(sentence, "misc") for sentence in sentences]
 
 
 def training_words(path: str, fmt: str, columns_spec: str | None) -> set[str]:
@@ -82,7 +86,9 @@ def choose_column(
     return None
 
 
-def choose_parsing(task: str, gold: list[Sentence], pred: list[Sentence], gold_path: str, pred_path: str) -> bool:
+def choose_parsing(
+    task: str, gold: list[Sentence], pred: list[Sentence], gold_path: str, pred_path: str
+) -> bool:
     """Whether to score attachment: both files have heads (required for ``--task dep``)."""
     if task in ("pos", "ccg"):
         return False
@@ -169,7 +175,8 @@ def _emit(
         click.echo(json.dumps(payload, ensure_ascii=False))
         return
     console = Console()
-    console.print("  ".join(f"{k}: {v}" for k, v in header.items() if v is not None), highlight=False)
+    heading = "  ".join(f"{k}: {v}" for k, v in header.items() if v is not None)
+    console.print(heading, highlight=False, soft_wrap=True)
     for name, metric in results.items():
         title = TITLES.get(name, name).format(column=header.get("column"))
         render_table(metric, console, title=title, top=top, punct=punct)
@@ -191,27 +198,44 @@ Examples:
 @click.option("--gold", "-g", "gold_path", metavar="FILE", help="Gold file (with --pred; no model).")
 @click.option("--pred", "-p", "pred_path", metavar="FILE", help="Predicted file, '-' for stdin (with --gold).")
 @click.option(
-    "--format", "-f", "gold_format", default="auto", show_default=True, metavar="FMT",
-    help="Format of the gold file (or DATA): conllu, conllx, tagged, pos, mrg, dp, auto (CCGbank), "
-    "pipe, text, columns; 'auto' also detects it.",
+    "--format", "-f", "gold_format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
+    help="Format of the gold file (or DATA); 'auto' detects it (CCGbank AUTO files included).",
 )
-@click.option("--pred-format", default=None, metavar="FMT", help="Format of the predicted file [default: as --format].")
-@click.option("--columns", "columns_spec", metavar="SPEC", help="Column layout for the 'columns' format, e.g. form=2,tag=6.")
-@click.option("--column", type=click.Choice(TAG_COLUMNS), help="Tag column to score [default: upos, else xpos, else supertag].")
+@click.option(
+    "--pred-format", type=click.Choice(FORMAT_NAMES),
+    help="Format of the predicted file [default: as --format].",
+)
+@click.option(
+    "--columns", "columns_spec", metavar="SPEC",
+    help="Column layout for the 'columns' format, e.g. form=2,tag=6.",
+)
+@click.option(
+    "--column", type=click.Choice(TAG_COLUMNS),
+    help="Tag column to score [default: upos, else xpos, else supertag, else tag].",
+)
 @click.option(
     "--task", type=click.Choice(["auto", "pos", "dep", "ccg"]), default="auto", show_default=True,
     help="What to score; 'auto': the tag column and heads present in both files.",
 )
 @click.option("--train", "train_path", metavar="FILE", help="Training file, for accuracy on unseen words.")
-@click.option("--train-format", default="auto", show_default=True, metavar="FMT", help="Format of --train.")
+@click.option(
+    "--train-format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
+    help="Format of --train.",
+)
 @click.option(
     "--punct/--no-punct", default=False, show_default=True,
     help="Highlight attachment scores over all words (CoNLL 2018) or without punctuation (the papers'); "
     "both are always computed.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-@click.option("--top", default=20, show_default=True, type=click.IntRange(min=0), help="Rows in per-tag/per-label tables.")
-@click.option("--beta", type=click.FloatRange(0.0, 1.0), help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.")
+@click.option(
+    "--top", type=click.IntRange(min=0), default=20, show_default=True,
+    help="Rows in the per-tag/per-label tables (0: none).",
+)
+@click.option(
+    "--beta", type=click.FloatRange(0.0, 1.0),
+    help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.",
+)
 @click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
 def command(
     data: str | None,

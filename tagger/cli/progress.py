@@ -10,13 +10,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 
 class RichReporter:
-    def __init__(self, console: Console, metric_name: str = "dev", quiet: bool = False):
-        self.console, self.metric_name, self.quiet = console, metric_name, quiet
+    def __init__(self, console: Console, metric_name: str = "dev", bar: bool = True, quiet: bool = False):
+        self.console, self.metric_name, self.bar, self.quiet = console, metric_name, bar, quiet
         self.progress: Progress | None = None
 
     def epoch_start(self, epoch: int, batches: int) -> None:
         self.started, self.tokens, self.loss = time.monotonic(), 0, 0.0
-        if self.quiet:
+        if self.quiet or not self.bar:
             return
         self.progress = Progress(
             TextColumn(f"epoch {epoch}"), BarColumn(), MofNCompleteColumn(),

@@ -42,7 +42,7 @@ from tagger.training.trainer import RunOptions
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here.")
 @click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir.")
-@click.option("--quiet", is_flag=True, help="No progress display.")
+@click.option("--quiet", is_flag=True, help="No progress bar (one line per epoch is still printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def command(task, train_path, dev_path, out, fmt, columns, column, model, preset, config_file, overrides, arch,
             embeddings, bootstrap, gates, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
@@ -81,7 +81,7 @@ def command(task, train_path, dev_path, out, fmt, columns, column, model, preset
                            checkpoint_minutes=checkpoint_minutes, resume=resume),
     )
     console = Console(stderr=True)
-    summary = train(request, RichReporter(console, "dev", quiet=quiet or as_json))
+    summary = train(request, RichReporter(console, "dev", bar=not quiet, quiet=as_json))
     if as_json:
         click.echo(json.dumps(summary))
     else:

@@ -193,7 +193,7 @@ def _render_tagging(metric: TagMetric, console: Console, title: str, top: int) -
         console.print(_prf_table(f"per tag (top {top} by gold frequency)", "tag", metric.per_tag(), top))
     confused = metric.most_confused(10)
     if confused:
-        table = Table(title="most confused (gold -> predicted)", title_justify="left")
+        table = Table(title="most confused", title_justify="left")
         table.add_column("gold")
         table.add_column("predicted")
         table.add_column("count", justify="right")
@@ -203,21 +203,21 @@ def _render_tagging(metric: TagMetric, console: Console, title: str, top: int) -
 
 
 def _render_parsing(metric: AttachmentMetric, console: Console, title: str, top: int, punct: bool) -> None:
-    # The convention asked for (``punct``: all words) is bold; the other one is still shown.
-    all_style, no_style = ("bold", "dim") if punct else ("dim", "bold")
-    table = Table(title=title, title_justify="left")
+    # The convention asked for is bold and starred; the other one is still shown.
+    all_style, no_style = ("bold", "") if punct else ("", "bold")
+    caption = "* main figures" + ("" if punct else " (--punct: all words)")
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     table.add_column("metric")
-    table.add_column("all words %", justify="right", style=all_style, header_style=all_style)
-    table.add_column("no punct %", justify="right", style=no_style, header_style=no_style)
+    table.add_column("all words %" + (" *" if punct else ""), justify="right", style=all_style)
+    table.add_column("no punct %" + ("" if punct else " *"), justify="right", style=no_style)
     table.add_row("UAS", _pct(metric.all.uas), _pct(metric.no_punct.uas))
     table.add_row("LAS", _pct(metric.all.las), _pct(metric.no_punct.las))
     table.add_row("label accuracy", _pct(metric.all.label_accuracy), _pct(metric.no_punct.label_accuracy))
     table.add_row("words", f"{metric.all.words:,}", f"{metric.no_punct.words:,}")
     console.print(table)
     if top > 0 and metric.all.words:
-        console.print(
-            _prf_table(f"per label (head and label right; top {top} by gold frequency)", "label", metric.per_label(), top)
-        )
+        title = f"per label (head and label right; top {top} by gold frequency)"
+        console.print(_prf_table(title, "label", metric.per_label(), top))
 
 
 def _render_multitag(metric: MultiTagMetric, console: Console, title: str) -> None:

@@ -102,7 +102,10 @@ def _files(folder: Path, fmt: str) -> list[tuple[Path, str]]:
     """The files of ``folder`` to read, sorted by name, with their formats: those with the
     format's extensions (with ``auto``: any known extension, all of one format), or, if there are
     none, its ``.txt`` files."""
-    paths = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    except OSError as e:
+        raise TaggerError(f"cannot list directory: {e.strerror}", str(folder)) from None
     if fmt != "auto":
         extensions = _module(fmt).EXTENSIONS
         chosen = [p for p in paths if p.suffix.lower() in extensions]
@@ -133,9 +136,10 @@ def _inputs(source: Source | Iterable, fmt: str) -> Iterator[tuple[Source, str]]
             yield from _files(path, fmt)
         elif fmt != "auto":
             yield source, fmt
+        elif path.suffix.lower() in BY_EXTENSION:
+            yield source, BY_EXTENSION[path.suffix.lower()]
         else:
-            lines, _ = peek(source)
-            yield source, detect_format(source, "\n".join(lines))
+            yield source, detect_format(None, "\n".join(peek(source)[0]))
     elif fmt != "auto":
         yield source, fmt
     else:

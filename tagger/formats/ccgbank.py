@@ -57,7 +57,7 @@ def parse_derivation(text: str, name: str = "<string>", line: int | None = None)
         elif text.startswith("(<T", position):
             end = text.find(">", position)
             fields = text[position + 3 : end].split() if end >= 0 else []
-            if len(fields) != 3 or not fields[2].isdigit() or not 1 <= int(fields[2]) <= 2:
+            if len(fields) != 3 or fields[2] not in ("1", "2"):
                 raise fail("node header should be '<T CAT HEAD NCHILD>' with NCHILD 1 or 2", position)
             open_nodes.append([int(fields[2]), 0])
             position = end + 1

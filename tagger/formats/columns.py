@@ -1,6 +1,6 @@
 """Generic column files (like Flair's ``ColumnCorpus`` or CoNLL-2003): one token per line,
 columns separated by tabs (or, on a line without tabs, by whitespace), a blank line after each
-sentence. Lines starting with ``#`` are comments; ``-DOCSTART-`` blocks are skipped.
+sentence. Lines starting with ``#`` are comments; ``-DOCSTART-`` lines (CoNLL-2003) are skipped.
 
 Which column holds what is given by a spec mapping names to 1-based column numbers, e.g.
 ``{"form": 2, "tag": 6}`` (``parse_column_spec("form=2,tag=6")``). ``form`` is required and
@@ -65,7 +65,7 @@ def read(source: Source, *, columns: Mapping[str, int] | str | None = None) -> I
     needed = max(spec.values())
     name = source_name(source)
     for block in blocks(iter_lines(source, name)):
-        rows = [(number, text) for number, text in block if not text.startswith("#")]
+        rows = [(number, text) for number, text in block if not text.startswith(("#", "-DOCSTART-"))]
         if not rows:
             continue
         words: list[str] = []
@@ -80,9 +80,7 @@ def read(source: Source, *, columns: Mapping[str, int] | str | None = None) -> I
             for column in values:
                 value = fields[spec[column] - 1]
                 values[column].append(_head(value, name, number) if column == "head" else value)
-        if words == ["-DOCSTART-"]:
-            continue
-        yield Sentence(words, values, source=name, line=rows[0][0])
+        yield Sentence(words, values, source=name, line=block[0][0])
 
 
 def _head(value: str, name: str, number: int) -> int:

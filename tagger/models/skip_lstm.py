@@ -15,7 +15,8 @@ from tagger.config import TrainingConfig
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, UNK, Vocab
 from tagger.evaluation.metrics import TagMetric
-from tagger.modules.input_layer import InputFeaturizer, InputLayer, char_slots, normalize, scaled_normal_
+from tagger.modules.init import scaled_normal_
+from tagger.modules.input_layer import InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 
 RARE = "<rare>"
@@ -43,6 +44,7 @@ class TaggerConfig(TrainingConfig):
     skip_map: str = "identity"
     skip_span: int = 1  # k = h^{l - skip_span - 1}; 0: k = h^1 for every l >= 2
     forget_bias: float = 0.0
+    init_scale: float = 0.1  # weights N(0, 1/sqrt(fan_in)) × init_scale; the papers' 0.1 suits on-line SGD
     # dropout: on the window input, and on the outputs of the first and last hidden layers
     input_dropout: float = 0.25
     hidden_dropout: float = 0.5
@@ -61,9 +63,9 @@ PAPER_SGD = {"optimizer": "sgd", "lr": 0.02, "batch_size": 1, "max_epochs": 30, 
 #: reproduce the papers' sizes and training recipe.
 PRESETS: dict[str, dict] = {
     "fast": {"layers": 3, "hidden": 128, "skip": "output", "gate": "recurrent", "optimizer": "adam", "lr": 0.002,
-             "batch_size": 32, "max_epochs": 20, "patience": 3, "rare_word_dropout": 0.25, "lr_halving": True},
+             "batch_size": 32, "max_epochs": 20, "patience": 3, "rare_word_dropout": 0.25, "init_scale": 1.0},
     "plain-fast": {"layers": 3, "hidden": 128, "skip": "none", "optimizer": "adam", "lr": 0.002, "batch_size": 32,
-                   "max_epochs": 20, "patience": 3, "rare_word_dropout": 0.25},
+                   "max_epochs": 20, "patience": 3, "rare_word_dropout": 0.25, "init_scale": 1.0},
     "wu2016-7x512": {"layers": 7, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
     "wu2016-9x512": {"layers": 9, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
     "wu2017-9x465": {"layers": 9, "hidden": 465, "cell": "block", "skip": "none", "gate": "input", "skip_span": 1, **PAPER_SGD},
@@ -107,14 +109,14 @@ class SkipLSTMTagger(nn.Module):
         self.featurizer = InputFeaturizer(self.word_vocab, Vocab.from_list(vocabs["chars"]), config.char_length)
         self.rare_word_from = int(vocabs.get("rare_word_from", ["0"])[0])
         self.input = InputLayer(len(self.word_vocab), len(vocabs["chars"]), config.word_dim, config.caps_dim,
-                                config.char_dim, config.char_length, config.window, config.window_gates)
+                                config.char_dim, config.char_length, config.window, config.window_gates, config.init_scale)
         self.input_dropout = nn.Dropout(config.input_dropout)
         dropouts = [0.0] * config.layers
         dropouts[0] = dropouts[-1] = config.hidden_dropout
         spec = CellSpec(config.cell, config.skip, config.gate, config.skip_map, config.forget_bias)
-        self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, spec, config.skip_span, tuple(dropouts))
+        self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, spec, config.skip_span, tuple(dropouts), config.init_scale)
         self.output = nn.Linear(self.rnn.output_size, len(self.tag_vocab))
-        scaled_normal_(self.output.weight, self.output.in_features)
+        scaled_normal_(self.output.weight, self.output.in_features, config.init_scale)
         nn.init.zeros_(self.output.bias)
         # Never predict padding or RARE (RARE is trained as a class, as in the papers, but not output).
         banned = torch.zeros(len(self.tag_vocab), dtype=torch.bool)

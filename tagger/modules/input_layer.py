@@ -7,7 +7,6 @@ combined over a context window with logistic gates.
 
 from __future__ import annotations
 
-import math
 import re
 
 import torch
@@ -15,6 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from tagger.corpus.vocab import Vocab
+from tagger.modules.init import scaled_normal_
 
 _DIGIT = re.compile(r"\d")
 
@@ -66,18 +66,13 @@ class InputFeaturizer:
         return hit
 
 
-def scaled_normal_(weight: torch.Tensor, fan_in: int) -> torch.Tensor:
-    """N(0, 1/sqrt(fan_in)) × 0.1 (SPEC §3)."""
-    return nn.init.normal_(weight, 0.0, 0.1 / math.sqrt(fan_in))
-
-
 class InputLayer(nn.Module):
     """Embeds word, caps and char features and applies the gated context window.
 
     Any feature can be switched off by a zero dimension; ``window`` is odd (1 = no context).
     """
 
-    def __init__(self, n_words: int, n_chars: int, word_dim: int, caps_dim: int, char_dim: int, char_length: int, window: int, window_gates: bool):
+    def __init__(self, n_words: int, n_chars: int, word_dim: int, caps_dim: int, char_dim: int, char_length: int, window: int, window_gates: bool, init_scale: float = 0.1):
         super().__init__()
         if window < 1 or window % 2 == 0:
             raise ValueError(f"window must be an odd number ≥ 1, not {window}")
@@ -91,10 +86,10 @@ class InputLayer(nn.Module):
         self.gates = nn.Linear(window * self.feature_size, window) if window > 1 and window_gates else None
         for emb in (self.word, self.caps, self.char):
             if emb is not None:
-                nn.init.normal_(emb.weight, 0.0, 0.1)
+                nn.init.normal_(emb.weight, 0.0, init_scale)
                 emb.weight.data[0].zero_()
         if self.gates is not None:
-            scaled_normal_(self.gates.weight, self.gates.in_features)
+            scaled_normal_(self.gates.weight, self.gates.in_features, init_scale)
             nn.init.zeros_(self.gates.bias)
 
     @property

@@ -12,11 +12,12 @@ sequences that are reversed per sentence, so padding always sits at the end and 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+
+from tagger.modules.init import scaled_normal_
 
 CELLS = ("lstm", "block")
 SKIPS = ("none", "gates", "internal", "output")
@@ -70,9 +71,9 @@ def reverse_index(lengths: torch.Tensor, steps: int) -> torch.Tensor:
 class BiLayer(nn.Module):
     """One bidirectional layer: parameters of both directions stacked on a leading axis of 2."""
 
-    def __init__(self, input_size: int, hidden: int, spec: CellSpec, has_skip: bool):
+    def __init__(self, input_size: int, hidden: int, spec: CellSpec, has_skip: bool, init_scale: float = 0.1):
         super().__init__()
-        self.hidden, self.spec, self.has_skip = hidden, spec, has_skip
+        self.hidden, self.spec, self.has_skip, self.init_scale = hidden, spec, has_skip, init_scale
         gated_skip = has_skip and spec.gate != "none"
         # Pre-activation layout: sigmoid gates first ([i, f, o] or [i, o], then g when recurrent), tanh s last.
         self.n_sigmoid = (3 if spec.cell == "lstm" else 2) + (1 if gated_skip and spec.recurrent_gate else 0)
@@ -85,14 +86,14 @@ class BiLayer(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Recurrent matrices orthogonal, the rest N(0, 1/sqrt(fan_in)) × 0.1, biases 0 (SPEC §3)."""
+        """Recurrent matrices orthogonal, the rest N(0, 1/sqrt(fan_in)) × init_scale, biases 0 (SPEC §3)."""
         for d in range(2):
             for gate in range(self.n_sigmoid + 1):
                 block = self.w_h.data[d, :, gate * self.hidden : (gate + 1) * self.hidden]
                 nn.init.orthogonal_(block)
         for weight in (self.w_x, self.u_k, self.w_g):
             if weight is not None:
-                nn.init.normal_(weight, 0.0, 0.1 / math.sqrt(weight.shape[1]))
+                scaled_normal_(weight, weight.shape[1], self.init_scale)
         nn.init.zeros_(self.bias)
         if self.spec.cell == "lstm" and self.spec.forget_bias:
             self.bias.data[:, :, self.hidden : 2 * self.hidden] = self.spec.forget_bias
@@ -201,7 +202,8 @@ class StackedBiRNN(nn.Module):
     k only where that layer exists (≥ 1, or the input when its size equals ``hidden``).
     """
 
-    def __init__(self, input_size: int, hidden: int, layers: int, spec: CellSpec, skip_span: int = 1, dropouts: tuple[float, ...] = ()):
+    def __init__(self, input_size: int, hidden: int, layers: int, spec: CellSpec, skip_span: int = 1,
+                 dropouts: tuple[float, ...] = (), init_scale: float = 0.1):
         super().__init__()
         self.hidden, self.spec, self.skip_span = hidden, spec, skip_span
         use_skip = spec.skip != "none" or spec.cell == "block"
@@ -212,7 +214,7 @@ class StackedBiRNN(nn.Module):
                 src = 0 if src == 0 and input_size == hidden else None
             self.sources.append(src if use_skip else None)
         self.layers = nn.ModuleList(
-            BiLayer(input_size if i == 0 else 2 * hidden, hidden, spec, self.sources[i] is not None) for i in range(layers)
+            BiLayer(input_size if i == 0 else 2 * hidden, hidden, spec, self.sources[i] is not None, init_scale) for i in range(layers)
         )
         self.dropouts = nn.ModuleList(nn.Dropout(p) for p in (dropouts or (0.0,) * layers))
 

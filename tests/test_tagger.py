@@ -1,0 +1,238 @@
+"""The skip-connection BiLSTM tagger: input features, the recurrent scan, configs, training, model files."""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from tagger import model_file
+from tagger.config import build_config
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
+from tagger.modules.input_layer import CAPS_FIRST, CAPS_LOWER, CAPS_MIXED, CAPS_NONE, CAPS_UPPER, caps_class, char_slots, normalize
+from tagger.modules.recurrent import CellSpec, StackedBiRNN, reverse_index, reverse_padded
+from tagger.tagging import tag
+from tagger.training.trainer import RunOptions, evaluate, fit
+
+EWT = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
+
+
+def test_normalize_and_caps():
+    assert normalize("Year-2024") == "year-9999"
+    assert [caps_class(w) for w in ("dog", "Dog", "DOG", "iPhone", "1,000", "I")] == [
+        CAPS_LOWER, CAPS_FIRST, CAPS_UPPER, CAPS_MIXED, CAPS_NONE, CAPS_UPPER]
+
+
+def test_char_slots_pad_short_words():
+    slots = char_slots("cat", 5)
+    assert slots[:3] == ["c", "a", "t"] and slots[5:][-3:] == ["c", "a", "t"]
+    assert len(set(slots[3:5] + slots[5:7])) == 1  # one padding symbol
+    assert char_slots("tagging", 5) == list("taggi") + list("gging")
+
+
+def test_reverse_index_keeps_padding():
+    idx = reverse_index(torch.tensor([3, 1]), 4)
+    assert idx.tolist() == [[2, 1, 0, 3], [0, 1, 2, 3]]
+    x = torch.arange(8.0).view(2, 4, 1)
+    assert reverse_padded(x, idx).squeeze(-1).tolist() == [[2, 1, 0, 3], [4, 5, 6, 7]]
+
+
+SPECS = [
+    CellSpec(),
+    CellSpec(skip="output", gate="recurrent"),
+    CellSpec(skip="output", gate="none"),
+    CellSpec(skip="internal", gate="recurrent"),
+    CellSpec(skip="gates"),
+    CellSpec(skip="output", gate="recurrent", skip_map="sigmoid", forget_bias=5.0),
+    CellSpec(cell="block", gate="input"),
+    CellSpec(cell="block", gate="hidden", skip_map="tanh"),
+    CellSpec(cell="block", gate="skip"),
+]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.cell}-{s.skip}-{s.gate}-{s.skip_map}")
+def test_padding_never_leaks_into_real_positions(spec):
+    """A sentence's outputs are the same alone and in a padded batch with a longer one."""
+    torch.manual_seed(0)
+    rnn = StackedBiRNN(6, 4, 4, spec).eval()
+    long, short = torch.randn(1, 7, 6), torch.randn(1, 3, 6)
+    batch = torch.cat([long, torch.cat([short, torch.randn(1, 4, 6)], 1)])
+    together = rnn(batch, torch.tensor([7, 3]))
+    assert torch.allclose(together[1, :3], rnn(short, torch.tensor([3]))[0], atol=1e-6)
+    assert torch.allclose(together[0], rnn(long, torch.tensor([7]))[0], atol=1e-6)
+
+
+def test_backward_direction_reads_the_future():
+    torch.manual_seed(0)
+    rnn = StackedBiRNN(3, 2, 1, CellSpec()).eval()
+    x = torch.randn(1, 5, 3)
+    y = x.clone()
+    y[0, 4] += 1.0  # change the last word only
+    a, b = rnn(x, torch.tensor([5])), rnn(y, torch.tensor([5]))
+    assert torch.allclose(a[0, :4, :2], b[0, :4, :2])  # forward states before it are unchanged
+    assert not torch.allclose(a[0, 0, 2:], b[0, 0, 2:])  # the backward state of word 1 sees it
+
+
+def test_skip_sources():
+    spec = CellSpec(skip="output")
+    assert StackedBiRNN(10, 4, 4, spec).sources == [None, None, 1, 2]
+    assert StackedBiRNN(4, 4, 3, spec).sources == [None, 0, 1]  # input size = cell size: h^0 usable
+    assert StackedBiRNN(10, 4, 4, spec, skip_span=0).sources == [None, 1, 1, 1]
+    assert StackedBiRNN(10, 4, 4, spec, skip_span=2).sources == [None, None, None, 1]
+    assert StackedBiRNN(10, 4, 4, CellSpec()).sources == [None] * 4
+
+
+def test_config_errors_and_presets():
+    config = build_config(TaggerConfig, PRESETS, "wu2016-7x512", overrides=["lr=0.01", "window_gates=false"])
+    assert (config.layers, config.hidden, config.lr, config.window_gates) == (7, 512, 0.01, False)
+    with pytest.raises(TaggerError, match="unknown config key"):
+        build_config(TaggerConfig, PRESETS, None, overrides=["hiden=3"])
+    with pytest.raises(TaggerError, match="unknown preset"):
+        build_config(TaggerConfig, PRESETS, "wu2099")
+    with pytest.raises(TaggerError, match="layers must be int"):
+        build_config(TaggerConfig, PRESETS, None, overrides=["layers=many"])
+    with pytest.raises(TaggerError, match="skip must be one of"):
+        build_config(TaggerConfig, PRESETS, None, overrides=["skip=sideways"])
+
+
+TOY = [
+    Sentence("the dog runs".split(), {"upos": ["DET", "NOUN", "VERB"]}),
+    Sentence("a cat sleeps".split(), {"upos": ["DET", "NOUN", "VERB"]}),
+    Sentence("the big dog barks loudly".split(), {"upos": ["DET", "ADJ", "NOUN", "VERB", "ADV"]}),
+    Sentence("dogs bark".split(), {"upos": ["NOUN", "VERB"]}),
+]
+
+
+def toy_model(**overrides) -> SkipLSTMTagger:
+    values = {"layers": 3, "hidden": 8, "word_dim": 8, "optimizer": "adam", "lr": 0.05, "batch_size": 2, "max_epochs": 40,
+              "patience": 0, "lr_halving": False, "input_dropout": 0.0, "hidden_dropout": 0.0, **overrides}
+    config = build_config(TaggerConfig, PRESETS, None, overrides=[f"{k}={v}" for k, v in values.items()])
+    return SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, TOY))
+
+
+class Quiet:
+    def epoch_start(self, epoch, batches): pass
+    def step(self, loss, tokens): pass
+    def epoch_end(self, record): pass
+
+
+def test_toy_training_learns_and_saves_best(tmp_path):
+    torch.manual_seed(0)
+    model = toy_model()
+    saved = []
+    state = fit(model, TOY, TOY, model.config, RunOptions(), lambda meta: saved.append(meta), Quiet())
+    assert state.best_score == 1.0 and saved[-1]["dev_score"] == 1.0
+    assert evaluate(model, TOY).score == 1.0
+
+
+def test_same_seed_same_weights():
+    def run():
+        torch.manual_seed(3)
+        model = toy_model(max_epochs=3, rare_word_dropout=0.5, input_dropout=0.3)
+        fit(model, TOY, TOY, model.config, RunOptions(seed=3), lambda meta: None, Quiet())
+        return model.state_dict()
+
+    a, b = run(), run()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_rare_tags_map_to_rare_and_are_never_output():
+    sentences = TOY + [Sentence(["xylophone"], {"upos": ["X"]})]
+    config = build_config(TaggerConfig, PRESETS, None, overrides=["rare_tag_count=2", "layers=1", "hidden=4"])
+    vocabs = SkipLSTMTagger.vocabs_from(config, sentences)
+    assert "X" not in vocabs["tags"] and "<rare>" in vocabs["tags"]
+    model = SkipLSTMTagger(config, vocabs).eval()
+    with torch.no_grad():
+        model.output.bias[model.tag_vocab.index("<rare>")] = 100.0  # make RARE the best score
+    assert "<rare>" not in model.decode(model.collate(sentences, with_gold=False))[0]
+
+
+def test_model_file_round_trip(tmp_path):
+    torch.manual_seed(0)
+    model = toy_model(max_epochs=2).eval()
+    path = tmp_path / "m.tagger"
+    model_file.save(path, model, {"dev_score": 0.5})
+    loaded, meta = model_file.load(path)
+    batch = model.collate(TOY, with_gold=False)
+    assert meta["dev_score"] == 0.5
+    assert loaded.decode(batch) == model.decode(batch)
+    assert torch.equal(loaded(batch), model(batch))
+
+
+def test_bad_model_files_are_refused(tmp_path):
+    not_ours = tmp_path / "text.tagger"
+    not_ours.write_text("hello")
+    with pytest.raises(TaggerError, match="not a tagger model file"):
+        model_file.load(not_ours)
+    with pytest.raises(TaggerError, match="no such model file"):
+        model_file.load(tmp_path / "missing.tagger")
+    model = toy_model(max_epochs=1)
+    good = tmp_path / "good.tagger"
+    model_file.save(good, model, {})
+    truncated = tmp_path / "truncated.tagger"
+    truncated.write_bytes(good.read_bytes()[: len(good.read_bytes()) // 2])
+    with pytest.raises(TaggerError, match="truncated"):
+        model_file.load(truncated)
+    newer = tmp_path / "newer.tagger"
+    archive = torch.load(good, weights_only=True)
+    archive["format_version"] = model_file.FORMAT_VERSION + 1
+    torch.save(archive, newer)
+    with pytest.raises(TaggerError, match=r"format 2.*newer.*format 1"):
+        model_file.load(newer)
+
+
+class Exploit:
+    def __reduce__(self):
+        return (print, ("this ran code",))
+
+
+def test_crafted_pickle_cannot_run_code(tmp_path, capsys):
+    evil = tmp_path / "evil.tagger"
+    torch.save({"format_version": 1, "state_dict": {}, "payload": Exploit()}, evil)
+    with pytest.raises(TaggerError, match="could run code"):
+        model_file.load(evil)
+    assert "this ran code" not in capsys.readouterr().out
+    plain = tmp_path / "plain.pickle"
+    plain.write_bytes(pickle.dumps(Exploit()))
+    with pytest.raises(TaggerError):
+        model_file.load(plain)
+    assert "this ran code" not in capsys.readouterr().out
+
+
+def test_tag_streams_in_order_and_keeps_output_before_an_error():
+    torch.manual_seed(0)
+    model = toy_model(max_epochs=1).eval()
+
+    def sentences():
+        for i in range(7):
+            yield Sentence(["the"] * (1 + i % 3) + [f"w{i}"], {})
+        raise TaggerError("invalid UTF-8", "<stdin>", 8)
+
+    out = io.StringIO()
+    with pytest.raises(TaggerError):
+        tag(model, sentences(), out, "jsonl", chunk_size=3)
+    lines = out.getvalue().splitlines()
+    assert [json.loads(line)["words"][-1] for line in lines] == [f"w{i}" for i in range(7)]
+
+
+@pytest.mark.skipif(not EWT.exists(), reason="needs ../shared/data")
+def test_short_real_training_run_on_ewt():
+    from tagger import formats
+
+    train = [s for _, s in zip(range(400), formats.read(EWT / "en_ewt-ud-train.conllu"))]
+    dev = [s for _, s in zip(range(150), formats.read(EWT / "en_ewt-ud-dev.conllu"))]
+    config = build_config(TaggerConfig, PRESETS, "fast", overrides=["layers=2", "hidden=64", "max_epochs=6", "batch_size=16"])
+    torch.manual_seed(1)
+    model = SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, train))
+    history = []
+    state = fit(model, train, dev, config, RunOptions(seed=1), lambda meta: None,
+                type("R", (Quiet,), {"epoch_end": lambda self, r: history.append(r)})())
+    assert history[-1]["loss"] < history[0]["loss"] / 2
+    assert state.best_score > 0.75  # most-frequent-tag-per-word on 400 sentences gets ~0.7 on dev; we must learn context
