@@ -20,6 +20,26 @@ from tagger.inference import predict
 OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper")
 
 
+ON_ERROR = ("fail", "skip")
+
+
+class SkipReport:
+    """The ``on_error`` callback of ``formats.read`` for ``--on-error skip``: one line per
+    malformed sentence on ``stream`` (``warning: file:line: message (skipped the sentence at
+    lines a-b)``), and a count. Holds nothing per sentence, so memory stays flat."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream
+        self.count = 0
+
+    def __call__(self, error: TaggerError, first: int, last: int) -> None:
+        self.count += 1
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        stream = self.stream or sys.stderr
+        stream.write(f"warning: {error} (skipped the sentence at {lines})\n")
+        stream.flush()
+
+
 def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str = "fail") -> Iterator[tuple[list[Sentence], TaggerError | None]]:
     """Chunks of at most ``size`` sentences. A reader error ends the stream after yielding the
     sentences read before it, with the error, so they are still tagged and written."""
@@ -90,7 +110,11 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
         top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 8192,
         on_error: str = "fail") -> dict[str, int]:
     """Tag ``sentences`` and write them to ``stream``; returns counts. Reader errors end the run
-    after the sentences before them are written (``on_error="fail"``)."""
+    after the sentences before them are written. (Skipping malformed sentences is the reader's
+    part: ``formats.read(..., on_error=SkipReport())``; a reader's generator cannot go on after
+    raising, so errors that reach this function always end the run, whatever ``on_error``.)"""
+    if on_error not in ON_ERROR:
+        raise TaggerError(f"--on-error must be one of {', '.join(ON_ERROR)}")
     if output_format not in OUTPUT_FORMATS:
         raise TaggerError(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)}")
     multi = top_k is not None or beta is not None

@@ -137,9 +137,6 @@ def evaluate_files(
     return chosen, results
 
 
-# ----------------------------------------------------------------------------------------------
-# MODEL EVALUATION HOOK -- to be filled in by the lead once trained models can be loaded.
-# ----------------------------------------------------------------------------------------------
 def evaluate_model(
     model_path: str,
     data_path: str,
@@ -153,9 +150,47 @@ def evaluate_model(
 
     Returns what :func:`evaluate_files` does: the tag column scored and the metrics under
     ``"tagging"``/``"parsing"``, plus ``"multitag"`` (:class:`MultiTagMetric`) when ``beta``
-    is given.
+    is given. Unseen-word accuracy uses ``train_words``, or else the model's own training file
+    when it is still where it was.
     """
-    raise TaggerError("--model evaluation needs a trained model (not available yet)", model_path)
+    import copy
+    import os
+
+    from tagger import model_file
+    from tagger.evaluation.metrics import MultiTagMetric
+    from tagger.inference import predict
+    from tagger.tagging import multitag_decoder
+    from tagger.training.run import resolve_device
+
+    model, meta = model_file.load(model_path, resolve_device(device))
+    gold = read_sentences(data_path, data_format, columns_spec)
+    if not gold:
+        raise TaggerError("no sentences to evaluate", data_path)
+    if train_words is None and meta.get("train") and os.path.exists(meta["train"]):
+        train_words = training_words(meta["train"], "auto", None)
+    pred = [copy.copy(sentence) for sentence in gold]
+    for sentence, predicted in zip(pred, predict(model, gold)):
+        sentence.columns = dict(sentence.columns)
+        model.annotate(sentence, predicted)
+    outputs = model.output_columns
+    column = next((c for c in outputs if c not in ("head", "deprel")), None)
+    parse = "head" in outputs
+    if column is not None and not has_column(gold, column):
+        raise TaggerError(f"no gold '{column}' column to score the model's tags against", data_path)
+    if parse and not has_column(gold, "head"):
+        raise TaggerError("no gold heads to score the parser against", data_path)
+    tagging, parsing = score(gold, pred, column, parse, train_words)
+    results: dict[str, Metric] = {}
+    if tagging is not None:
+        results["tagging"] = tagging
+    if parsing is not None:
+        results["parsing"] = parsing
+    if beta is not None and column is not None:
+        multitag = MultiTagMetric()
+        for sentence, tags in zip(gold, predict(model, gold, decode=multitag_decoder(model, None, beta))):
+            multitag.update(sentence.column(column), [{tag for tag, _ in token} for token in tags])
+        results["multitag"] = multitag
+    return column, results
 
 
 TITLES = {"tagging": "tagging ({column})", "multitag": "multi-tagging ({column})", "parsing": "attachment"}

@@ -6,6 +6,7 @@ closed stdout (``tagger tag ... | head``) ends quietly.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -15,7 +16,36 @@ from tagger import __version__
 from tagger.errors import TaggerError
 
 
+#: Command name -> module; imported only when the command runs (torch loads only where needed).
+COMMANDS = {
+    "train": "tagger.cli.train",
+    "evaluate": "tagger.cli.evaluate",
+    "tag": "tagger.cli.tag",
+    "convert": "tagger.cli.convert",
+    "info": "tagger.cli.info",
+}
+SUMMARIES = {
+    "train": "Train a tagger or parser; keep the best model on --dev.",
+    "evaluate": "Score a model on data, or a predicted file against gold.",
+    "tag": "Tag or parse text: stdin or files in, stdout out, streaming.",
+    "convert": "Convert a corpus between formats.",
+    "info": "Print a model file's config, vocabularies and scores.",
+}
+
+
 class TaggerGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        return importlib.import_module(COMMANDS[name]).command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SUMMARIES[name]) for name in COMMANDS])
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -52,16 +82,6 @@ def cli() -> None:
       tagger tag --model pos.tagger < input.txt > output.conllu
       tagger convert --from auto --to conllu wsj_0001.auto
     """
-
-
-def _register() -> None:
-    from tagger.cli import convert, evaluate, info, tag, train
-
-    for module in (train, evaluate, tag, convert, info):
-        cli.add_command(module.command)
-
-
-_register()
 
 
 def main() -> None:

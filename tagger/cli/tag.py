@@ -7,7 +7,7 @@ import torch
 
 from tagger import formats, model_file
 from tagger.formats.base import open_output
-from tagger.tagging import OUTPUT_FORMATS, input_stream, tag
+from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, SkipReport, input_stream, tag
 from tagger.training.run import resolve_device
 
 
@@ -23,7 +23,12 @@ from tagger.training.run import resolve_device
 @click.option("--chunk-size", type=click.IntRange(1), default=1000, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
 @click.option("--device", default="cpu", show_default=True, help="cpu, auto, cuda or cuda:N.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
-def command(model_path, inputs, output, input_format, columns, output_format, top_k, beta, chunk_size, device, threads) -> None:
+@click.option("--on-error", type=click.Choice(ON_ERROR), default="fail", show_default=True,
+              help="Malformed input sentence: fail (stop after writing what came before), or skip it "
+                   "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
+                   "text, tagged and pipe input.")
+def command(model_path, inputs, output, input_format, columns, output_format, top_k, beta, chunk_size, device, threads,
+            on_error) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
@@ -44,12 +49,15 @@ def command(model_path, inputs, output, input_format, columns, output_format, to
         from tagger.formats.columns import parse_column_spec
 
         options["columns"] = parse_column_spec(columns)
-    sentences = formats.read(input_stream(inputs), input_format, **options)
+    skipped = SkipReport() if on_error == "skip" else None
+    sentences = formats.read(input_stream(inputs), input_format, on_error=skipped, **options)
     if output_format is None:
         output_format = "jsonl" if (top_k or beta is not None) else "conllu"
     stream = open_output(output)
     try:
-        tag(model, sentences, stream, output_format, top_k, beta, chunk_size)
+        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error)
     finally:
+        if skipped is not None and skipped.count:
+            click.echo(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped", err=True)
         if stream is not click.get_text_stream("stdout"):
             stream.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -11,8 +12,9 @@ from rich.console import Console
 
 from tagger.cli.progress import RichReporter
 from tagger.models import MODELS
+from tagger.training.distributed import env_context
 from tagger.training.run import TASKS, DataSpec, TrainRequest, train
-from tagger.training.trainer import RunOptions
+from tagger.training.trainer import Interrupted, RunOptions
 
 
 @click.command("train")
@@ -32,14 +34,14 @@ from tagger.training.trainer import RunOptions
 @click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model.")
 @click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU).")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
-@click.option("--batch-size", type=int, help="Sentences per update; same as --set batch_size=N.")
+@click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @click.option("--patience", type=int, help="Same as --set patience=N.")
 @click.option("--max-minutes", type=float, help="Stop training after this many minutes (best model kept).")
 @click.option("--max-sentences", type=int, help="Use only the first N training sentences.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly.")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
-@click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here.")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C).")
 @click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir.")
 @click.option("--quiet", is_flag=True, help="No progress bar (one line per epoch is still printed).")
@@ -56,6 +58,8 @@ def command(task, train_path, dev_path, out, fmt, columns, column, model, preset
       tagger train --task ccg --train train.auto --dev dev.auto --out ccg.tagger
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
+      tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
+      torchrun --nproc_per_node=4 -m tagger train ...   (DDP; batch size is per process; docs/scaling.md)
     """
     if threads:
         torch.set_num_threads(threads)
@@ -81,7 +85,18 @@ def command(task, train_path, dev_path, out, fmt, columns, column, model, preset
                            checkpoint_minutes=checkpoint_minutes, resume=resume),
     )
     console = Console(stderr=True)
-    summary = train(request, RichReporter(console, "dev", bar=not quiet, quiet=as_json))
+    main = env_context().is_main  # under torchrun only rank 0 prints
+    try:
+        summary = train(request, RichReporter(console, "dev", bar=not quiet and main, quiet=as_json or not main))
+    except Interrupted as stop:
+        if main:
+            where = (f"checkpoint saved in {stop.checkpoint}; run the same command with --resume to continue"
+                     if stop.checkpoint else "no --checkpoint-dir, so no checkpoint")
+            best = f"; best model so far in {out}" if Path(out).exists() else ""
+            console.print(f"interrupted at epoch {stop.epoch}, batch {stop.batch}: {where}{best}")
+        sys.exit(130)
+    if not main:
+        return
     if as_json:
         click.echo(json.dumps(summary))
     else:

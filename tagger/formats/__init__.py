@@ -25,7 +25,7 @@ from conllu.parser import parse_id_value
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats import ccgbank, columns, conll, conllx, dp, mrg, pipe, pos, ptb, text
-from tagger.formats.base import Source, peek, source_name
+from tagger.formats.base import OnError, Source, peek, source_name
 
 #: Format name -> module.
 FORMATS = {m.NAME: m for m in (conll, conllx, ptb, pos, mrg, dp, ccgbank, pipe, text, columns)}
@@ -148,19 +148,32 @@ def _inputs(source: Source | Iterable, fmt: str) -> Iterator[tuple[Source, str]]
         yield replay, detect_format(name if isinstance(name, str) else None, "\n".join(lines))
 
 
-def read(source: Source | Iterable, fmt: str = "auto", **options: Any) -> Iterator[Sentence]:
+def read(source: Source | Iterable, fmt: str = "auto", *, on_error: OnError | None = None,
+         **options: Any) -> Iterator[Sentence]:
     """Yield the sentences of a file, a stream, a directory (every file of the format inside,
     sorted by name) or a list of these. ``fmt="auto"`` detects each file's format (see
     :func:`detect_format`); ``options`` go to the format's reader (e.g. ``columns=`` for
-    ``columns``). Input without any sentence is a :class:`TaggerError`."""
+    ``columns``). Input without any sentence is a :class:`TaggerError`.
+
+    ``on_error(error, first_line, last_line)``: the readers of one-sentence blocks or lines
+    (conllu, conllx, columns, dp, text, tagged, pipe) then report a malformed sentence to it and
+    go on with the next; the others (mrg, pos, auto) still stop at the first error."""
     if fmt != "auto":
         _module(fmt)
-    count = 0
+    count = skipped = 0
+
+    def skip(error: TaggerError, first: int, last: int) -> None:
+        nonlocal skipped
+        skipped += 1
+        on_error(error, first, last)
+
     for item, kind in _inputs(source, fmt):
-        for sentence in _call(_module(kind).read, kind, (item,), options):
+        reader = _module(kind).read
+        extra = {"on_error": skip} if on_error is not None and "on_error" in inspect.signature(reader).parameters else {}
+        for sentence in _call(reader, kind, (item,), {**options, **extra}):
             count += 1
             yield sentence
-    if count == 0:
+    if count == 0 and skipped == 0:
         where = source_name(source) if not isinstance(source, (list, tuple)) else None
         raise TaggerError("empty file: no sentences" if where else "empty input: no sentences", where)
 

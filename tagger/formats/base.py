@@ -5,11 +5,15 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import BinaryIO, Iterator, TextIO, Union
+from typing import BinaryIO, Callable, Iterable, Iterator, TextIO, TypeVar, Union
 
 from tagger.errors import TaggerError
 
 Source = Union[str, os.PathLike, BinaryIO, TextIO]
+
+#: ``on_error(error, first_line, last_line)``: told about a malformed sentence that is skipped.
+OnError = Callable[[TaggerError, int, int], None]
+T = TypeVar("T")
 
 
 def source_name(source: Source) -> str:
@@ -22,11 +26,13 @@ def source_name(source: Source) -> str:
     return "<stdin>"
 
 
-def iter_lines(source: Source, name: str | None = None) -> Iterator[tuple[int, str]]:
+def iter_lines(source: Source, name: str | None = None, lenient: bool = False) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each line, 1-based, without the line ending.
 
     Decodes UTF-8 line by line so that invalid bytes are reported as ``file:line``; a missing
-    file or a directory is a :class:`TaggerError`. A leading BOM is dropped.
+    file or a directory is a :class:`TaggerError`. A leading BOM is dropped. With ``lenient``
+    an undecodable line does not end the reading: it comes as an :class:`Undecodable` text
+    (for :func:`each_sentence` to skip the sentence holding it).
     """
     name = name or source_name(source)
     if isinstance(source, (str, os.PathLike)):
@@ -50,9 +56,11 @@ def iter_lines(source: Source, name: str | None = None) -> Iterator[tuple[int, s
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise TaggerError(
-                        f"invalid UTF-8 (byte {data[e.start]:#04x} at column {e.start + 1})", name, number
-                    ) from None
+                    error = TaggerError(f"invalid UTF-8 (byte {data[e.start]:#04x} at column {e.start + 1})", name, number)
+                    if not lenient:
+                        raise error from None
+                    yield number, Undecodable(data.decode("utf-8", "replace").rstrip("\r\n"), error)
+                    continue
             if number == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             yield number, text.rstrip("\r\n")
@@ -82,6 +90,43 @@ def blocks(lines: Iterator[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
             block = []
     if block:
         yield block
+
+
+class Undecodable(str):
+    """A line that is not valid UTF-8, read leniently: the text with replacement characters,
+    and the error a strict read raises (``.error``)."""
+
+    error: TaggerError
+
+    def __new__(cls, text: str, error: TaggerError) -> "Undecodable":
+        line = super().__new__(cls, text)
+        line.error = error
+        return line
+
+
+def each_sentence(items: Iterable, parse: Callable[..., T | None], on_error: OnError | None = None) -> Iterator[T]:
+    """``parse(item)`` for each item (a block of numbered lines, or one numbered line), dropping
+    ``None``. Without ``on_error`` a :class:`TaggerError` ends the reading, as always; with it,
+    the error and the item's first and last line numbers go to ``on_error`` and reading goes
+    on with the next item (the item must come from ``iter_lines(..., lenient=True)``)."""
+    if on_error is None:
+        for item in items:
+            result = parse(item)
+            if result is not None:
+                yield result
+        return
+    for item in items:
+        lines = item if isinstance(item, list) else [item]
+        try:
+            for _, text in lines:
+                if isinstance(text, Undecodable):
+                    raise text.error
+            result = parse(item)
+        except TaggerError as error:
+            on_error(error, lines[0][0], lines[-1][0])
+            continue
+        if result is not None:
+            yield result
 
 
 class Replay:
@@ -132,4 +177,5 @@ def _texts(lines: list, count: int) -> list[str]:
     return texts[:count]
 
 
-__all__ = ["Source", "source_name", "iter_lines", "open_output", "blocks", "peek", "Replay", "io"]
+__all__ = ["Source", "OnError", "source_name", "iter_lines", "open_output", "blocks", "each_sentence", "Undecodable",
+           "peek", "Replay", "io"]

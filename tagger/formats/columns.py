@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Mapping, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import Source, blocks, iter_lines, source_name
+from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, source_name
 
 NAME = "columns"
 EXTENSIONS = (".tsv", ".column", ".columns")
@@ -58,16 +58,19 @@ def _spec(columns: Mapping[str, int] | str | None) -> dict[str, int]:
     return check_columns(columns)
 
 
-def read(source: Source, *, columns: Mapping[str, int] | str | None = None) -> Iterator[Sentence]:
+def read(source: Source, *, columns: Mapping[str, int] | str | None = None,
+         on_error: OnError | None = None) -> Iterator[Sentence]:
     """Yield the sentences of a column file; ``columns`` is a spec (mapping or ``"form=1,tag=2"``
-    string), by default ``form=1,tag=2``."""
+    string), by default ``form=1,tag=2``. With ``on_error``, malformed sentences are reported
+    to it and skipped."""
     spec = _spec(columns)
     needed = max(spec.values())
     name = source_name(source)
-    for block in blocks(iter_lines(source, name)):
+
+    def sentence(block: list[tuple[int, str]]) -> Sentence | None:
         rows = [(number, text) for number, text in block if not text.startswith(("#", "-DOCSTART-"))]
         if not rows:
-            continue
+            return None
         words: list[str] = []
         values: dict[str, list] = {column: [] for column in spec if column != "form"}
         for number, text in rows:
@@ -80,7 +83,9 @@ def read(source: Source, *, columns: Mapping[str, int] | str | None = None) -> I
             for column in values:
                 value = fields[spec[column] - 1]
                 values[column].append(_head(value, name, number) if column == "head" else value)
-        yield Sentence(words, values, source=name, line=block[0][0])
+        return Sentence(words, values, source=name, line=block[0][0])
+
+    yield from each_sentence(blocks(iter_lines(source, name, lenient=on_error is not None)), sentence, on_error)
 
 
 def _head(value: str, name: str, number: int) -> int:

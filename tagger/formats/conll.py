@@ -18,7 +18,7 @@ from conllu.parser import parse_id_value, parse_int_value
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import Source, blocks, iter_lines, source_name
+from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, source_name
 
 NAME = "conllu"
 EXTENSIONS = (".conllu",)
@@ -30,12 +30,13 @@ FIELDS = {
 }
 
 
-def read(source: Source, *, dialect: str = "conllu") -> Iterator[Sentence]:
-    """Yield the sentences of a CoNLL-U (or, with ``dialect="conllx"``, CoNLL-X) file."""
+def read(source: Source, *, dialect: str = "conllu", on_error: OnError | None = None) -> Iterator[Sentence]:
+    """Yield the sentences of a CoNLL-U (or, with ``dialect="conllx"``, CoNLL-X) file; with
+    ``on_error``, malformed sentences are reported to it and skipped."""
     fields = FIELDS[dialect]
     name = source_name(source)
-    for block in blocks(iter_lines(source, name)):
-        yield _sentence(block, name, dialect, fields)
+    lines = iter_lines(source, name, lenient=on_error is not None)
+    yield from each_sentence(blocks(lines), lambda block: _sentence(block, name, dialect, fields), on_error)
 
 
 def _sentence(block: list[tuple[int, str]], name: str, dialect: str, fields: dict) -> Sentence:
@@ -51,10 +52,13 @@ def _sentence(block: list[tuple[int, str]], name: str, dialect: str, fields: dic
             raise TaggerError(f"expected 10 tab-separated columns, found {len(values)}", name, number)
         if "" in values:
             raise TaggerError(f"column {values.index('') + 1} is empty (use '_')", name, number)
-        try:
-            wid = parse_id_value(values[0])
-        except ParseException:
-            wid = None
+        if values[0].isdigit():  # the common case, without the general parser
+            wid = int(values[0])
+        else:
+            try:
+                wid = parse_id_value(values[0])
+            except ParseException:
+                wid = None
         if wid is None:
             raise TaggerError(f"bad ID '{values[0]}'", name, number)
         expected = len(words) + 1
@@ -92,6 +96,8 @@ def _sentence(block: list[tuple[int, str]], name: str, dialect: str, fields: dic
 def _head(value: str, name: str, number: int) -> int:
     if value == "_":
         return -1
+    if value.isdigit() and value.isascii():
+        return int(value)
     try:
         head = parse_int_value(value)
     except ParseException:

@@ -10,15 +10,15 @@ from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.formats import conll
-from tagger.formats.base import Source
+from tagger.formats.base import OnError, Source
 
 NAME = "conllx"
 EXTENSIONS = (".conllx", ".conll")
 
 
-def read(source: Source) -> Iterator[Sentence]:
-    """Yield the sentences of a CoNLL-X file."""
-    return conll.read(source, dialect="conllx")
+def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentence]:
+    """Yield the sentences of a CoNLL-X file (``on_error``: see :func:`tagger.formats.conll.read`)."""
+    return conll.read(source, dialect="conllx", on_error=on_error)
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:

@@ -11,16 +11,18 @@ from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import Source, blocks, iter_lines, source_name
+from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, source_name
 
 NAME = "dp"
 EXTENSIONS = (".dp",)
 
 
-def read(source: Source) -> Iterator[Sentence]:
-    """Yield the sentences of a Malt-TAB file (columns ``xpos``, ``head``, ``deprel``)."""
+def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentence]:
+    """Yield the sentences of a Malt-TAB file (columns ``xpos``, ``head``, ``deprel``); with
+    ``on_error``, malformed sentences are reported to it and skipped."""
     name = source_name(source)
-    for block in blocks(iter_lines(source, name)):
+
+    def sentence(block: list[tuple[int, str]]) -> Sentence:
         words, tags, heads, labels = [], [], [], []
         for number, text in block:
             values = text.split("\t")
@@ -36,7 +38,9 @@ def read(source: Source) -> Iterator[Sentence]:
             if head > len(words):
                 raise TaggerError(f"head {head} out of range 0..{len(words)}", name, number)
         columns = {"xpos": tags, "head": heads, "deprel": labels}
-        yield Sentence(words, columns, source=name, line=block[0][0])
+        return Sentence(words, columns, source=name, line=block[0][0])
+
+    yield from each_sentence(blocks(iter_lines(source, name, lenient=on_error is not None)), sentence, on_error)
 
 
 def _head(value: str, name: str, number: int) -> int:

@@ -10,7 +10,7 @@ from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import Source, iter_lines, source_name
+from tagger.formats.base import OnError, Source, each_sentence, iter_lines, source_name
 
 NAME = "pipe"
 EXTENSIONS = (".pipe",)
@@ -22,13 +22,16 @@ def split_token(token: str) -> list[str] | None:
     return fields if len(fields) == 3 and all(fields) else None
 
 
-def read(source: Source) -> Iterator[Sentence]:
-    """Yield one sentence per non-blank line (columns ``xpos`` and ``supertag``)."""
+def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentence]:
+    """Yield one sentence per non-blank line (columns ``xpos`` and ``supertag``); with
+    ``on_error``, malformed lines are reported to it and skipped."""
     name = source_name(source)
-    for number, text in iter_lines(source, name):
+
+    def sentence(item: tuple[int, str]) -> Sentence | None:
+        number, text = item
         tokens = text.split()
         if not tokens or tokens[0] == "#":
-            continue
+            return None
         triples = []
         for token in tokens:
             fields = split_token(token)
@@ -36,7 +39,9 @@ def read(source: Source) -> Iterator[Sentence]:
                 raise TaggerError(f"token '{token}' is not word|POS|supertag", name, number)
             triples.append(fields)
         columns = {"xpos": [t[1] for t in triples], "supertag": [t[2] for t in triples]}
-        yield Sentence([t[0] for t in triples], columns, source=name, line=number)
+        return Sentence([t[0] for t in triples], columns, source=name, line=number)
+
+    yield from each_sentence(iter_lines(source, name, lenient=on_error is not None), sentence, on_error)
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import Source, iter_lines, source_name
+from tagger.formats.base import OnError, Source, each_sentence, iter_lines, source_name
 
 NAME = "tagged"
 EXTENSIONS = (".tagged", ".tag")
@@ -50,14 +50,19 @@ def parse_tokens(text: str, name: str, number: int) -> list[tuple[str, str]]:
     return pairs
 
 
-def read(source: Source, *, column: str = "xpos") -> Iterator[Sentence]:
-    """Yield one sentence per non-blank line of ``word/TAG`` tokens; tags go to ``column``."""
+def read(source: Source, *, column: str = "xpos", on_error: OnError | None = None) -> Iterator[Sentence]:
+    """Yield one sentence per non-blank line of ``word/TAG`` tokens; tags go to ``column``. With
+    ``on_error``, malformed lines are reported to it and skipped."""
     name = source_name(source)
-    for number, text in iter_lines(source, name):
-        if text.strip():
-            pairs = parse_tokens(text, name, number)
-            words = [word for word, _ in pairs]
-            yield Sentence(words, {column: [tag for _, tag in pairs]}, source=name, line=number)
+
+    def sentence(item: tuple[int, str]) -> Sentence | None:
+        number, text = item
+        if not text.strip():
+            return None
+        pairs = parse_tokens(text, name, number)
+        return Sentence([word for word, _ in pairs], {column: [tag for _, tag in pairs]}, source=name, line=number)
+
+    yield from each_sentence(iter_lines(source, name, lenient=on_error is not None), sentence, on_error)
 
 
 def tag_column(sentence: Sentence, column: str | None) -> list[str]:

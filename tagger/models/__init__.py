@@ -11,3 +11,4 @@ MODELS = {cls.name: cls for cls in (SkipLSTMTagger,)}
 
 #: Which model a ``--task`` trains by default.
 TASK_MODELS = {"pos": "skip_lstm", "ccg": "skip_lstm"}
+from tagger.models.transition_parser import TransitionParser; MODELS[TransitionParser.name] = TransitionParser; TASK_MODELS["dep"] = TransitionParser.name  # noqa: E402, E702

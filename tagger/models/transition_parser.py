@@ -83,7 +83,7 @@ class ParserConfig(TrainingConfig):
     lr: float = 0.05
     momentum: float = 0.9
     weight_decay: float = 1e-8
-    batch_size: int = 32  # sentences per update (≈ 1,300 transitions on EWT)
+    batch_size: int = 8  # sentences per update (≈ 330 transitions on EWT; see docs/parser.md)
     max_epochs: int = 30
     patience: int = 4
     lr_halving: bool = True
@@ -546,10 +546,11 @@ class TransitionParser(nn.Module):
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
         """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
-        rows, found = [], []
+        rows, found, seen = [], [], set()
         for i, word in enumerate(words):
             index = self.word_vocab.stoi.get(normalize(word))
-            if index is not None and index >= len(SPECIALS) and index not in rows:
+            if index is not None and index >= len(SPECIALS) and index not in seen:
+                seen.add(index)
                 rows.append(index)
                 found.append(i)
         if rows:
@@ -570,8 +571,8 @@ class TransitionParser(nn.Module):
         if arch == "ffn":
             raise ValueError("bootstrapping initialises a recurrent parser (arch lstm, gru or elman) from an FFN")
         if getattr(ffn, "name", None) != self.name or getattr(ffn.config, "arch", None) != "ffn":
-            raise ValueError(f"can only bootstrap from a trained FFN transition parser, not {getattr(ffn, 'name', ffn)!r} "
-                             f"(arch {getattr(getattr(ffn, 'config', None), 'arch', '?')})")
+            raise ValueError(f"can only bootstrap from a trained FFN transition parser, not a {getattr(ffn, 'name', type(ffn).__name__)} "
+                             f"model with arch {getattr(getattr(ffn, 'config', None), 'arch', '?')}")
         for key in ("words", "tags", "labels"):
             if list(ffn.vocabs[key]) != list(self.vocabs[key]):
                 raise ValueError(f"the FFN's {key} vocabulary differs from this parser's "
@@ -580,7 +581,8 @@ class TransitionParser(nn.Module):
         for key in ("word_dim", "tag_dim", "label_dim", "hidden"):
             if getattr(ffn.config, key) != getattr(self.config, key):
                 raise ValueError(f"{key} differs: FFN {getattr(ffn.config, key)}, this parser {getattr(self.config, key)}")
-        chosen = list(gates) if gates else list(self.gates)
+        aliases = {"h~": "h", "htilde": "h", "h_tilde": "h"}
+        chosen = [aliases.get(g.strip().lower(), g.strip().lower()) for g in gates] if gates else list(self.gates)
         unknown = [g for g in chosen if g not in self.gates]
         if unknown:
             raise ValueError(f"unknown gate(s) {', '.join(unknown)} for {arch}; choose from {', '.join(self.gates)}")

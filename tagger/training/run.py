@@ -16,6 +16,7 @@ from tagger.config import build_config
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.models import MODELS, TASK_MODELS
+from tagger.training import distributed
 from tagger.training.trainer import Reporter, RunOptions, TrainState, fit
 
 TASKS = ("pos", "ccg", "dep")
@@ -86,7 +87,20 @@ class TrainRequest:
 
 
 def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
-    """Train and save a model; returns a plain summary (for tables and ``--json``)."""
+    """Train and save a model; returns a plain summary (for tables and ``--json``).
+
+    Under ``torchrun`` (``WORLD_SIZE`` > 1) every process calls this: it joins the process group,
+    trains its shard through DistributedDataParallel (``batch_size`` sentences per process, so
+    the total batch is ``batch_size`` × processes) and only rank 0 writes the model and
+    checkpoints (see :mod:`tagger.training.distributed`)."""
+    context = distributed.init(resolve_device(request.options.device))
+    try:
+        return _train(request, reporter, context)
+    finally:
+        distributed.shutdown()
+
+
+def _train(request: TrainRequest, reporter: Reporter, context: distributed.Context) -> dict[str, Any]:
     if request.task not in TASKS:
         raise TaggerError(f"--task must be one of {', '.join(TASKS)}")
     name = request.model or TASK_MODELS.get(request.task)
@@ -118,6 +132,7 @@ def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
 
         resumed = checkpoint.read(request.options.checkpoint_dir)
     vocabs = resumed["vocabs"] if resumed else cls.vocabs_from(config, train_sents)
+    vocabs = distributed.broadcast(vocabs)  # every process indexes words as rank 0 does
     model = cls(config, vocabs)
     notes = []
     if request.embeddings and not resumed:
@@ -139,8 +154,11 @@ def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
             raise TaggerError(str(e), request.bootstrap) from None
         notes.append(f"bootstrapped from {request.bootstrap} ({','.join(gates) if gates else 'all gates'})")
     options = request.options
-    options.device = resolve_device(options.device)
+    options.device = distributed.process_device(context, resolve_device(options.device))
     model.to(options.device)
+    net = distributed.wrap(model, context)  # DDP broadcasts rank 0's initial weights
+    if context.distributed:
+        torch.manual_seed(options.seed + 7919 * context.rank)  # dropout differs per process
 
     meta_base = {
         "task": request.task,
@@ -149,6 +167,7 @@ def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
         "train_sentences": len(train_sents),
         "train_tokens": sum(len(s) for s in train_sents),
         "seed": options.seed,
+        "processes": context.world,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     if hasattr(model, "skipped_nonprojective"):
@@ -157,8 +176,10 @@ def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
     def save_best(meta: dict[str, Any]) -> None:
         model_file.save(request.out, model, {**meta_base, **meta})
 
-    state: TrainState = fit(model, train_sents, dev_sents, config, options, save_best, reporter)
-    if not Path(request.out).exists():
+    state: TrainState = fit(model, train_sents, dev_sents, config, options, save_best, reporter,
+                            net=net, shard=(context.rank, context.world))
+    tokens = distributed.total(state.tokens)
+    if context.is_main and not Path(request.out).exists():
         raise TaggerError("training ended before any model was saved", request.out)
     return {
         "model": request.out,
@@ -168,8 +189,9 @@ def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
         "best_epoch": state.best_epoch,
         "epochs": len(state.history),
         "seconds": round(state.elapsed, 1),
-        "train_tokens_per_second": round(state.tokens / state.elapsed) if state.elapsed else None,
+        "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,
         "train_sentences": len(train_sents),
+        "processes": context.world,
         "notes": notes + ([f"{meta_base['nonprojective_skipped']} non-projective training trees skipped"]
                           if meta_base.get("nonprojective_skipped") else []),
     }

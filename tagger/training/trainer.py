@@ -3,6 +3,8 @@
 It calls only the model interface (``collate``, ``forward``, ``loss``, ``decode``, ``metric``)
 and keeps everything a resumed run needs in :class:`TrainState`: the batch order of an epoch is
 a function of (seed, epoch), so a checkpoint at any batch boundary restarts bit for bit.
+Checkpoints (with every process's RNG state) are taken only at batch boundaries: Ctrl-C or
+SIGTERM sets a flag that the loop honours after the current update (:class:`StopSignals`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +24,9 @@ import torch
 from tagger.config import TrainingConfig
 from tagger.corpus.batching import bucket_batches
 from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
 from tagger.inference import predict
-from tagger.training import checkpoint
+from tagger.training import checkpoint, distributed
 
 
 class Reporter(Protocol):
@@ -53,7 +58,67 @@ class TrainState:
     prev_error: float | None = None
     elapsed: float = 0.0  # seconds of training before this process
     tokens: int = 0
+    epoch_loss: float = 0.0  # loss × tokens and tokens of ``epoch`` so far (for its record only)
+    epoch_tokens: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Training stopped by Ctrl-C or SIGTERM at a batch boundary; ``checkpoint`` is the folder
+    holding a checkpoint of that moment (None without ``--checkpoint-dir``)."""
+
+    def __init__(self, checkpoint: Path | None, epoch: int, batch: int):
+        super().__init__(f"interrupted at epoch {epoch}, batch {batch}")
+        self.checkpoint, self.epoch, self.batch = checkpoint, epoch, batch
+
+
+class StopSignals:
+    """While active (main thread only), SIGINT and SIGTERM only set ``requested``; the training
+    loop checks it after each update, so a checkpoint never holds half an update. A second
+    Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
+def _rng_state(device: torch.device) -> dict[str, Any]:
+    return {"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}
+
+
+def _resume(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, shard: tuple[int, int],
+            device: torch.device) -> TrainState | None:
+    """Model, optimizer and this process's RNG from the checkpoint in ``directory``; its state."""
+    loaded = checkpoint.load_latest(directory, model, optimizer)
+    if loaded is None:
+        return None
+    rank, world = shard
+    rngs, saved_world = loaded.pop("rng", None), loaded.pop("world", 1)
+    names = {f.name for f in dataclasses.fields(TrainState)}
+    state = TrainState(**{k: v for k, v in loaded.items() if k in names})
+    if state.batch and saved_world != world:
+        raise TaggerError(f"the checkpoint was taken mid-epoch by {saved_world} process(es); resume it with "
+                          f"{saved_world}, not {world}", str(directory))
+    if rngs and len(rngs) == world:
+        torch.set_rng_state(rngs[rank]["cpu"])
+        if rngs[rank].get("cuda") is not None and device.type == "cuda":
+            torch.cuda.set_rng_state(rngs[rank]["cuda"], device)
+    return state
 
 
 def make_optimizer(params, config: TrainingConfig) -> torch.optim.Optimizer:
@@ -88,35 +153,42 @@ def fit(
     """Train ``model`` on ``train``, keep the best on ``dev`` through ``save_best(meta)``.
 
     ``net`` is what the forward pass goes through (a DistributedDataParallel wrapper, or the
-    model itself); ``shard = (rank, world)`` gives each process its share of every epoch's batches.
+    model itself); ``shard = (rank, world)`` gives each process its share of every epoch's batches
+    (see :mod:`tagger.training.distributed`); only rank 0 writes files.
     """
     net = net or model
     device = torch.device(options.device)
     optimizer = make_optimizer(model.parameters(), config)
+    rank, world = shard
     state = TrainState(lr=config.lr)
     if options.resume and options.checkpoint_dir is not None:
-        loaded = checkpoint.load_latest(options.checkpoint_dir, model, optimizer)
-        if loaded is not None:
-            state = TrainState(**loaded)
+        state = _resume(options.checkpoint_dir, model, optimizer, shard, device) or state
     started = time.monotonic() - state.elapsed
     last_checkpoint = time.monotonic()
     lengths = [len(s) for s in train]
-    rank, world = shard
 
-    def save_checkpoint() -> None:
-        if options.checkpoint_dir is not None and rank == 0:
-            state.elapsed = time.monotonic() - started
-            checkpoint.save(options.checkpoint_dir, model, optimizer, dataclasses.asdict(state))
+    def save_checkpoint() -> None:  # collective under DDP: every rank's RNG goes into rank 0's file
+        if options.checkpoint_dir is not None:
+            rngs = distributed.gather(_rng_state(device))
+            if rank == 0:
+                state.elapsed = time.monotonic() - started
+                checkpoint.save(options.checkpoint_dir, model, optimizer,
+                                {**dataclasses.asdict(state), "world": world, "rng": rngs})
+
+    def stop_here(interrupted: bool, saved: bool = False) -> None:
+        if interrupted:
+            if not saved:
+                save_checkpoint()
+            raise Interrupted(options.checkpoint_dir, state.epoch, state.batch)
 
     out_of_time = lambda: options.max_minutes is not None and time.monotonic() - started > 60 * options.max_minutes  # noqa: E731
     stopped = False
-    while state.epoch <= config.max_epochs and not stopped:
-        batches = bucket_batches(lengths, config.batch_size, random.Random(options.seed * 100_003 + state.epoch))
-        batches = batches[rank::world]
-        reporter.epoch_start(state.epoch, len(batches))
-        model.train()
-        epoch_loss, epoch_tokens = 0.0, 0
-        try:
+    with StopSignals() as signals:
+        while state.epoch <= config.max_epochs and not stopped:
+            batches = bucket_batches(lengths, config.batch_size, random.Random(options.seed * 100_003 + state.epoch))
+            batches = distributed.shard(batches, rank, world)
+            reporter.epoch_start(state.epoch, len(batches))
+            model.train()
             while state.batch < len(batches):
                 batch = model.collate([train[i] for i in batches[state.batch]]).to(device)
                 loss = model.loss(net(batch), batch)
@@ -126,44 +198,46 @@ def fit(
                     torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
                 optimizer.step()
                 state.batch += 1
-                tokens = batch.n_tokens
+                tokens, value = batch.n_tokens, loss.item()
                 state.tokens += tokens
-                epoch_loss += loss.item() * tokens
-                epoch_tokens += tokens
-                reporter.step(loss.item(), tokens)
-                if options.checkpoint_minutes and time.monotonic() - last_checkpoint > 60 * options.checkpoint_minutes:
+                state.epoch_loss += value * tokens
+                state.epoch_tokens += tokens
+                reporter.step(value, tokens)
+                due = bool(options.checkpoint_minutes) and time.monotonic() - last_checkpoint > 60 * options.checkpoint_minutes
+                interrupted, due, late = distributed.agree(signals.requested, due, out_of_time())
+                stop_here(interrupted)
+                if due:
                     save_checkpoint()
                     last_checkpoint = time.monotonic()
-                if out_of_time():
+                if late:
                     stopped = True
                     break
-        except KeyboardInterrupt:
+            metric = evaluate(model, dev, options.eval_max_tokens)
+            error = 1.0 - metric.score
+            record = {"epoch": state.epoch, "loss": state.epoch_loss / max(1, state.epoch_tokens), "dev": metric.score,
+                      "lr": state.lr, "complete": state.batch >= len(batches),
+                      "seconds": round(time.monotonic() - started, 1)}
+            if metric.score > state.best_score:
+                state.best_score, state.best_epoch = metric.score, state.epoch
+                if rank == 0:
+                    save_best({"dev_score": metric.score, "epoch": state.epoch, "history": state.history + [record]})
+                record["best"] = True
+            # The papers' rule: halve lr when the relative change of the dev error is small.
+            if config.lr_halving and state.prev_error and abs(state.prev_error - error) / state.prev_error <= config.halve_threshold and state.lr >= config.min_lr:
+                state.lr /= 2
+                for group in optimizer.param_groups:
+                    group["lr"] = state.lr
+            state.prev_error = error
+            state.history.append(record)
+            reporter.epoch_end(record)
+            if record["complete"]:
+                state.epoch, state.batch, state.epoch_loss, state.epoch_tokens = state.epoch + 1, 0, 0.0, 0
             save_checkpoint()
-            raise
-        metric = evaluate(model, dev, options.eval_max_tokens)
-        error = 1.0 - metric.score
-        record = {"epoch": state.epoch, "loss": epoch_loss / max(1, epoch_tokens), "dev": metric.score, "lr": state.lr,
-                  "complete": state.batch >= len(batches), "seconds": round(time.monotonic() - started, 1)}
-        if metric.score > state.best_score:
-            state.best_score, state.best_epoch = metric.score, state.epoch
-            if rank == 0:
-                save_best({"dev_score": metric.score, "epoch": state.epoch, "history": state.history + [record]})
-            record["best"] = True
-        # The papers' rule: halve lr when the relative change of the dev error is small.
-        if config.lr_halving and state.prev_error and abs(state.prev_error - error) / state.prev_error <= config.halve_threshold and state.lr >= config.min_lr:
-            state.lr /= 2
-            for group in optimizer.param_groups:
-                group["lr"] = state.lr
-        state.prev_error = error
-        state.history.append(record)
-        reporter.epoch_end(record)
-        if record["complete"]:
-            state.epoch += 1
-            state.batch = 0
-        save_checkpoint()
-        if config.patience and state.epoch - 1 - state.best_epoch >= config.patience:
-            break
-        stopped = stopped or out_of_time()
+            interrupted, late = distributed.agree(signals.requested, out_of_time())
+            stop_here(interrupted, saved=True)
+            if config.patience and state.epoch - 1 - state.best_epoch >= config.patience:
+                break
+            stopped = stopped or late
     state.elapsed = time.monotonic() - started
     return state
 

@@ -1,0 +1,264 @@
+"""Benchmark of the transition parser (Elkaref & Bohnet 2017) on UD English EWT, gold POS.
+
+Trains, in order: the FFN; an LSTM from random initialisation; an LSTM bootstrapped from that FFN
+(all gates by default); GRU and Elman (random and bootstrapped). Each model keeps its best dev
+checkpoint; that checkpoint is scored on dev and test (UAS/LAS over all words, CoNLL 2018, and
+without punctuation, the paper's convention) and timed decoding the test file (model only:
+numbering + batched greedy decoding, no file reading; median of 3), with and without the
+Chen & Manning precomputed ``W·e`` rows. One JSON object per result on stdout, progress on stderr.
+
+    python bench/bench_parser.py                                  # everything, full training
+    python bench/bench_parser.py --minutes ffn=8,lstm-boot=5 --models ffn,lstm-boot   # reduced
+
+A run with ``--max-minutes``/``--minutes``/``--max-sentences``/``--max-epochs`` says so in each
+result (``"reduced"``). UDPipe 1 (``ufal.udpipe``) is run as a peer when importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from tagger import model_file
+from tagger.config import build_config
+from tagger.formats import conll
+from tagger.inference import predict
+from tagger.models.transition_parser import ParserConfig, TransitionParser
+from tagger.training.trainer import RunOptions, fit
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
+#: name -> (arch, bootstrapped from the FFN?)
+MODELS = {
+    "ffn": ("ffn", False),
+    "lstm": ("lstm", False),
+    "lstm-boot": ("lstm", True),
+    "gru": ("gru", False),
+    "gru-boot": ("gru", True),
+    "elman": ("elman", False),
+    "elman-boot": ("elman", True),
+}
+
+
+class StderrReporter:
+    def __init__(self, name: str):
+        self.name = name
+
+    def epoch_start(self, epoch: int, batches: int) -> None:
+        print(f"[{self.name}] epoch {epoch}: {batches} batches", file=sys.stderr, flush=True)
+
+    def step(self, loss: float, tokens: int) -> None:
+        pass
+
+    def epoch_end(self, record: dict) -> None:
+        print(f"[{self.name}] {json.dumps(record)}", file=sys.stderr, flush=True)
+
+
+def scores(model: TransitionParser, sentences: list) -> dict:
+    metric = model.metric(sentences, predict(model, sentences, 4096))
+    return {"uas": round(100 * metric.uas_no_punct, 2), "las": round(100 * metric.las_no_punct, 2),
+            "uas_with_punct": round(100 * metric.uas, 2), "las_with_punct": round(100 * metric.las, 2),
+            "words": metric.no_punct.words, "words_with_punct": metric.all.words}
+
+
+def speed(model: TransitionParser, sentences: list, repeats: int, max_tokens: int) -> dict:
+    """Median decoding speed (collate + decode, batched) over ``repeats`` runs, after a warm-up."""
+    predict(model, sentences[:100], max_tokens)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        predict(model, sentences, max_tokens)
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    tokens = sum(len(s) for s in sentences)
+    return {"sentences_per_s": round(len(sentences) / median), "tokens_per_s": round(tokens / median),
+            "seconds": round(median, 3), "runs": [round(t, 3) for t in times]}
+
+
+def speeds(model: TransitionParser, sentences: list, repeats: int, max_tokens: int) -> dict:
+    with_rows = speed(model, sentences, repeats, max_tokens)
+    precompute = model.config.precompute
+    words = model.precomputed_words()
+    model.config.precompute = 0
+    try:
+        without = speed(model, sentences, repeats, max_tokens)
+    finally:
+        model.config.precompute = precompute
+    return {**with_rows, "precomputed_words": words, "without_precompute": without,
+            "precompute_speedup": round(without["seconds"] / with_rows["seconds"], 2)}
+
+
+def parse_minutes(spec: str | None) -> dict[str, float]:
+    out = {}
+    for item in (spec or "").split(","):
+        if item.strip():
+            name, _, value = item.partition("=")
+            out[name.strip()] = float(value)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--train", default=str(DATA / "en_ewt-ud-train.conllu"))
+    parser.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
+    parser.add_argument("--test", default=str(DATA / "en_ewt-ud-test.conllu"))
+    parser.add_argument("--models", default="ffn,lstm,lstm-boot,gru,gru-boot,elman,elman-boot",
+                        help=f"comma-separated, from {', '.join(MODELS)}")
+    parser.add_argument("--gates", default="", help="gates to bootstrap (e.g. i,j,f,o); default all")
+    parser.add_argument("--max-minutes", type=float, help="training time limit per model")
+    parser.add_argument("--minutes", help="per-model limits, e.g. ffn=8,lstm-boot=5 (override --max-minutes)")
+    parser.add_argument("--max-sentences", type=int, help="use only the first N training sentences")
+    parser.add_argument("--max-epochs", type=int)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], help="config key=value")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (machines here are shared)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=4096, help="decoding batch size in words")
+    parser.add_argument("--out-dir", help="where to keep the model files (default: a temporary folder)")
+    parser.add_argument("--ffn-model", help="use this trained FFN (for the -boot models) instead of training one")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {unknown}; choose from {list(MODELS)}")
+    minutes = parse_minutes(args.minutes)
+    out_dir = Path(args.out_dir or tempfile.mkdtemp(prefix="bench_parser_"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    train = list(conll.read(args.train))
+    if args.max_sentences:
+        train = train[: args.max_sentences]
+    dev, test = list(conll.read(args.dev)), list(conll.read(args.test))
+    print(json.dumps({"bench": "parser", "train": args.train, "train_sentences": len(train),
+                      "train_words": sum(map(len, train)), "dev_sentences": len(dev), "test_sentences": len(test),
+                      "nonprojective_train_trees_skipped": TransitionParser.count_nonprojective(train),
+                      "threads": args.threads, "torch": torch.__version__, "pos": "gold UPOS"}), flush=True)
+
+    ffn_path = Path(args.ffn_model) if args.ffn_model else None
+    for name in names:
+        arch, boot = MODELS[name]
+        limit = minutes.get(name, args.max_minutes)
+        overrides = [f"arch={arch}", *args.overrides] + ([f"max_epochs={args.max_epochs}"] if args.max_epochs else [])
+        config = build_config(ParserConfig, TransitionParser.PRESETS, arch, None, overrides)
+        reduced = []
+        if args.max_sentences:
+            reduced.append(f"first {len(train)} training sentences")
+        if limit is not None:
+            reduced.append(f"training stopped after {limit:g} minutes")
+        if args.max_epochs:
+            reduced.append(f"at most {args.max_epochs} epochs")
+        torch.manual_seed(args.seed)
+        if boot:
+            if ffn_path is None or not ffn_path.exists():
+                print(json.dumps({"model": name, "skipped": "needs a trained FFN: put ffn first in --models or give --ffn-model"}))
+                continue
+            ffn, _ = model_file.load(ffn_path)
+            model = TransitionParser(config, ffn.vocabs)
+            gates = [g for g in args.gates.split(",") if g] or None
+            try:
+                model.bootstrap(ffn, gates)
+            except ValueError as e:
+                print(json.dumps({"model": name, "skipped": str(e)}))
+                continue
+        else:
+            model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
+        path = out_dir / f"{name}.model"
+
+        def save_best(meta: dict, model=model, path=path) -> None:
+            model_file.save(path, model, meta)
+
+        start = time.perf_counter()
+        state = fit(model, train, dev, config, RunOptions(seed=args.seed, max_minutes=limit), save_best,
+                    StderrReporter(name))
+        train_seconds = time.perf_counter() - start
+        best, meta = model_file.load(path)
+        if name == "ffn":
+            ffn_path = path
+        result = {
+            "model": name, "arch": arch, "bootstrapped_from": str(ffn_path) if boot else None,
+            "gates": (args.gates or "all") if boot else None,
+            "reduced": "; ".join(reduced) or None,
+            "train_sentences": len(train), "nonprojective_skipped": model.skipped_nonprojective,
+            "epochs": len(state.history), "best_epoch": state.best_epoch,
+            "train_seconds": round(train_seconds, 1),
+            "train_tokens_per_s": round(state.tokens / state.elapsed) if state.elapsed else None,
+            "dev": scores(best, dev), "test": scores(best, test),
+            "speed_test": speeds(best, test, args.repeats, args.max_tokens),
+            "threads": args.threads,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "config": {k: getattr(config, k) for k in ("batch_size", "lr", "momentum", "dropout", "input_dropout",
+                                                        "bptt", "hidden", "precompute", "rare_word_dropout")},
+            "model_file": str(path),
+        }
+        print(json.dumps(result), flush=True)
+        del model, best
+
+    udpipe_peer(args, train, dev, test, out_dir)
+
+
+def udpipe_peer(args, train, dev, test, out_dir: Path) -> None:
+    """UDPipe 1's parser (Straka et al. 2016) trained on the same data with gold POS, when installed."""
+    try:
+        from ufal import udpipe  # type: ignore[import-not-found]
+    except ImportError:
+        print(json.dumps({"model": "udpipe1", "skipped": "ufal.udpipe is not importable (pip install -e '.[bench]')"}))
+        return
+    try:
+        def load(path: str, limit: int | None = None):
+            reader = udpipe.InputFormat.newConlluInputFormat()
+            reader.setText(Path(path).read_text(encoding="utf-8"))
+            error, sentences, sentence = udpipe.ProcessingError(), udpipe.Sentences(), udpipe.Sentence()
+            while reader.nextSentence(sentence, error) and (limit is None or len(sentences) < limit):
+                sentences.append(sentence)
+                sentence = udpipe.Sentence()
+            return sentences
+
+        iterations = "3" if (args.max_minutes or args.minutes or args.max_sentences) else "10"
+        error = udpipe.ProcessingError()
+        start = time.perf_counter()
+        data = udpipe.Trainer.train("morphodita_parsito", load(args.train, args.max_sentences), load(args.dev),
+                                    "none", "none", f"iterations={iterations}", error)
+        if error.occurred():
+            raise RuntimeError(error.message)
+        train_seconds = time.perf_counter() - start
+        path = out_dir / "udpipe1.model"
+        path.write_bytes(data if isinstance(data, bytes) else data.encode("latin-1"))
+        model = udpipe.Model.load(str(path))
+        pipeline = udpipe.Pipeline(model, "conllu", udpipe.Pipeline.NONE, udpipe.Pipeline.DEFAULT, "conllu")
+        result = {"model": "udpipe1", "train_seconds": round(train_seconds, 1), "parser_iterations": int(iterations)}
+        for part, sentences, source in (("dev", dev, args.dev), ("test", test, args.test)):
+            text = Path(source).read_text(encoding="utf-8")
+            start = time.perf_counter()
+            output = pipeline.process(text, error)
+            seconds = time.perf_counter() - start
+            parsed = list(conll.read_string(output)) if hasattr(conll, "read_string") else _read_text(output)
+            predictions = [(s.columns["head"], s.columns["deprel"]) for s in parsed]
+            metric = TransitionParser.metric(None, sentences, predictions)  # metric needs no model state
+            result[part] = {"uas": round(100 * metric.uas_no_punct, 2), "las": round(100 * metric.las_no_punct, 2),
+                            "uas_with_punct": round(100 * metric.uas, 2), "las_with_punct": round(100 * metric.las, 2)}
+            result[f"{part}_sentences_per_s"] = round(len(sentences) / seconds)
+        print(json.dumps(result), flush=True)
+    except Exception as e:  # a peer failing must not hide the results above
+        print(json.dumps({"model": "udpipe1", "skipped": f"failed: {type(e).__name__}: {e}"}))
+
+
+def _read_text(text: str) -> list:
+    with tempfile.NamedTemporaryFile("w", suffix=".conllu", delete=False, encoding="utf-8") as f:
+        f.write(text)
+    try:
+        return list(conll.read(f.name))
+    finally:
+        os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""The transition parser (SPEC §4): trees from decoding, features, bootstrapping, odd input, and a
+short real training run on UD English EWT."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tagger import model_file
+from tagger.corpus.records import Sentence
+from tagger.inference import predict
+from tagger.models import MODELS, TASK_MODELS
+from tagger.models.transition_parser import LABEL_OFFSET, NULL_ID, ParserConfig, TransitionParser
+from tagger.transitions import State, apply, extract, is_projective, oracle
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+EWT = DATA / "ud-english-ewt"
+ARCHS = ("ffn", "lstm", "gru", "elman")
+
+
+def sentence(words: str, heads: list[int], rels: str, upos: str | None = None) -> Sentence:
+    tokens = words.split()
+    tags = upos.split() if upos else ["_"] * len(tokens)
+    return Sentence(tokens, {"head": heads, "deprel": rels.split(), "upos": tags, "xpos": ["_"] * len(tokens)})
+
+
+TRAIN = [
+    sentence("The cat sat .", [2, 3, 0, 3], "det nsubj root punct", "DET NOUN VERB PUNCT"),
+    sentence("A dog barked loudly", [2, 3, 0, 3], "det nsubj root advmod", "DET NOUN VERB ADV"),
+    sentence("She saw the man with a telescope .", [2, 0, 4, 2, 7, 7, 2, 2],
+             "nsubj root det obj case det obl punct", "PRON VERB DET NOUN ADP DET NOUN PUNCT"),
+    sentence("Run !", [0, 1], "root punct", "VERB PUNCT"),
+    # non-projective: 1 -> 3 crosses 2 -> 4
+    sentence("a b c d", [0, 4, 1, 1], "root dep obj dep", "X X X X"),
+]
+
+
+def random_heads(n: int, rng: random.Random) -> list[int]:
+    """A random single-rooted tree (not necessarily projective)."""
+    order = list(range(1, n + 1))
+    rng.shuffle(order)
+    heads = [0] * n
+    for k, word in enumerate(order[1:], 1):
+        heads[word - 1] = order[rng.randrange(k)]
+    return heads
+
+
+def assert_tree(heads: list[int], n: int) -> None:
+    assert len(heads) == n
+    assert heads.count(0) == 1, heads
+    assert all(0 <= h <= n and h != j for j, h in enumerate(heads, 1)), heads
+    for j in range(1, n + 1):  # every word reaches ROOT: no cycles
+        seen, k = 0, j
+        while k != 0:
+            k, seen = heads[k - 1], seen + 1
+            assert seen <= n, f"cycle through word {j}"
+    assert is_projective(heads)
+
+
+def make(arch: str = "ffn", train=TRAIN, **overrides) -> TransitionParser:
+    config = ParserConfig(arch=arch, **overrides)
+    return TransitionParser(config, TransitionParser.vocabs_from(config, train))
+
+
+def randomise(model: TransitionParser, seed: int = 0) -> None:
+    """Weights large enough that random models make varied, confident decisions."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.rand(p.shape, generator=generator) * 0.6 - 0.3)
+
+
+def test_registered() -> None:
+    assert MODELS["transition_parser"] is TransitionParser
+    assert TASK_MODELS["dep"] == "transition_parser"
+    assert set(ARCHS) <= set(TransitionParser.PRESETS)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_decode_gives_single_rooted_trees_on_random_sentences(arch: str) -> None:
+    rng = random.Random(7)
+    model = make(arch, precompute=6)  # few precomputed words: most take the per-batch path
+    randomise(model, seed=ARCHS.index(arch))
+    model.eval()
+    pool = [w for s in TRAIN for w in s.words] + ["unseen", "zzz", "42"]
+    tags = ["DET", "NOUN", "VERB", "PUNCT", "XYZ", "_"]
+    lengths = [1, 1, 2, 3, 500] + [rng.randint(1, 40) for _ in range(40)]
+    sentences = [Sentence([rng.choice(pool) for _ in range(n)], {"upos": [rng.choice(tags) for _ in range(n)]})
+                 for n in lengths]
+    predictions = predict(model, sentences, max_tokens=600)
+    for s, (heads, rels) in zip(sentences, predictions):
+        assert_tree(heads, len(s))
+        assert len(rels) == len(s) and set(rels) <= set(model.label_names)
+    # the precomputed W·e rows change nothing but speed
+    model.config.precompute = 0
+    assert predict(model, sentences, max_tokens=600) == predictions
+    # nor does batching: one sentence at a time
+    model.config.precompute = 6
+    singles = [model.decode(model.collate([s], with_gold=False))[0] for s in sentences[:8]]
+    assert singles == predictions[:8]
+
+
+def test_collated_features_are_the_chen_manning_features() -> None:
+    model = make()
+    batch = model.collate(TRAIN[:4])
+    assert batch.kept == [0, 1, 2, 3]
+    for row, s in enumerate(TRAIN[:4]):
+        n = len(s)
+        labels = [model.label_index[r] for r in s.columns["deprel"]]
+        word_ids = [batch.words[batch.bases[row] + p].item() for p in range(n + 1)]
+        tag_ids = [batch.tags[batch.bases[row] + p].item() for p in range(n + 1)]
+        state = State(n)
+        for step, action in enumerate(oracle(s.columns["head"], labels)):
+            pos = batch.positions[row, step]
+            got = (batch.words[pos].tolist(), batch.tags[pos].tolist(), batch.labels[pos[6:]].tolist())
+            want = extract(state, word_ids, tag_ids, null_word=NULL_ID, null_tag=NULL_ID, null_label=NULL_ID,
+                           label_offset=LABEL_OFFSET)
+            assert got == tuple(want)
+            assert batch.actions[row, step] == action
+            apply(state, action)
+        assert (batch.actions[row, 2 * n :] == -100).all()
+
+
+@pytest.mark.parametrize("arch,bptt", [("ffn", 5), ("lstm", 5), ("lstm", 0), ("gru", 2), ("elman", 1)])
+def test_training_step(arch: str, bptt: int) -> None:
+    model = make(arch, bptt=bptt)
+    model.train()
+    batch = model.collate(TRAIN)
+    assert batch.kept == [0, 1, 2, 3] and batch.n_tokens == 4 + 4 + 8 + 2
+    scores = model(batch)
+    assert scores.shape == (2 * batch.n_tokens, model.n_actions)
+    loss = model.loss(scores, batch)
+    loss.backward()
+    assert torch.isfinite(loss) and model.hidden.weight.grad is not None
+    if arch != "ffn":
+        assert model.recurrent.grad is not None and model.recurrent.grad.abs().sum() > 0
+
+
+def test_nonprojective_trees_are_counted_and_skipped() -> None:
+    assert TransitionParser.count_nonprojective(TRAIN) == 1
+    model = make()
+    assert model.skipped_nonprojective == 1
+    batch = model.collate([TRAIN[4]])
+    assert batch.kept == [] and batch.n_tokens == 0
+    loss = model.loss(model(batch), batch)  # an empty batch still trains (to nothing)
+    loss.backward()
+    assert loss.item() == 0.0
+
+
+def test_pos_column_of_underscores_or_missing() -> None:
+    plain = [Sentence(s.words, {"head": s.columns["head"], "deprel": s.columns["deprel"], "upos": ["_"] * len(s)})
+             for s in TRAIN]
+    for arch in ("ffn", "lstm"):
+        model = make(arch, train=plain)
+        assert model.vocabs["tags"][4:] == ["_"]
+        batch = model.collate(plain)
+        model.loss(model(batch), batch).backward()
+        model.eval()
+        untagged = [Sentence(["no", "tags", "here"]), Sentence(["x"], {"upos": ["_"]})]
+        for s, (heads, _) in zip(untagged, predict(model, untagged)):
+            assert_tree(heads, len(s))
+
+
+def test_unseen_deprel_and_words_at_evaluation() -> None:
+    model = make().eval()
+    dev = [sentence("Zorblax quux .", [2, 0, 2], "nsubj:weird root punct", "PROPN VERB PUNCT")]
+    predictions = predict(model, dev)
+    metric = model.metric(dev, predictions)
+    assert metric.all.words == 3 and metric.no_punct.words == 2
+    assert model.collate(dev).kept == []  # a gold tree with an unknown label cannot be an oracle
+    s = Sentence(list(dev[0].words), dict(dev[0].columns))
+    model.annotate(s, predictions[0])
+    assert s.columns["head"] == predictions[0][0] and s.columns["deprel"] == predictions[0][1]
+
+
+def _blocks(t: torch.Tensor, k: int, size: int) -> torch.Tensor:
+    return t[k * size : (k + 1) * size]
+
+
+@pytest.mark.parametrize("arch,gates", [("lstm", ["j", "o"]), ("lstm", None), ("gru", ["z"]), ("gru", ["r", "h"]),
+                                        ("elman", ["h"])])
+def test_bootstrap_copies_exactly_the_chosen_gates(arch: str, gates: list[str] | None) -> None:
+    ffn = make("ffn")
+    randomise(ffn, seed=1)
+    rnn = TransitionParser(ParserConfig(arch=arch), ffn.vocabs)
+    before = {k: v.clone() for k, v in rnn.state_dict().items()}
+    rnn.bootstrap(ffn, gates)
+    size = rnn.config.hidden
+    chosen = gates or list(rnn.gates)
+    for k, gate in enumerate(rnn.gates):
+        source = ffn if gate in chosen else None
+        weight, bias = _blocks(rnn.hidden.weight, k, size), _blocks(rnn.hidden.bias, k, size)
+        if source is not None:
+            assert torch.equal(weight, ffn.hidden.weight) and torch.equal(bias, ffn.hidden.bias)
+        else:
+            assert torch.equal(weight, _blocks(before["hidden.weight"], k, size))
+            assert torch.equal(bias, _blocks(before["hidden.bias"], k, size))
+    assert torch.equal(rnn.recurrent, before["recurrent"])
+    for name in ("word_emb", "tag_emb", "label_emb", "output"):
+        assert torch.equal(getattr(rnn, name).weight, getattr(ffn, name).weight)
+
+
+def test_bootstrap_refuses_what_does_not_fit() -> None:
+    ffn = make("ffn")
+    lstm = TransitionParser(ParserConfig(arch="lstm"), ffn.vocabs)
+    with pytest.raises(ValueError, match="unknown gate"):
+        lstm.bootstrap(ffn, ["x"])
+    with pytest.raises(ValueError, match="hidden differs"):
+        TransitionParser(ParserConfig(arch="lstm", hidden=64), ffn.vocabs).bootstrap(ffn, None)
+    with pytest.raises(ValueError, match="vocabulary differs"):
+        make("lstm", train=TRAIN[:2]).bootstrap(ffn, None)
+    with pytest.raises(ValueError, match="trained FFN"):
+        lstm.bootstrap(make("gru"), None)
+    with pytest.raises(ValueError, match="recurrent"):
+        make("ffn").bootstrap(ffn, None)
+
+
+def test_model_file_round_trip(tmp_path: Path) -> None:
+    model = make("lstm")
+    randomise(model)
+    model.eval()
+    model_file.save(tmp_path / "p.model", model, {})
+    loaded, _ = model_file.load(tmp_path / "p.model")
+    assert loaded.skipped_nonprojective == 1
+    assert predict(loaded, TRAIN) == predict(model, TRAIN)
+
+
+def test_stale_precomputed_rows_are_rebuilt() -> None:
+    model = make()
+    randomise(model, seed=3)
+    model.eval()
+    first = predict(model, TRAIN)
+    randomise(model, seed=4)  # in-place change of the weights, no train()/eval() in between
+    second = predict(model, TRAIN)
+    model.config.precompute = 0
+    assert predict(model, TRAIN) == second
+    assert model._tables is not None or first is not None
+
+
+def _read(path: Path, limit: int) -> list[Sentence]:
+    from tagger.formats import conll
+
+    out = []
+    for s in conll.read(str(path)):
+        out.append(s)
+        if len(out) == limit:
+            break
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (EWT / "en_ewt-ud-train.conllu").exists(), reason="EWT not available")
+def test_short_real_training_run_beats_a_trivial_baseline() -> None:
+    from tagger.training.trainer import RunOptions, fit
+
+    train, dev = _read(EWT / "en_ewt-ud-train.conllu", 400), _read(EWT / "en_ewt-ud-dev.conllu", 200)
+    config = ParserConfig(arch="ffn", batch_size=2, max_epochs=4, patience=0)
+    torch.manual_seed(1)
+    model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
+
+    class Quiet:
+        def epoch_start(self, epoch, batches): pass
+        def step(self, loss, tokens): pass
+        def epoch_end(self, record): pass
+
+    start = time.monotonic()
+    state = fit(model, train, dev, config, RunOptions(max_minutes=1.0), lambda meta: None, Quiet())
+    seconds = time.monotonic() - start
+    metric = model.metric(dev, predict(model.eval(), dev))
+    # every word attached to its left neighbour scores about 0.3 UAS on EWT
+    assert metric.uas_no_punct > 0.5, (metric.uas_no_punct, state.history, seconds)
+    assert metric.las_no_punct > 0.3
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small per-step tensor ops: one thread avoids OpenMP barriers on shared, busy machines."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
