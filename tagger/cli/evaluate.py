@@ -272,6 +272,7 @@ Examples:
     help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.",
 )
 @click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
+@click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part.")
 def command(
     data: str | None,
     model_path: str | None,
@@ -289,6 +290,7 @@ def command(
     top: int,
     beta: float | None,
     device: str,
+    split: str | None,
 ) -> None:
     """Score predictions against gold annotation: accuracy table, or --json.
 
@@ -302,7 +304,12 @@ def command(
         if model_path is None or data is None:
             raise click.UsageError("--model MODEL and a DATA file go together")
         train_words = training_words(train_path, train_format, columns_spec) if train_path else None
-        chosen, results = evaluate_model(model_path, data, gold_format, columns_spec, beta, device, train_words)
+        source = data
+        if split:
+            from tagger.training.run import split_files
+
+            source = split_files(data, split, "pos" if task == "auto" else task)["test"]
+        chosen, results = evaluate_model(model_path, source, gold_format, columns_spec, beta, device, train_words)
         _emit({"model": model_path, "data": data, "column": chosen}, results, as_json, top, punct)
         return
     if gold_path is None or pred_path is None:

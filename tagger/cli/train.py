@@ -13,14 +13,15 @@ from rich.console import Console
 from tagger.cli.progress import RichReporter
 from tagger.models import MODELS
 from tagger.training.distributed import env_context
-from tagger.training.run import TASKS, DataSpec, TrainRequest, train
+from tagger.training.run import SPLITS, TASKS, DataSpec, TrainRequest, split_files, train
 from tagger.training.trainer import Interrupted, RunOptions
 
 
 @click.command("train")
 @click.option("--task", type=click.Choice(TASKS), default="pos", show_default=True, help="What to learn.")
 @click.option("--train", "train_path", required=True, help="Training data: a file or a folder of files.")
-@click.option("--dev", "dev_path", required=True, help="Development data, for model selection and lr halving.")
+@click.option("--dev", "dev_path", help="Development data, for model selection and lr halving.")
+@click.option("--split", type=click.Choice(SPLITS), help="--train is a folder of wsj_SSNN files: take train and dev from it by WSJ section (wsj) or as the NLTK sample is split (sample).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the model file.")
 @click.option("--format", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6.")
@@ -46,7 +47,7 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir.")
 @click.option("--quiet", is_flag=True, help="No progress bar (one line per epoch is still printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def command(task, train_path, dev_path, out, fmt, columns, column, model, preset, config_file, overrides, arch,
+def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
             embeddings, bootstrap, gates, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
             threads, checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
     """Train a tagger or parser and keep the model that scores best on --dev.
@@ -56,6 +57,7 @@ def command(task, train_path, dev_path, out, fmt, columns, column, model, preset
       tagger train --task pos --train train.conllu --dev dev.conllu --out pos.tagger
       tagger train --task pos --column xpos --preset wu2016-7x512 --train T --dev D --out M
       tagger train --task ccg --train train.auto --dev dev.auto --out ccg.tagger
+      tagger train --task ccg --train ccgbank/data/AUTO --split wsj --out ccg.tagger
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
@@ -67,10 +69,16 @@ def command(task, train_path, dev_path, out, fmt, columns, column, model, preset
     for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size), ("patience", patience)):
         if value is not None:
             shortcuts.append(f"{key}={value}")
+    train_source, dev_source = train_path, dev_path
+    if split:
+        parts = split_files(train_path, split, task)
+        train_source, dev_source = parts["train"], dev_path or parts["dev"]
+    elif not dev_path:
+        raise click.UsageError("give --dev (or --split to take it from the --train folder)")
     request = TrainRequest(
         task=task,
-        train=DataSpec(train_path, fmt, columns, max_sentences),
-        dev=DataSpec(dev_path, fmt, columns),
+        train=DataSpec(train_source, fmt, columns, max_sentences),
+        dev=DataSpec(dev_source, fmt, columns),
         out=out,
         column=column,
         model=model,

@@ -22,18 +22,46 @@ from tagger.training.trainer import Reporter, RunOptions, TrainState, fit
 TASKS = ("pos", "ccg", "dep")
 
 
+SPLITS = ("wsj", "sample")
+
+
 @dataclass
 class DataSpec:
-    """Where sentences come from: a path (file or folder), its format and, for ``columns``, the spec."""
+    """Where sentences come from: a path (file or folder) or a list of files, its format and, for
+    ``columns``, the column spec."""
 
-    path: str
+    path: str | list[Path]
     fmt: str = "auto"
     columns: str | None = None
     max_sentences: int | None = None
 
+    @property
+    def name(self) -> str:
+        return self.path if isinstance(self.path, str) else f"{len(self.path)} files from {self.path[0].parent}"
+
+
+def split_files(folder: str, split: str, task: str) -> dict[str, list[Path]]:
+    """Train/dev/test files of a folder of WSJ files (searched recursively, as CCGbank keeps one
+    folder per section): ``wsj`` splits by section for ``task``, ``sample`` as the benchmarks split
+    the NLTK sample (SPEC §2, ../shared/BENCHMARKS.md)."""
+    from tagger.formats.ptb import WSJ_FILE, sample_split, wsj_split
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise TaggerError("--split needs a folder of wsj_SSNN files", folder)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and WSJ_FILE.search(p.name))
+    if not files:
+        raise TaggerError("no wsj_SSNN files in this folder", folder)
+    parts = sample_split(files) if split == "sample" else wsj_split(files, "pos" if task == "pos" else task)
+    for part, chosen in parts.items():
+        if not chosen:
+            raise TaggerError(f"the {split} split has no {part} files here", folder)
+    return parts
+
 
 def read_sentences(spec: DataSpec) -> list[Sentence]:
     from tagger import formats
+    from tagger.cli.convert import supertags_from_conll
 
     options: dict[str, Any] = {}
     if spec.columns:
@@ -43,12 +71,13 @@ def read_sentences(spec: DataSpec) -> list[Sentence]:
     sentences = formats.read(spec.path, spec.fmt, **options)
     if spec.max_sentences:
         sentences = itertools.islice(sentences, spec.max_sentences)
-    return [s for s in sentences if len(s)]
+    # CoNLL files written by `tagger convert` carry CCG supertags in MISC (supertag=CAT).
+    return [supertags_from_conll(s, "misc") for s in sentences if len(s)]
 
 
 def default_column(task: str, sentences: Sequence[Sentence]) -> str:
     """The column a tagger learns when ``--column`` is not given."""
-    candidates = ("supertag",) if task == "ccg" else ("upos", "xpos", "tag", "supertag")
+    candidates = ("supertag", "tag") if task == "ccg" else ("upos", "xpos", "tag", "supertag")
     sample = sentences[:50]
     for name in candidates:
         if sample and all(s.has(name) for s in sample):
@@ -110,9 +139,9 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
     train_sents = read_sentences(request.train)
     dev_sents = read_sentences(request.dev)
     if not train_sents:
-        raise TaggerError("no sentences to train on", request.train.path)
+        raise TaggerError("no sentences to train on", request.train.name)
     if not dev_sents:
-        raise TaggerError("no sentences to evaluate on", request.dev.path)
+        raise TaggerError("no sentences to evaluate on", request.dev.name)
     overrides = list(request.overrides)
     if cls.name == "skip_lstm":
         column = request.column or default_column(request.task, train_sents)
@@ -123,7 +152,7 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         overrides.insert(0, f"tag_column={request.column}")
     config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
     for sentences, spec in ((train_sents, request.train), (dev_sents, request.dev)):
-        check_columns(cls, config, sentences, spec.path)
+        check_columns(cls, config, sentences, spec.name)
 
     torch.manual_seed(request.options.seed)
     resumed = None
@@ -162,8 +191,8 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
 
     meta_base = {
         "task": request.task,
-        "train": os.path.abspath(request.train.path),
-        "dev": os.path.abspath(request.dev.path),
+        "train": os.path.abspath(request.train.path) if isinstance(request.train.path, str) else request.train.name,
+        "dev": os.path.abspath(request.dev.path) if isinstance(request.dev.path, str) else request.dev.name,
         "train_sentences": len(train_sents),
         "train_tokens": sum(len(s) for s in train_sents),
         "seed": options.seed,
