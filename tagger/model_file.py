@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,17 @@ def read_archive(path: str | os.PathLike) -> dict[str, Any]:
     """The archive's plain data, checked; a :class:`TaggerError` for anything not ours."""
     name = os.fspath(path)
     try:
-        archive = torch.load(name, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            archive = torch.load(name, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise TaggerError("no such model file", name) from None
     except IsADirectoryError:
         raise TaggerError("is a directory, not a model file", name) from None
     except pickle.UnpicklingError as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else "unsupported content"
-        raise TaggerError(f"refused: the file holds objects a model file never has (it could run code): {first}", name) from None
+        reason = next((line.strip() for line in str(e).splitlines() if "Unsupported" in line or "GLOBAL" in line), "")
+        raise TaggerError("refused: not a plain-data tagger model file; loading it could run code"
+                          + (f" ({reason.split('. Please')[0].rstrip('.')})" if reason else ""), name) from None
     except Exception as e:  # noqa: BLE001 - torch raises many types for corrupt or truncated archives
         raise TaggerError(f"not a tagger model file, or truncated ({type(e).__name__})", name) from None
     if not isinstance(archive, dict) or "format_version" not in archive or "state_dict" not in archive:

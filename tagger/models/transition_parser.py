@@ -40,7 +40,7 @@ from tagger.corpus.vocab import PAD, UNK, Vocab
 from tagger.evaluation.metrics import AttachmentMetric, is_punct
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import State, apply, legal_code, mask_templates, oracle
-from tagger.transitions.features import N_FEATURES, TOKEN_SLOTS, token_slots
+from tagger.transitions.features import TOKEN_SLOTS, token_slots
 
 NULL = "<null>"
 ROOT = "<root>"
@@ -526,6 +526,11 @@ class TransitionParser(nn.Module):
         return results
 
     # ----------------------------------------------------------------------------- results
+    @property
+    def output_columns(self) -> list[str]:
+        """The columns :meth:`annotate` fills."""
+        return ["head", "deprel"]
+
     def annotate(self, sentence: Sentence, prediction: tuple[list[int], list[str]]) -> None:
         """Write predicted heads and labels into ``sentence``'s ``head`` and ``deprel`` columns."""
         heads, rels = prediction
