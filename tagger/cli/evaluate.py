@@ -273,6 +273,7 @@ Examples:
 )
 @click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
 @click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part.")
+@click.option("--threads", type=int, help="With --model: CPU threads for torch.")
 def command(
     data: str | None,
     model_path: str | None,
@@ -291,6 +292,7 @@ def command(
     beta: float | None,
     device: str,
     split: str | None,
+    threads: int | None,
 ) -> None:
     """Score predictions against gold annotation: accuracy table, or --json.
 
@@ -305,6 +307,10 @@ def command(
             raise click.UsageError("--model MODEL and a DATA file go together")
         train_words = training_words(train_path, train_format, columns_spec) if train_path else None
         source = data
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
         if split:
             from tagger.training.run import split_files
 

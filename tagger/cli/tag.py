@@ -21,7 +21,7 @@ from tagger.training.run import resolve_device
 @click.option("--top-k", type=click.IntRange(1), help="Multi-tagging: at most K tags per word, with probabilities.")
 @click.option("--beta", type=click.FloatRange(0, 1), help="Multi-tagging: every tag with p >= BETA * p_best.")
 @click.option("--chunk-size", type=click.IntRange(1), default=1000, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
-@click.option("--device", default="cpu", show_default=True, help="cpu, auto, cuda or cuda:N.")
+@click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda or cuda:N.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
 @click.option("--on-error", type=click.Choice(ON_ERROR), default="fail", show_default=True,
               help="Malformed input sentence: fail (stop after writing what came before), or skip it "

@@ -193,6 +193,15 @@ class TransitionParser(nn.Module):
         nn.init.constant_(self.hidden.bias, c.hidden_bias_init)
         templates = mask_templates(self.n_labels)
         mask = torch.tensor([list(t) for t in templates], dtype=torch.bool)
+        root = self.label_index.get("root")
+        if root is not None:  # UD: the arc from ROOT is labelled root, and no other arc is
+            for code in range(8):
+                from_root = bool(code & 4) and not code & 2  # RIGHT-ARC legal, LEFT-ARC not: s1 is ROOT
+                if from_root:
+                    mask[code, 2::2] = False
+                    mask[code, 2 + 2 * root] = True
+                else:
+                    mask[code, 1 + 2 * root] = mask[code, 2 + 2 * root] = False
         self.register_buffer("mask_bias", torch.zeros(mask.shape).masked_fill(~mask, float("-inf")), persistent=False)
         self._word_ids: dict[str, int] = {}
         self._tables: dict | None = None
