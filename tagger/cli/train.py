@@ -44,7 +44,7 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--threads", type=int, help="CPU threads for torch.")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C).")
 @click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
-@click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir.")
+@click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none).")
 @click.option("--quiet", is_flag=True, help="No progress bar (one line per epoch is still printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
@@ -63,6 +63,8 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
       torchrun --nproc_per_node=4 -m tagger train ...   (DDP; batch size is per process; docs/scaling.md)
     """
+    if resume and not checkpoint_dir:
+        raise click.UsageError("--resume needs --checkpoint-dir (the folder of the run to continue)")
     if threads:
         torch.set_num_threads(threads)
     shortcuts = [f"arch={arch}"] if arch else []
@@ -101,7 +103,8 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
             where = (f"checkpoint saved in {stop.checkpoint}; run the same command with --resume to continue"
                      if stop.checkpoint else "no --checkpoint-dir, so no checkpoint")
             best = f"; best model so far in {out}" if Path(out).exists() else ""
-            console.print(f"interrupted at epoch {stop.epoch}, batch {stop.batch}: {where}{best}")
+            console.print(f"interrupted at epoch {stop.epoch}, batch {stop.batch}: {where}{best}", markup=False,
+                          highlight=False)
         sys.exit(130)
     if not main:
         return

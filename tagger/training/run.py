@@ -160,7 +160,13 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         from tagger.training import checkpoint
 
         resumed = checkpoint.read(request.options.checkpoint_dir)
-    vocabs = resumed["vocabs"] if resumed else cls.vocabs_from(config, train_sents)
+    source = None
+    if request.bootstrap and not resumed:
+        if not hasattr(cls, "bootstrap"):
+            raise TaggerError(f"model {cls.name} cannot be bootstrapped")
+        source, _ = model_file.load(request.bootstrap)
+    # A bootstrapped model shares its source's vocabularies, so that embedding rows line up.
+    vocabs = resumed["vocabs"] if resumed else source.vocabs if source is not None else cls.vocabs_from(config, train_sents)
     vocabs = distributed.broadcast(vocabs)  # every process indexes words as rank 0 does
     model = cls(config, vocabs)
     notes = []
@@ -172,13 +178,10 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
             raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but word_dim is {config.word_dim}; "
                               f"add --set word_dim={vectors.shape[1]}", request.embeddings)
         notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
-    if request.bootstrap and not resumed:
-        if not hasattr(model, "bootstrap"):
-            raise TaggerError(f"model {cls.name} cannot be bootstrapped")
-        ffn, _ = model_file.load(request.bootstrap)
+    if source is not None:
         gates = [g.strip() for g in (request.gates or "").split(",") if g.strip()] or None
         try:
-            model.bootstrap(ffn, gates)
+            model.bootstrap(source, gates)
         except ValueError as e:
             raise TaggerError(str(e), request.bootstrap) from None
         notes.append(f"bootstrapped from {request.bootstrap} ({','.join(gates) if gates else 'all gates'})")
