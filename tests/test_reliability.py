@@ -118,8 +118,8 @@ def test_interrupt_kill_and_resume_give_the_uninterrupted_weights(ewt, tmp_path)
     code, _, err = finish(run)
     assert code == 130, err
     assert "checkpoint saved" in err and "--resume" in err
-    interrupted = trainer_state(ck)
-    assert interrupted["epoch"] == 1 and 0 < interrupted["batch"]
+    interrupted = trainer_state(ck)  # (1, k > 0); (2, 0) only if the signal came during epoch 1's end
+    assert (interrupted["epoch"], interrupted["batch"] > 0) in ((1, True), (2, False))
 
     # Resume, then SIGKILL as soon as there is a mid-epoch checkpoint in epoch 2 (lands anywhere).
     run = subprocess.Popen(command + ["--resume"], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -189,7 +189,7 @@ def test_model_files_and_checkpoints_are_read_with_weights_only(toy_file, tmp_pa
     model = toy_model()
     checkpoint.save(tmp_path, model, torch.optim.SGD(model.parameters(), lr=0.1), {"epoch": 1})
     checkpoint.read(tmp_path)
-    assert calls and all(flag is True for flag in calls)
+    assert len(calls) >= 2 and all(flag is True for flag in calls)
 
 
 def test_crafted_model_file_is_refused_by_the_cli_without_running_code(tmp_path):
@@ -293,9 +293,9 @@ def test_tagging_memory_does_not_grow_with_input_size():
 
     Bound: the 27,000 extra sentences would take ~23 MiB if each were kept (a read Sentence with
     its word list and strings is ~890 bytes, measured with tracemalloc), and so would any leak of
-    more than 152 KiB per 500-sentence chunk (54 more chunks); what is legitimately held (one chunk of 500 sentences, its tensors and
-    output: well under 8 MiB) is the same at both sizes. The first 3,000 also warm the
-    featurizer's memo and torch. Measured: the difference is 0 to a few hundred KiB.
+    more than 152 KiB per 500-sentence chunk (54 more chunks); what is legitimately held (one
+    chunk of 500 sentences, its tensors and output: well under 8 MiB) is the same at both sizes.
+    The first 3,000 also warm the featurizer's memo and torch. Measured: 0 to ~1 MiB apart.
     bench/stream_rss.py does 10k/100k/1M sentences through the CLI."""
     env = {**ENV, "MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
     done = subprocess.run([sys.executable, "-c", RSS_SCRIPT, "3000", "30000"], env=env, capture_output=True,

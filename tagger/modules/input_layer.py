@@ -61,7 +61,7 @@ class InputFeaturizer:
         hit = self._cache.get(word)
         if hit is None:
             hit = (self.words.index(normalize(word)), caps_class(word), self.chars.indices(char_slots(word, self.char_length)))
-            if len(self._cache) < 500_000:
+            if len(self._cache) < 100_000:  # bounded: open-vocabulary streams must not grow memory
                 self._cache[word] = hit
         return hit
 
