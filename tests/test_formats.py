@@ -93,7 +93,7 @@ def test_conllx_columns_and_round_trip():
 
 @pytest.mark.parametrize("lines, line, message", [
     ([row(1, "a"), "2\tb\t_\tX\t_\t_\t1\tdep\t_"], 2, "expected 10 tab-separated columns, found 9"),
-    ([row(1, "a"), row(2, "b", head="x")], 2, "HEAD 'x' is not an integer"),
+    ([row(1, "a"), row(2, "b", head="x")], 2, "HEAD 'x' is not a non-negative integer"),
     ([row(1, "a"), row(2, "b", head=3)], 2, "HEAD 3 out of range 0..2"),
     ([row(1, "a"), row(2, "b", head=2)], 2, "its own HEAD"),
     ([row(1, "a"), row(3, "b", head=1)], 2, "word ID 3 out of order, expected 2"),
@@ -330,7 +330,7 @@ def test_columns_errors():
     e = error("a\tB\tC\nb\tB\n", "columns", columns="form=1,tag=3")
     assert e.line == 2 and "line has 2 columns, the column spec needs 3" in e.message
     e = error("a\tB\tx\n", "columns", columns="form=1,head=3")
-    assert e.line == 1 and "head 'x'" in e.message
+    assert e.line == 1 and "HEAD 'x'" in e.message
 
 
 # --- detection, directories, lists, streams and the errors every format shares ----------------------

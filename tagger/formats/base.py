@@ -179,3 +179,12 @@ def _texts(lines: list, count: int) -> list[str]:
 
 __all__ = ["Source", "OnError", "source_name", "iter_lines", "open_output", "blocks", "each_sentence", "Undecodable",
            "peek", "Replay", "io"]
+
+
+def parse_head(value: str, name: str, number: int) -> int:
+    """A HEAD value: a non-negative integer, or -1 for ``_`` (unannotated)."""
+    if value == "_":
+        return -1
+    if not (value.isascii() and value.isdigit()):
+        raise TaggerError(f"HEAD '{value}' is not a non-negative integer", name, number)
+    return int(value)

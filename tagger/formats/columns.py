@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Mapping, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, source_name
+from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, parse_head, source_name
 
 NAME = "columns"
 EXTENSIONS = (".tsv", ".column", ".columns")
@@ -82,18 +82,11 @@ def read(source: Source, *, columns: Mapping[str, int] | str | None = None,
             words.append(fields[spec["form"] - 1])
             for column in values:
                 value = fields[spec[column] - 1]
-                values[column].append(_head(value, name, number) if column == "head" else value)
+                values[column].append(parse_head(value, name, number) if column == "head" else value)
         return Sentence(words, values, source=name, line=block[0][0])
 
     yield from each_sentence(blocks(iter_lines(source, name, lenient=on_error is not None)), sentence, on_error)
 
-
-def _head(value: str, name: str, number: int) -> int:
-    if value == "_":
-        return -1
-    if not (value.isascii() and value.isdigit()):
-        raise TaggerError(f"head '{value}' is not a non-negative integer", name, number)
-    return int(value)
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO, *,

@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Iterable, Iterator, TextIO
 
 from conllu.exceptions import ParseException
-from conllu.parser import parse_id_value, parse_int_value
+from conllu.parser import parse_id_value
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, source_name
+from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, parse_head, source_name
 
 NAME = "conllu"
 EXTENSIONS = (".conllu",)
@@ -73,7 +73,7 @@ def _sentence(block: list[tuple[int, str]], name: str, dialect: str, fields: dic
             continue
         if wid != expected:
             raise TaggerError(f"word ID {wid} out of order, expected {expected}", name, number)
-        head = _head(values[6], name, number)
+        head = parse_head(values[6], name, number)
         words.append(values[1])
         for column, index in fields.items():
             columns[column].append(head if column == "head" else values[index])
@@ -92,21 +92,6 @@ def _sentence(block: list[tuple[int, str]], name: str, dialect: str, fields: dic
     lines = [text for _, text in block]
     return Sentence(words, columns, source=name, line=block[0][0], raw={"format": dialect, "lines": lines})
 
-
-def _head(value: str, name: str, number: int) -> int:
-    if value == "_":
-        return -1
-    if value.isdigit() and value.isascii():
-        return int(value)
-    try:
-        head = parse_int_value(value)
-    except ParseException:
-        head = None
-    if head is None:
-        raise TaggerError(f"HEAD '{value}' is not an integer", name, number)
-    if head < 0:
-        raise TaggerError(f"HEAD {head} out of range", name, number)
-    return head
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO, *, dialect: str = "conllu") -> None:

@@ -11,7 +11,7 @@ from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, source_name
+from tagger.formats.base import OnError, Source, blocks, each_sentence, iter_lines, parse_head, source_name
 
 NAME = "dp"
 EXTENSIONS = (".dp",)
@@ -32,7 +32,7 @@ def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentenc
                     f"found {len(values)}", name, number)
             words.append(values[0])
             tags.append(values[1])
-            heads.append(_head(values[2], name, number))
+            heads.append(parse_head(values[2], name, number))
             labels.append(values[3] if len(values) == 4 else "_")
         for (number, _), head in zip(block, heads):
             if head > len(words):
@@ -42,13 +42,6 @@ def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentenc
 
     yield from each_sentence(blocks(iter_lines(source, name, lenient=on_error is not None)), sentence, on_error)
 
-
-def _head(value: str, name: str, number: int) -> int:
-    if value == "_":
-        return -1
-    if not (value.isascii() and value.isdigit()):
-        raise TaggerError(f"head '{value}' is not a non-negative integer", name, number)
-    return int(value)
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:

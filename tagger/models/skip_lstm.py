@@ -13,7 +13,7 @@ from torch.nn import functional as F
 
 from tagger.config import TrainingConfig
 from tagger.corpus.records import Sentence
-from tagger.corpus.vocab import PAD, UNK, Vocab
+from tagger.corpus.vocab import PAD, Vocab
 from tagger.evaluation.metrics import TagMetric
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import InputFeaturizer, InputLayer, char_slots, normalize
