@@ -34,6 +34,7 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--embeddings", type=click.Path(), help="Pretrained word vectors (GloVe/word2vec text).")
 @click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model.")
 @click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU).")
+@click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS).")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @click.option("--patience", type=int, help="Same as --set patience=N.")
@@ -48,7 +49,7 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--quiet", is_flag=True, help="No progress bar (one line per epoch is still printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
-            embeddings, bootstrap, gates, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
+            embeddings, bootstrap, gates, pos_model, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
             threads, checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
     """Train a tagger or parser and keep the model that scores best on --dev.
 
@@ -90,6 +91,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         embeddings=embeddings,
         bootstrap=bootstrap,
         gates=gates,
+        pos_model=pos_model,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),

@@ -209,8 +209,9 @@ class TransitionParser(nn.Module):
     # ----------------------------------------------------------------------------- data → tensors
     @classmethod
     def required_columns(cls, config: ParserConfig) -> list[str]:
-        """What training sentences must have (the POS column may be ``_``: it then reads as unknown)."""
-        return ["head", "deprel"]
+        """What training sentences must have (the POS column and DEPREL may be ``_``: tags then read
+        as unknown, and a corpus without labels trains an unlabelled parser)."""
+        return ["head"]
 
     @classmethod
     def count_nonprojective(cls, sentences: Sequence[Sentence]) -> int:
@@ -239,8 +240,9 @@ class TransitionParser(nn.Module):
             tag_values = sentence.columns.get(config.tag_column)
             if tag_values is not None:
                 tags.update(tag_values)
-            labels.update(sentence.columns.get("deprel") or ())
-        labels.pop("_", None)
+            labels.update(sentence.columns.get("deprel") or ["_"] * len(sentence))
+        if set(labels) != {"_"}:  # "_" is a label only in unlabelled data (Malt-TAB .dp without DEPREL)
+            labels.pop("_", None)
         word_vocab = Vocab.build(words, config.min_word_count, specials=SPECIALS)
         rare_from = next((i for i, w in enumerate(word_vocab.itos) if i >= len(SPECIALS) and words[w] < 2),
                          len(word_vocab))
@@ -273,8 +275,8 @@ class TransitionParser(nn.Module):
         for k, sentence in enumerate(sentences):
             if with_gold:
                 heads = sentence.columns.get("head")
-                rels = sentence.columns.get("deprel")
-                if heads is None or rels is None:
+                rels = sentence.columns.get("deprel") or ["_"] * len(sentence)
+                if heads is None:
                     continue
                 try:
                     labels = [self.label_index[r] for r in rels]

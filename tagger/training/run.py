@@ -112,6 +112,7 @@ class TrainRequest:
     embeddings: str | None = None
     bootstrap: str | None = None
     gates: str | None = None
+    pos_model: str | None = None  # retag the parser's POS column with this tagger first
     options: RunOptions = field(default_factory=RunOptions)
 
 
@@ -151,6 +152,8 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
     elif request.column:
         overrides.insert(0, f"tag_column={request.column}")
     config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
+    if request.pos_model:
+        retag(request.pos_model, getattr(config, "tag_column", None), train_sents + dev_sents)
     for sentences, spec in ((train_sents, request.train), (dev_sents, request.dev)):
         check_columns(cls, config, sentences, spec.name)
 
@@ -227,6 +230,18 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         "notes": notes + ([f"{meta_base['nonprojective_skipped']} non-projective training trees skipped"]
                           if meta_base.get("nonprojective_skipped") else []),
     }
+
+
+def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None:
+    """Replace ``column`` of ``sentences`` with the predictions of the tagger in ``pos_model``, so
+    that a parser trains (and selects its best epoch) on the POS it will see at tagging time."""
+    from tagger.inference import predict
+
+    tagger, _ = model_file.load(pos_model)
+    if not hasattr(tagger, "tag_vocab") or column is None:
+        raise TaggerError("--pos-model must be a tagger, for a model that reads a POS column", pos_model)
+    for sentence, tags in zip(sentences, predict(tagger, sentences)):
+        sentence.columns[column] = tags
 
 
 def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str) -> None:
