@@ -168,6 +168,8 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         if not hasattr(cls, "bootstrap"):
             raise TaggerError(f"model {cls.name} cannot be bootstrapped")
         source, _ = model_file.load(request.bootstrap)
+        if source.name != cls.name:
+            raise TaggerError(f"--bootstrap needs a trained {cls.name} model, not a {source.name}", request.bootstrap)
     # A bootstrapped model shares its source's vocabularies, so that embedding rows line up.
     vocabs = resumed["vocabs"] if resumed else source.vocabs if source is not None else cls.vocabs_from(config, train_sents)
     vocabs = distributed.broadcast(vocabs)  # every process indexes words as rank 0 does
