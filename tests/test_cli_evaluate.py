@@ -175,11 +175,11 @@ def test_evaluate_usage_errors(files):
     assert result.exit_code == 0 and "tagger evaluate --gold" in result.stdout
 
 
-def test_evaluate_model_hook_is_a_clear_error(files):
+def test_evaluate_missing_model_is_a_clear_error(files):
     gold, _ = files
     result = run("evaluate", "--model", "m.tagger", gold)
     assert result.exit_code == 1
-    assert "--model evaluation needs a trained model" in one_error_line(result.stderr, "m.tagger")
+    assert "no such model file" in one_error_line(result.stderr, "m.tagger")
 
 
 def test_evaluate_ccg_against_converted_conllu(tmp_path):
