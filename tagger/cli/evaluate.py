@@ -128,13 +128,19 @@ def evaluate_files(
         raise TaggerError(
             "nothing to score: no tag column or heads present in both gold and predicted files", pred_path
         )
-    tagging, parsing = score(gold, pred, chosen, parse, train_words)
+    return chosen, scored(gold, pred, chosen, parse, train_words)
+
+
+def scored(gold: list[Sentence], pred: list[Sentence], column: str | None, parse: bool,
+           train_words: set[str] | None) -> dict[str, Metric]:
+    """The metrics of ``pred`` against ``gold`` under ``"tagging"`` and/or ``"parsing"``."""
+    tagging, parsing = score(gold, pred, column, parse, train_words)
     results: dict[str, Metric] = {}
     if tagging is not None:
         results["tagging"] = tagging
     if parsing is not None:
         results["parsing"] = parsing
-    return chosen, results
+    return results
 
 
 def evaluate_model(
@@ -179,12 +185,7 @@ def evaluate_model(
         raise TaggerError(f"no gold '{column}' column to score the model's tags against", data_path)
     if parse and not has_column(gold, "head"):
         raise TaggerError("no gold heads to score the parser against", data_path)
-    tagging, parsing = score(gold, pred, column, parse, train_words)
-    results: dict[str, Metric] = {}
-    if tagging is not None:
-        results["tagging"] = tagging
-    if parsing is not None:
-        results["parsing"] = parsing
+    results = scored(gold, pred, column, parse, train_words)
     if beta is not None and column is not None:
         multitag = MultiTagMetric()
         for sentence, tags in zip(gold, predict(model, gold, decode=multitag_decoder(model, None, beta))):
