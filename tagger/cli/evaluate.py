@@ -174,8 +174,11 @@ def evaluate_model(
         raise TaggerError("no sentences to evaluate", data_path)
     if train_words is None and meta.get("train") and os.path.exists(meta["train"]):
         train_words = training_words(meta["train"], "auto", None)
+    # With --beta one pass gives both: each token's kept tags, best first, and so the 1-best tag.
+    multitags = predict(model, gold, decode=multitag_decoder(model, None, beta)) if beta is not None else None
+    predictions = [[tags[0][0] for tags in sentence] for sentence in multitags] if multitags else predict(model, gold)
     pred = [copy.copy(sentence) for sentence in gold]
-    for sentence, predicted in zip(pred, predict(model, gold)):
+    for sentence, predicted in zip(pred, predictions):
         sentence.columns = dict(sentence.columns)
         model.annotate(sentence, predicted)
     outputs = model.output_columns
@@ -186,9 +189,9 @@ def evaluate_model(
     if parse and not has_column(gold, "head"):
         raise TaggerError("no gold heads to score the parser against", data_path)
     results = scored(gold, pred, column, parse, train_words)
-    if beta is not None and column is not None:
+    if multitags is not None and column is not None:
         multitag = MultiTagMetric()
-        for sentence, tags in zip(gold, predict(model, gold, decode=multitag_decoder(model, None, beta))):
+        for sentence, tags in zip(gold, multitags):
             multitag.update(sentence.column(column), [{tag for tag, _ in token} for token in tags])
         results["multitag"] = multitag
     return column, results
