@@ -16,7 +16,7 @@ from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
 from tagger.modules.input_layer import CAPS_FIRST, CAPS_LOWER, CAPS_MIXED, CAPS_NONE, CAPS_UPPER, caps_class, char_slots, normalize
-from tagger.modules.recurrent import CellSpec, StackedBiRNN, reverse_index, reverse_padded
+from tagger.modules.recurrent import CellSpec, StackedBiRNN, padding_mask
 from tagger.tagging import tag
 from tagger.training.trainer import RunOptions, evaluate, fit
 
@@ -36,11 +36,10 @@ def test_char_slots_pad_short_words():
     assert char_slots("tagging", 5) == list("taggi") + list("gging")
 
 
-def test_reverse_index_keeps_padding():
-    idx = reverse_index(torch.tensor([3, 1]), 4)
-    assert idx.tolist() == [[2, 1, 0, 3], [0, 1, 2, 3]]
-    x = torch.arange(8.0).view(2, 4, 1)
-    assert reverse_padded(x, idx).squeeze(-1).tolist() == [[2, 1, 0, 3], [4, 5, 6, 7]]
+def test_padding_mask_covers_the_backward_scans_leading_padding():
+    mask = padding_mask(torch.tensor([4, 2, 3]), 4)  # [P=2, 2, B, 1], direction 1 reversed
+    assert mask.squeeze(-1).tolist() == [[[1, 1, 1], [1, 0, 0]], [[1, 1, 1], [1, 0, 1]]]
+    assert padding_mask(torch.tensor([4, 4]), 4) is None
 
 
 SPECS = [
@@ -61,22 +60,24 @@ def test_padding_never_leaks_into_real_positions(spec):
     """A sentence's outputs are the same alone and in a padded batch with a longer one."""
     torch.manual_seed(0)
     rnn = StackedBiRNN(6, 4, 4, spec).eval()
-    long, short = torch.randn(1, 7, 6), torch.randn(1, 3, 6)
-    batch = torch.cat([long, torch.cat([short, torch.randn(1, 4, 6)], 1)])
+    long, short = torch.randn(7, 1, 6), torch.randn(3, 1, 6)  # time-major
+    batch = torch.cat([long, torch.cat([short, torch.randn(4, 1, 6)])], 1)
     together = rnn(batch, torch.tensor([7, 3]))
-    assert torch.allclose(together[1, :3], rnn(short, torch.tensor([3]))[0], atol=1e-6)
-    assert torch.allclose(together[0], rnn(long, torch.tensor([7]))[0], atol=1e-6)
+    assert torch.allclose(together[:3, 1], rnn(short, torch.tensor([3]))[:, 0], atol=1e-6)
+    assert torch.allclose(together[:, 0], rnn(long, torch.tensor([7]))[:, 0], atol=1e-6)
+    with torch.no_grad():  # the inference path writes the products in place: same numbers
+        assert torch.allclose(rnn(batch, torch.tensor([7, 3]))[:3, 1], together[:3, 1], atol=1e-6)
 
 
 def test_backward_direction_reads_the_future():
     torch.manual_seed(0)
     rnn = StackedBiRNN(3, 2, 1, CellSpec()).eval()
-    x = torch.randn(1, 5, 3)
+    x = torch.randn(5, 1, 3)
     y = x.clone()
-    y[0, 4] += 1.0  # change the last word only
-    a, b = rnn(x, torch.tensor([5])), rnn(y, torch.tensor([5]))
-    assert torch.allclose(a[0, :4, :2], b[0, :4, :2])  # forward states before it are unchanged
-    assert not torch.allclose(a[0, 0, 2:], b[0, 0, 2:])  # the backward state of word 1 sees it
+    y[4, 0] += 1.0  # change the last word only
+    a, b = rnn(x, torch.tensor([5]))[:, 0], rnn(y, torch.tensor([5]))[:, 0]
+    assert torch.allclose(a[:4, :2], b[:4, :2])  # forward states before it are unchanged
+    assert not torch.allclose(a[0, 2:], b[0, 2:])  # the backward state of word 1 sees it
 
 
 def test_skip_sources():

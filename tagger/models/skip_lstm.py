@@ -185,8 +185,8 @@ class SkipLSTMTagger(nn.Module):
         if self.training and self.config.rare_word_dropout > 0:
             rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
             words = words.masked_fill(rare, self.word_vocab.unk_index)
-        x = self.input_dropout(self.input(words, batch.caps, batch.chars))
-        return self.output(self.rnn(x, batch.lengths))
+        x = self.input_dropout(self.input(words.t(), batch.caps.t(), batch.chars.transpose(0, 1)))  # [T, B, D]
+        return self.output(self.rnn(x, batch.lengths)).transpose(0, 1)
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
         """Mean cross-entropy of ``scores`` (from :meth:`forward`) over the batch's tokens."""

@@ -103,22 +103,26 @@ class InputLayer(nn.Module):
             self.word.weight[rows] = vectors
 
     def forward(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor) -> torch.Tensor:
-        """words, caps: [B, T]; chars: [B, T, 2l] → [B, T, window · feature_size] (0 at padding)."""
+        """words, caps: [T, B]; chars: [T, B, 2l] (time-major) → [T, B, window · feature_size]."""
+        f = self.features(words, caps, chars)
+        if self.window == 1:
+            return f
+        half = self.window // 2
+        padded = F.pad(f, (0, 0, 0, 0, half, half))  # zero vectors beyond the sentence edges
+        steps = f.shape[0]
+        context = torch.cat([padded[j : j + steps] for j in range(self.window)], -1)  # [T, B, d·F]
+        if self.gates is None:
+            return context
+        r = torch.sigmoid(self.gates(context))  # [T, B, d]
+        return (context.view(*context.shape[:2], self.window, -1) * r.unsqueeze(-1)).flatten(2)
+
+    def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor) -> torch.Tensor:
+        """f = [E_w(w); E_a(a); E_c(chars)]: [..., feature_size] for ids of any leading shape."""
         parts = []
         if self.word is not None:
             parts.append(self.word(words))
         if self.caps is not None:
             parts.append(self.caps(caps))
         if self.char is not None:
-            parts.append(self.char(chars).flatten(2))
-        f = torch.cat(parts, -1) if len(parts) > 1 else parts[0]
-        if self.window == 1:
-            return f
-        half = self.window // 2
-        padded = F.pad(f, (0, 0, half, half))  # zero vectors beyond the sentence edges
-        steps = f.shape[1]
-        context = torch.cat([padded[:, j : j + steps] for j in range(self.window)], -1)  # [B, T, d·F]
-        if self.gates is None:
-            return context
-        r = torch.sigmoid(self.gates(context))  # [B, T, d]
-        return (context.view(*context.shape[:2], self.window, -1) * r.unsqueeze(-1)).flatten(2)
+            parts.append(self.char(chars).flatten(-2))
+        return torch.cat(parts, -1) if len(parts) > 1 else parts[0]

@@ -6,8 +6,9 @@ Variants are options of :class:`CellSpec`, never copies of the cell.
 
 Speed: everything that does not depend on ``h_{t-1}`` (input projections, input-driven gates,
 the skip term ``g ⊙ k`` when ``g`` is not recurrent) is computed for all time steps in one matrix
-product before the loop. Both directions run in the same step as a batch of two (``bmm``), on
-sequences that are reversed per sentence, so padding always sits at the end and needs no masking.
+product before the loop. Both directions run in the same step as a batch of two (``bmm``), time-
+major, the backward one on the time-reversed batch: a plain ``flip``, no per-sentence gathers. Its
+scan starts in the padding of shorter sentences, so the state is masked back to zero there.
 """
 
 from __future__ import annotations
@@ -56,18 +57,6 @@ class CellSpec:
         return self.gate in ("recurrent", "hidden")
 
 
-def reverse_padded(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """Reverse each sequence of ``x`` [B, T, D] within its length; ``index`` from :func:`reverse_index`."""
-    return torch.gather(x, 1, index.unsqueeze(-1).expand_as(x))
-
-
-def reverse_index(lengths: torch.Tensor, steps: int) -> torch.Tensor:
-    """[B, T] positions that reverse every sequence within its length and keep padding in place."""
-    t = torch.arange(steps, device=lengths.device).unsqueeze(0)
-    lengths = lengths.unsqueeze(1)
-    return torch.where(t < lengths, lengths - 1 - t, t)
-
-
 class BiLayer(nn.Module):
     """One bidirectional layer: parameters of both directions stacked on a leading axis of 2."""
 
@@ -98,47 +87,62 @@ class BiLayer(nn.Module):
         if self.spec.cell == "lstm" and self.spec.forget_bias:
             self.bias.data[:, :, self.hidden : 2 * self.hidden] = self.spec.forget_bias
 
-    def forward(self, x: torch.Tensor, k: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, k: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
         """Run both directions.
 
-        x: [2, B, T, D] inputs per direction, each in its own time order (backward reversed).
-        k: [2, B, T, H] skip inputs in the same order, or None.
-        Returns [2, B, T, H].
+        x: [T, B, D] the layer input in sentence order (both directions read it).
+        k: [T, 2, B, H] skip inputs in scan order (direction 1 time-reversed), or None.
+        mask: [P, 2, B, 1] 1.0 at real positions for the first P scan steps (the only steps
+        where a backward scan can start in padding), or None when no sentence is padded.
+        Returns [T, 2, B, H] in scan order.
         """
-        _, batch, steps, _ = x.shape
         hidden, spec = self.hidden, self.spec
-        gx = torch.baddbmm(self.bias, x.reshape(2, batch * steps, -1), self.w_x)
-        gx = gx.view(2, batch, steps, -1)
+        gx = _both_directions(x, self.w_x, self.bias)  # [2, T, B, G]
         skip_term = None  # g ⊙ map(k), where computable before the loop
         k_mapped = None
         if self.has_skip:
             assert k is not None
             k_mapped = {"identity": k, "sigmoid": torch.sigmoid(k), "tanh": torch.tanh(k)}[spec.skip_map]
             if spec.skip == "gates" and spec.cell == "lstm":
-                gx = gx + torch.cat([k] * (self.n_sigmoid + 1), dim=-1)  # identity I ∈ R^{4n×n}
+                gx = gx + k.transpose(0, 1).repeat(1, 1, 1, self.n_sigmoid + 1)  # identity I ∈ R^{4n×n}
             elif spec.gate == "none":
                 skip_term = k_mapped
             elif spec.gate == "input":
-                skip_term = torch.sigmoid(torch.bmm(x.reshape(2, batch * steps, -1), self.w_g)).view_as(k) * k_mapped
+                skip_term = torch.sigmoid(_both_directions(x, self.w_g, None)).transpose(0, 1) * k_mapped
             elif spec.gate == "skip":
-                skip_term = torch.sigmoid(torch.bmm(k.reshape(2, batch * steps, -1), self.u_k)).view_as(k) * k_mapped
+                skip_term = torch.sigmoid(torch.einsum("tdbh,dhk->tdbk", k, self.u_k)) * k_mapped
             elif spec.gate == "recurrent":  # U_g k_t joins the g pre-activation
                 g_at = (self.n_sigmoid - 1) * hidden
-                extra = torch.bmm(k.reshape(2, batch * steps, -1), self.u_k).view_as(k)
-                gx = torch.cat([gx[..., :g_at], gx[..., g_at : g_at + hidden] + extra, gx[..., g_at + hidden :]], -1)
+                gx[..., g_at : g_at + hidden] += torch.einsum("tdbh,dhk->dtbk", k, self.u_k)
         adds_to = spec.skip if spec.cell == "lstm" else "block"
         if not self.has_skip or (spec.skip == "gates" and spec.cell == "lstm"):
             adds_to = "none"
-        return _scan(
-            gx.permute(2, 0, 1, 3).contiguous(),
-            self.w_h,
-            None if skip_term is None else skip_term.permute(2, 0, 1, 3).contiguous(),
-            None if k_mapped is None or skip_term is not None else k_mapped.permute(2, 0, 1, 3).contiguous(),
-            hidden,
-            self.n_sigmoid,
-            spec.cell == "lstm",
-            adds_to,
-        ).permute(1, 2, 0, 3)
+        return _scan(gx, self.w_h, skip_term, None if skip_term is not None else k_mapped, mask,
+                     hidden, self.n_sigmoid, spec.cell == "lstm", adds_to)
+
+
+def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """x [T, B, D] · weight [2, D, G] (+ bias [2, 1, G]) → [2, T, B, G] in scan order (direction 1
+    reversed in time). The reversal is applied to the narrower of input and output; without
+    autograd each product is written straight into its half of the result."""
+    steps, batch, size = x.shape
+    width = weight.shape[-1]
+    flip_input = size <= width
+    sources = (x.reshape(-1, size), (x.flip(0) if flip_input else x).reshape(-1, size))
+    if torch.is_grad_enabled():
+        products = [torch.mm(source, weight[d]) for d, source in enumerate(sources)]
+        out = torch.stack(products if bias is None else [p + bias[d, 0] for d, p in enumerate(products)])
+    else:
+        out = x.new_empty(2, steps * batch, width)
+        for d, source in enumerate(sources):
+            if bias is None:
+                torch.mm(source, weight[d], out=out[d])
+            else:
+                torch.addmm(bias[d, 0], source, weight[d], out=out[d])
+    out = out.view(2, steps, batch, width)
+    if not flip_input:
+        out[1] = out[1].flip(0)
+    return out
 
 
 def _scan(
@@ -146,23 +150,27 @@ def _scan(
     w_h: torch.Tensor,
     skip_term: torch.Tensor | None,
     k_mapped: torch.Tensor | None,
+    mask: torch.Tensor | None,
     hidden: int,
     n_sigmoid: int,
     lstm: bool,
     adds_to: str,
 ) -> torch.Tensor:
-    """The time loop. gx: [T, 2, B, G·H] precomputed pre-activations; returns [T, 2, B, H].
+    """The time loop. gx: [2, T, B, G·H] precomputed pre-activations; returns [T, 2, B, H].
 
     ``skip_term`` [T, 2, B, H] is g⊙map(k) when g does not depend on h_{t-1}; otherwise
-    ``k_mapped`` is given and g is the last sigmoid block of the pre-activation.
+    ``k_mapped`` is given and g is the last sigmoid block of the pre-activation. ``mask``
+    [P, 2, B, 1] zeroes the state after padded steps among the first P, so that a backward scan
+    starts its sentence from a zero state.
     """
-    steps, _, batch, _ = gx.shape
+    _, steps, batch, _ = gx.shape
     h = gx.new_zeros(2, batch, hidden)
     c = gx.new_zeros(2, batch, hidden)
+    masked = 0 if mask is None else mask.shape[0]
     sig_end = n_sigmoid * hidden
     outputs = []
     for t in range(steps):
-        z = torch.baddbmm(gx[t], h, w_h)
+        z = torch.baddbmm(gx[:, t], h, w_h)
         gates = torch.sigmoid(z[..., :sig_end])
         s = torch.tanh(z[..., sig_end:])
         i = gates[..., :hidden]
@@ -190,6 +198,10 @@ def _scan(
             else:
                 m = torch.addcmul(extra, i, s)
                 h = torch.addcmul(extra, o, torch.tanh(m))
+        if t < masked:
+            h = h * mask[t]
+            if lstm:
+                c = c * mask[t]
         outputs.append(h)
     return torch.stack(outputs)
 
@@ -200,6 +212,10 @@ class StackedBiRNN(nn.Module):
     ``skip_from``: for layer l (1-based), k_t = h^{l - skip_span - 1} (span 1: h^{l-2}, the
     default "type 2"); ``skip_span = 0`` means "type 1": k = h^1 for every l ≥ 2. A layer gets
     k only where that layer exists (≥ 1, or the input when its size equals ``hidden``).
+
+    Layout: time-major. Each layer scans both directions in one loop as a batch of two; the
+    backward direction reads the time-reversed input, so right-padded sentences start their
+    backward scan in padding, and a mask over those first steps resets the state to zero.
     """
 
     def __init__(self, input_size: int, hidden: int, layers: int, spec: CellSpec, skip_span: int = 1,
@@ -223,14 +239,30 @@ class StackedBiRNN(nn.Module):
         return 2 * self.hidden
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """x: [B, T, D] right-padded, lengths: [B] → [B, T, 2H] (forward then backward states)."""
-        rev = reverse_index(lengths, x.shape[1])
-        inp = torch.stack([x, reverse_padded(x, rev)])  # [2, B, T, D], each direction in its own order
-        history = [inp if inp.shape[-1] == self.hidden else None]  # h^0 usable as k only when sizes agree
+        """x: [T, B, D] time-major, right-padded; lengths: [B] → [T, B, 2H] (forward then
+        backward states, in sentence order; values at padded positions are meaningless)."""
+        steps = x.shape[0]
+        mask = padding_mask(lengths, steps)
+        if mask is not None:
+            mask = mask.to(x.dtype)
+        history: list[torch.Tensor | None] = [None]
+        if x.shape[-1] == self.hidden:  # h^0 usable as k only when sizes agree
+            history[0] = torch.stack([x, x.flip(0)], 1)
+        inp = x
         for layer, src, dropout in zip(self.layers, self.sources, self.dropouts):
-            h = layer(inp, history[src] if src is not None else None)  # [2, B, T, H]
+            h = layer(inp, history[src] if src is not None else None, mask)  # [T, 2, B, H]
             history.append(h)
-            out = torch.cat([h[0], reverse_padded(h[1], rev)], -1)  # [B, T, 2H] in sentence order
-            out = dropout(out)
-            inp = torch.stack([out, reverse_padded(out, rev)])
-        return out
+            inp = dropout(torch.cat([h[:, 0], h[:, 1].flip(0)], -1))  # [T, B, 2H] in sentence order
+        return inp
+
+
+def padding_mask(lengths: torch.Tensor, steps: int) -> torch.Tensor | None:
+    """[P, 2, B, 1] validity of the first P = T - min(lengths) scan steps of each direction
+    (direction 1 is time-reversed); None when no sentence is shorter than ``steps``."""
+    masked = steps - int(lengths.min())
+    if masked <= 0:
+        return None
+    t = torch.arange(masked, device=lengths.device).unsqueeze(1)
+    forward = t < lengths
+    backward = (steps - 1 - t) < lengths
+    return torch.stack([forward, backward], 1).unsqueeze(-1).float()
