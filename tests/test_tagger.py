@@ -236,3 +236,20 @@ def test_short_real_training_run_on_ewt():
                 type("R", (Quiet,), {"epoch_end": lambda self, r: history.append(r)})())
     assert history[-1]["loss"] < history[0]["loss"] / 2
     assert state.best_score > 0.75  # most-frequent-tag-per-word on 400 sentences gets ~0.7 on dev; we must learn context
+
+
+@pytest.mark.parametrize("window_gates", [True, False])
+def test_per_word_first_layer_equals_the_window_input(window_gates):
+    """Evaluation computes layer 1's input products once per distinct word: same scores as
+    building the gated window input token by token."""
+    torch.manual_seed(0)
+    model = toy_model(window_gates=window_gates).eval()
+    batch = model.collate(TOY + [Sentence("the dog the dog".split(), {"upos": ["DET", "NOUN"] * 2})])
+    assert batch.words.shape[0] < batch.types.numel()  # repeated words share a row
+    types = batch.types.t()
+    with torch.no_grad():
+        x = model.input(batch.words[types], batch.caps[types], batch.chars[types])
+        expected = model.output(model.rnn(x, batch.lengths)).transpose(0, 1)
+        got = model(batch)
+    real = batch.types > 0
+    assert torch.allclose(got[real], expected[real], atol=1e-5)

@@ -4,7 +4,7 @@ blocks (Wu, Zhang & Zong 2017), for POS tags and CCG supertags. SPEC §3."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Sequence
 
 import torch
@@ -77,17 +77,19 @@ PRESETS: dict[str, dict] = {
 
 @dataclass
 class TaggerBatch:
-    """Padded features of a batch of sentences. Shapes: B sentences, T = longest, 2l char slots."""
+    """A batch numbered once per distinct word: B sentences, T = longest, U distinct words
+    (row 0 of the per-word tensors is padding), 2l char slots."""
 
-    words: torch.Tensor  # [B, T] word ids (0 = padding)
-    caps: torch.Tensor  # [B, T]
-    chars: torch.Tensor  # [B, T, 2l]
+    types: torch.Tensor  # [B, T] row of each token in the per-word tensors (0 = padding)
+    words: torch.Tensor  # [U+1] word id of each distinct word
+    caps: torch.Tensor  # [U+1]
+    chars: torch.Tensor  # [U+1, 2l]
     lengths: torch.Tensor  # [B]
     tags: torch.Tensor | None  # [B, T] gold tag ids, -100 at padding; None when untagged
 
     def to(self, device: torch.device) -> "TaggerBatch":
         move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
-        return TaggerBatch(move(self.words), move(self.caps), move(self.chars), move(self.lengths), move(self.tags))
+        return TaggerBatch(*(move(getattr(self, f.name)) for f in fields(self)))
 
     @property
     def n_tokens(self) -> int:
@@ -153,40 +155,53 @@ class SkipLSTMTagger(nn.Module):
         }
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> TaggerBatch:
-        """Number and pad ``sentences``; gold tags only when ``with_gold``."""
+        """Number and pad ``sentences``, featurising each distinct word once; gold tags only when ``with_gold``."""
         lengths = [len(s) for s in sentences]
-        steps, slots = max(lengths), 2 * self.config.char_length
-        words = torch.zeros(len(sentences), steps, dtype=torch.long)
-        caps = torch.zeros(len(sentences), steps, dtype=torch.long)
-        chars = torch.zeros(len(sentences), steps, slots, dtype=torch.long)
+        steps = max(lengths)
         token = self.featurizer.token
-        w_rows, c_rows, ch_rows = [], [], []
+        rows: dict[str, int] = {}
+        words, caps, chars = [0], [0], [[0] * (2 * self.config.char_length)]
+        types = []
         for sentence in sentences:
-            feats = [token(word) for word in sentence.words]
-            pad = steps - len(feats)
-            w_rows.append([f[0] for f in feats] + [0] * pad)
-            c_rows.append([f[1] for f in feats] + [0] * pad)
-            ch_rows.append([f[2] for f in feats] + [[0] * slots] * pad)
-        words[:] = torch.tensor(w_rows)
-        caps[:] = torch.tensor(c_rows)
-        chars[:] = torch.tensor(ch_rows)
+            ids = []
+            for word in sentence.words:
+                row = rows.get(word)
+                if row is None:
+                    row = rows[word] = len(words)
+                    w, c, ch = token(word)
+                    words.append(w)
+                    caps.append(c)
+                    chars.append(ch)
+                ids.append(row)
+            types.append(ids + [0] * (steps - len(ids)))
         tags = None
         if with_gold:
             rare = self.tag_vocab.stoi.get(RARE, -100)
             stoi = self.tag_vocab.stoi
-            tags = torch.full((len(sentences), steps), -100, dtype=torch.long)
-            tags[:] = torch.tensor([[stoi.get(t, rare) for t in s.column(self.config.column)] + [-100] * (steps - len(s)) for s in sentences])
-        return TaggerBatch(words, caps, chars, torch.tensor(lengths), tags)
+            tags = torch.tensor([[stoi.get(t, rare) for t in s.column(self.config.column)] + [-100] * (steps - len(s)) for s in sentences])
+        return TaggerBatch(torch.tensor(types), torch.tensor(words), torch.tensor(caps), torch.tensor(chars), torch.tensor(lengths), tags)
 
     # ----------------------------------------------------------------------------- the network
     def forward(self, batch: TaggerBatch) -> torch.Tensor:
-        """Tag scores [B, T, n_tags] (unnormalised log-probabilities)."""
-        words = batch.words
-        if self.training and self.config.rare_word_dropout > 0:
-            rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
-            words = words.masked_fill(rare, self.word_vocab.unk_index)
-        x = self.input_dropout(self.input(words.t(), batch.caps.t(), batch.chars.transpose(0, 1)))  # [T, B, D]
-        return self.output(self.rnn(x, batch.lengths)).transpose(0, 1)
+        """Tag scores [B, T, n_tags] (unnormalised log-probabilities).
+
+        In evaluation mode the first layer's input projection is computed per distinct word
+        (:meth:`InputLayer.project_by_type`), which is exact without dropout; training builds
+        the window input per token, so that dropout and rare-word dropout act per token.
+        """
+        types = batch.types.t()  # [T, B]
+        if not self.training and self.rnn.sources[0] is None:
+            first = self.rnn.layers[0]
+            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.w_x, first.bias)
+            hidden = self.rnn(None, batch.lengths, projected)
+        else:
+            words = batch.words[types]
+            if self.training and self.config.rare_word_dropout > 0:
+                rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
+                words = words.masked_fill(rare, self.word_vocab.unk_index)
+            x = self.input_dropout(self.input(words, batch.caps[types], batch.chars[types]))  # [T, B, D]
+            hidden = self.rnn(x, batch.lengths)
+        return self.output(hidden).transpose(0, 1)
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
         """Mean cross-entropy of ``scores`` (from :meth:`forward`) over the batch's tokens."""

@@ -116,6 +116,43 @@ class InputLayer(nn.Module):
         r = torch.sigmoid(self.gates(context))  # [T, B, d]
         return (context.view(*context.shape[:2], self.window, -1) * r.unsqueeze(-1)).flatten(2)
 
+    def project_by_type(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, types: torch.Tensor,
+                        weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        """``x_t · weight[d] + bias[d]`` for both directions, in scan order, without building x_t.
+
+        With ``x_t = [r_j f_{t+j}]_j``, ``x_t W = Σ_j r_j(t) (f_{t+j} W_j)``, and the gates'
+        pre-activation is ``b_r + Σ_j f_{t+j} W_{r,j}``: every product is a function of one word,
+        so it is computed once per distinct word of the batch and gathered (Chen & Manning's
+        precomputation, applied to the tagger's first layer). No dropout: inference only.
+
+        words, caps: [U+1]; chars: [U+1, 2l] for the batch's distinct words (row 0: padding);
+        types: [T, B] rows of each token; weight: [2, d·F, G]; bias: [2, 1, G] → [2, T, B, G],
+        direction 1 reversed in time (what :class:`~tagger.modules.recurrent.BiLayer` scans).
+        """
+        f = self.features(words, caps, chars)  # [U+1, F], row 0 is zero
+        d, size, width = self.window, self.feature_size, weight.shape[-1]
+        steps, batch = types.shape
+        per_word = f @ weight.view(2, d, size, width).permute(2, 1, 0, 3).reshape(size, d * 2 * width)
+        per_word = per_word.view(-1, d, 2, width)  # [U+1, slot, direction, G]
+        half = d // 2
+        padded = F.pad(types, (0, 0, half, half))  # beyond the edges: row 0, the zero vector
+        slots = [padded[j : j + steps] for j in range(d)]  # [T, B] rows of the word in slot j
+        if self.gates is not None:
+            gate_in = (f @ self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)).view(-1, d, d)
+            r = self.gates.bias + sum(gate_in[slots[j], j] for j in range(d))  # [T, B, d]
+            r = torch.sigmoid(r)
+        else:
+            r = f.new_ones(steps, batch, d)
+        out = f.new_empty(2, steps, batch, width)
+        for direction in range(2):
+            order = (lambda t: t) if direction == 0 else (lambda t: t.flip(0))
+            acc = out[direction]
+            acc.copy_(bias[direction].expand(steps, batch, width))
+            gates = order(r)
+            for j in range(d):
+                acc.addcmul_(gates[..., j : j + 1], per_word[:, j, direction][order(slots[j])])
+        return out
+
     def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor) -> torch.Tensor:
         """f = [E_w(w); E_a(a); E_c(chars)]: [..., feature_size] for ids of any leading shape."""
         parts = []

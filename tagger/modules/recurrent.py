@@ -87,17 +87,21 @@ class BiLayer(nn.Module):
         if self.spec.cell == "lstm" and self.spec.forget_bias:
             self.bias.data[:, :, self.hidden : 2 * self.hidden] = self.spec.forget_bias
 
-    def forward(self, x: torch.Tensor, k: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor | None, k: torch.Tensor | None, mask: torch.Tensor | None,
+                gx: torch.Tensor | None = None) -> torch.Tensor:
         """Run both directions.
 
         x: [T, B, D] the layer input in sentence order (both directions read it).
         k: [T, 2, B, H] skip inputs in scan order (direction 1 time-reversed), or None.
         mask: [P, 2, B, 1] 1.0 at real positions for the first P scan steps (the only steps
         where a backward scan can start in padding), or None when no sentence is padded.
+        gx: [2, T, B, G] the input projection ``x · W_x + b`` when the caller computed it (then x
+        is only needed for an input-driven skip gate).
         Returns [T, 2, B, H] in scan order.
         """
         hidden, spec = self.hidden, self.spec
-        gx = _both_directions(x, self.w_x, self.bias)  # [2, T, B, G]
+        if gx is None:
+            gx = _both_directions(x, self.w_x, self.bias)  # [2, T, B, G]
         skip_term = None  # g ⊙ map(k), where computable before the loop
         k_mapped = None
         if self.has_skip:
@@ -238,19 +242,24 @@ class StackedBiRNN(nn.Module):
     def output_size(self) -> int:
         return 2 * self.hidden
 
-    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor | None, lengths: torch.Tensor, projected: torch.Tensor | None = None) -> torch.Tensor:
         """x: [T, B, D] time-major, right-padded; lengths: [B] → [T, B, 2H] (forward then
-        backward states, in sentence order; values at padded positions are meaningless)."""
-        steps = x.shape[0]
+        backward states, in sentence order; values at padded positions are meaningless).
+
+        ``projected`` [2, T, B, G]: the first layer's input projection, computed by the caller
+        (see :meth:`InputLayer.project_by_type`); x may then be None unless layer 1 has a skip.
+        """
+        first = x if projected is None else projected
+        steps = first.shape[1] if projected is not None else first.shape[0]
         mask = padding_mask(lengths, steps)
         if mask is not None:
-            mask = mask.to(x.dtype)
+            mask = mask.to(first.dtype)
         history: list[torch.Tensor | None] = [None]
-        if x.shape[-1] == self.hidden:  # h^0 usable as k only when sizes agree
+        if x is not None and x.shape[-1] == self.hidden:  # h^0 usable as k only when sizes agree
             history[0] = torch.stack([x, x.flip(0)], 1)
         inp = x
-        for layer, src, dropout in zip(self.layers, self.sources, self.dropouts):
-            h = layer(inp, history[src] if src is not None else None, mask)  # [T, 2, B, H]
+        for i, (layer, src, dropout) in enumerate(zip(self.layers, self.sources, self.dropouts)):
+            h = layer(inp, history[src] if src is not None else None, mask, projected if i == 0 else None)  # [T, 2, B, H]
             history.append(h)
             inp = dropout(torch.cat([h[:, 0], h[:, 1].flip(0)], -1))  # [T, B, 2H] in sentence order
         return inp
