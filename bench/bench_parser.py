@@ -17,6 +17,7 @@ result (``"reduced"``). UDPipe 1 (``ufal.udpipe``) is run as a peer when importa
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import resource
@@ -31,8 +32,10 @@ import torch
 from tagger import model_file
 from tagger.config import build_config
 from tagger.formats import conll
+from tagger.corpus.records import Sentence
 from tagger.inference import predict
 from tagger.models.transition_parser import ParserConfig, TransitionParser
+from tagger.training.run import retag
 from tagger.training.trainer import RunOptions, fit
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
@@ -62,8 +65,10 @@ class StderrReporter:
         print(f"[{self.name}] {json.dumps(record)}", file=sys.stderr, flush=True)
 
 
-def scores(model: TransitionParser, sentences: list) -> dict:
-    metric = model.metric(sentences, predict(model, sentences, 4096))
+def scores(model: TransitionParser, sentences: list, gold: list | None = None) -> dict:
+    """UAS/LAS of parsing ``sentences``, against ``gold`` when given (the same sentences with
+    gold POS: punctuation is always decided by the gold UPOS)."""
+    metric = model.metric(gold or sentences, predict(model, sentences, 4096))
     return {"uas": round(100 * metric.uas_no_punct, 2), "las": round(100 * metric.las_no_punct, 2),
             "uas_with_punct": round(100 * metric.uas, 2), "las_with_punct": round(100 * metric.las, 2),
             "words": metric.no_punct.words, "words_with_punct": metric.all.words}
@@ -124,6 +129,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-dir", help="where to keep the model files (default: a temporary folder)")
     parser.add_argument("--ffn-model", help="use this trained FFN (for the -boot models) instead of training one")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pos-model", help="also score every model on dev and test with this tagger's predicted UPOS")
+    parser.add_argument("--score-only", action="store_true",
+                        help="train nothing: score the models already in --out-dir (NAME.model)")
+    parser.add_argument("--no-udpipe", action="store_true", help="skip the UDPipe 1 peer")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     names = [n.strip() for n in args.models.split(",") if n.strip()]
@@ -143,8 +152,31 @@ def main(argv: list[str] | None = None) -> None:
                       "nonprojective_train_trees_skipped": TransitionParser.count_nonprojective(train),
                       "threads": args.threads, "torch": torch.__version__, "pos": "gold UPOS"}), flush=True)
 
+    predicted: dict[str, list] = {}  # dev/test with predicted UPOS
+    gold_parts = {"dev": dev, "test": test}
+    if args.pos_model:
+        for part, sentences in (("dev", dev), ("test", test)):
+            predicted[part] = [Sentence(s.words, dict(s.columns), s.source, s.line, s.raw) for s in sentences]
+            retag(args.pos_model, "upos", predicted[part])
+            gold = [t for s in sentences for t in s.columns["upos"]]
+            guess = [t for s in predicted[part] for t in s.columns["upos"]]
+            print(json.dumps({"pos_model": args.pos_model, "part": part,
+                              "upos_accuracy": round(100 * sum(map(str.__eq__, gold, guess)) / len(gold), 2)}), flush=True)
+
     ffn_path = Path(args.ffn_model) if args.ffn_model else None
     for name in names:
+        if args.score_only:
+            path = out_dir / f"{name}.model"
+            if not path.exists():
+                print(json.dumps({"model": name, "skipped": f"{path} does not exist"}))
+                continue
+            best, meta = model_file.load(path)
+            result = {"model": name, "model_file": str(path), "epochs": meta.get("epoch"),
+                      "dev": scores(best, dev), "test": scores(best, test)}
+            for part, sentences in predicted.items():
+                result[f"{part}_predicted_pos"] = scores(best, sentences, gold_parts[part])
+            print(json.dumps(result), flush=True)
+            continue
         arch, boot = MODELS[name]
         limit = minutes.get(name, args.max_minutes)
         overrides = [f"arch={arch}", *args.overrides] + ([f"max_epochs={args.max_epochs}"] if args.max_epochs else [])
@@ -192,6 +224,7 @@ def main(argv: list[str] | None = None) -> None:
             "train_seconds": round(train_seconds, 1),
             "train_tokens_per_s": round(state.tokens / state.elapsed) if state.elapsed else None,
             "dev": scores(best, dev), "test": scores(best, test),
+            **{f"{part}_predicted_pos": scores(best, sentences, gold_parts[part]) for part, sentences in predicted.items()},
             "speed_test": speeds(best, test, args.repeats, args.max_tokens),
             "threads": args.threads,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -202,11 +235,14 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(result), flush=True)
         del model, best
 
-    udpipe_peer(args, train, dev, test, out_dir)
+    if not args.no_udpipe:
+        udpipe_peer(args, train, dev, test, out_dir, predicted)
 
 
-def udpipe_peer(args, train, dev, test, out_dir: Path) -> None:
-    """UDPipe 1's parser (Straka et al. 2016) trained on the same data with gold POS, when installed."""
+def udpipe_peer(args, train, dev, test, out_dir: Path, predicted: dict[str, list]) -> None:
+    """UDPipe 1's parser (Straka et al. 2016) trained on the same data with gold POS, when
+    installed; scored with gold POS and, given ``predicted``, with the same predicted UPOS as ours.
+    It reads every input column: gold FEATS and XPOS too, which ours do not use."""
     try:
         from ufal import udpipe  # type: ignore[import-not-found]
     except ImportError:
@@ -235,14 +271,19 @@ def udpipe_peer(args, train, dev, test, out_dir: Path) -> None:
         model = udpipe.Model.load(str(path))
         pipeline = udpipe.Pipeline(model, "conllu", udpipe.Pipeline.NONE, udpipe.Pipeline.DEFAULT, "conllu")
         result = {"model": "udpipe1", "train_seconds": round(train_seconds, 1), "parser_iterations": int(iterations)}
-        for part, sentences, source in (("dev", dev, args.dev), ("test", test, args.test)):
-            text = Path(source).read_text(encoding="utf-8")
+        parts = [("dev", dev, Path(args.dev).read_text(encoding="utf-8")), ("test", test, Path(args.test).read_text(encoding="utf-8"))]
+        for part, sentences in predicted.items():
+            buffer = io.StringIO()
+            conll.write(sentences, buffer)
+            parts.append((f"{part}_predicted_pos", sentences, buffer.getvalue()))
+        for part, sentences, text in parts:
             start = time.perf_counter()
             output = pipeline.process(text, error)
             seconds = time.perf_counter() - start
             parsed = list(conll.read_string(output)) if hasattr(conll, "read_string") else _read_text(output)
             predictions = [(s.columns["head"], s.columns["deprel"]) for s in parsed]
-            metric = TransitionParser.metric(None, sentences, predictions)  # metric needs no model state
+            gold = dev if part.startswith("dev") else test  # punctuation by gold UPOS
+            metric = TransitionParser.metric(None, gold, predictions)  # metric needs no model state
             result[part] = {"uas": round(100 * metric.uas_no_punct, 2), "las": round(100 * metric.las_no_punct, 2),
                             "uas_with_punct": round(100 * metric.uas, 2), "las_with_punct": round(100 * metric.las, 2)}
             result[f"{part}_sentences_per_s"] = round(len(sentences) / seconds)

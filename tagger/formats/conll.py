@@ -11,7 +11,8 @@ for byte.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, TextIO
+import operator
+from typing import Iterable, Iterator, Sequence, TextIO
 
 from conllu.exceptions import ParseException
 from conllu.parser import parse_id_value
@@ -29,6 +30,14 @@ FIELDS = {
     "conllx": {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5, "head": 6, "deprel": 7},
 }
 
+#: Sentences up to this many words are read on the fast path (see :func:`_plain`); longer
+#: ones, line by line.
+PLAIN_WORDS = 1024
+#: The IDs ``"1"``, ``"2"``, ... of a plain sentence's words.
+_IDS = [str(i) for i in range(1, PLAIN_WORDS + 1)]
+#: HEAD text -> value, for ``_`` and the numbers up to :data:`PLAIN_WORDS` without leading zeros.
+_HEADS = {"_": -1, **{str(i): i for i in range(PLAIN_WORDS + 1)}}
+
 
 def read(source: Source, *, dialect: str = "conllu", on_error: OnError | None = None) -> Iterator[Sentence]:
     """Yield the sentences of a CoNLL-U (or, with ``dialect="conllx"``, CoNLL-X) file; with
@@ -40,45 +49,76 @@ def read(source: Source, *, dialect: str = "conllu", on_error: OnError | None = 
 
 
 def _sentence(block: list[tuple[int, str]], name: str, dialect: str, fields: dict) -> Sentence:
-    words: list[str] = []
-    columns: dict[str, list] = {column: [] for column in fields}
+    """The sentence of one block of numbered lines: its word lines' fields, ten per word in one
+    flat list, are sliced into the columns."""
+    lines = [text for _, text in block]
+    plain = _plain([text for text in lines if not text.startswith("#")])
+    values, heads = plain if plain is not None else _checked(block, name)
+    columns = {column: heads if column == "head" else values[index::10] for column, index in fields.items()}
+    return Sentence(values[1::10], columns, source=name, line=block[0][0], raw={"format": dialect, "lines": lines})
+
+
+def _plain(lines: list[str]) -> tuple[list[str], list[int]] | None:
+    """The fields of a block's non-comment ``lines`` (ten per line, one flat list) and the HEADs,
+    if the block is a plain sentence: 1 to :data:`PLAIN_WORDS` word lines of ten non-empty
+    fields, whose IDs are ``1``, ``2``, ... and whose HEADs are ``_`` or a number from 0 to the
+    word count, written without leading zeros, other than the word's own ID.
+
+    Else None, and :func:`_checked` reads the block line by line: multiword ranges, empty nodes,
+    IDs and HEADs written otherwise, and every error. What is read here is exactly what that
+    reading gives; this is only the common case without a call per line.
+    """
+    n = len(lines)
+    if not 0 < n <= PLAIN_WORDS or [line.count("\t") for line in lines].count(9) != n:
+        return None
+    values = "\t".join(lines).split("\t")
+    if "" in values or values[::10] != _IDS[:n]:
+        return None
+    heads = [_HEADS.get(value) for value in values[6::10]]
+    if None in heads or max(heads) > n or any(map(operator.eq, heads, range(1, n + 1))):
+        return None
+    return values, heads
+
+
+def _checked(block: list[tuple[int, str]], name: str) -> tuple[list[str], list[int]]:
+    """The fields of the block's word lines (ten per word, one flat list) and their HEADs, checking
+    each line and reporting the first problem as ``name:line``; multiword ranges and empty nodes
+    are checked and left out."""
+    values: list[str] = []
     heads: list[tuple[int, int]] = []  # (line, head) of each word, checked once n is known
     ranges: list[tuple[int, int]] = []  # (line, last word) of each multiword range
     for number, text in block:
         if text.startswith("#"):
             continue
-        values = text.split("\t")
-        if len(values) != 10:
-            raise TaggerError(f"expected 10 tab-separated columns, found {len(values)}", name, number)
-        if "" in values:
-            raise TaggerError(f"column {values.index('') + 1} is empty (use '_')", name, number)
-        if values[0].isdigit():  # the common case, without the general parser
-            wid = int(values[0])
+        fields = text.split("\t")
+        if len(fields) != 10:
+            raise TaggerError(f"expected 10 tab-separated columns, found {len(fields)}", name, number)
+        if "" in fields:
+            raise TaggerError(f"column {fields.index('') + 1} is empty (use '_')", name, number)
+        if fields[0].isdecimal():  # the common case, without the general parser
+            wid = int(fields[0])
         else:
             try:
-                wid = parse_id_value(values[0])
+                wid = parse_id_value(fields[0])
             except ParseException:
                 wid = None
         if wid is None:
-            raise TaggerError(f"bad ID '{values[0]}'", name, number)
-        expected = len(words) + 1
+            raise TaggerError(f"bad ID '{fields[0]}'", name, number)
+        expected = len(heads) + 1
         if isinstance(wid, tuple):  # (3, "-", 4) or (5, ".", 1)
             first, kind, last = wid
             if kind == "-" and first != expected:
-                raise TaggerError(f"multiword range {values[0]} should start at word {expected}", name, number)
+                raise TaggerError(f"multiword range {fields[0]} should start at word {expected}", name, number)
             if kind == "." and first != expected - 1:
-                raise TaggerError(f"empty node {values[0]} should follow word {expected - 1}", name, number)
+                raise TaggerError(f"empty node {fields[0]} should follow word {expected - 1}", name, number)
             if kind == "-":
                 ranges.append((number, last))
             continue
         if wid != expected:
             raise TaggerError(f"word ID {wid} out of order, expected {expected}", name, number)
-        head = parse_head(values[6], name, number)
-        words.append(values[1])
-        for column, index in fields.items():
-            columns[column].append(head if column == "head" else values[index])
-        heads.append((number, head))
-    n = len(words)
+        values.extend(fields)
+        heads.append((number, parse_head(fields[6], name, number)))
+    n = len(heads)
     if n == 0:
         raise TaggerError("sentence has no words (only comments or ranges)", name, block[0][0])
     for number, last in ranges:
@@ -89,67 +129,67 @@ def _sentence(block: list[tuple[int, str]], name: str, dialect: str, fields: dic
             raise TaggerError(f"HEAD {head} out of range 0..{n}", name, number)
         if head == wid:
             raise TaggerError(f"word {wid} is its own HEAD", name, number)
-    lines = [text for _, text in block]
-    return Sentence(words, columns, source=name, line=block[0][0], raw={"format": dialect, "lines": lines})
+    return values, [head for _, head in heads]
 
 
-
-def write(sentences: Iterable[Sentence], stream: TextIO, *, dialect: str = "conllu") -> None:
+def write(sentences: Iterable[Sentence], stream: TextIO, *, dialect: str = "conllu",
+          columns: Sequence[str] | None = None) -> None:
     """Write ``sentences`` as CoNLL-U (or CoNLL-X), one blank line after each.
 
     A sentence read from CoNLL keeps its comments, multiword ranges, empty nodes and every
     column this toolkit does not model; only FORM and the columns in ``Sentence.columns``
-    are written from the record. Other sentences are written fresh, ``_`` for what is missing.
+    are written from the record, or with ``columns`` only FORM and those of them that are
+    in ``columns`` (the others stay as they are in the sentence's lines: what a tagger that
+    changed nothing else writes). Other sentences are written fresh, ``_`` for what is
+    missing, from every column of the record.
     """
     fields = FIELDS[dialect]
+    chosen = fields if columns is None else {column: index for column, index in fields.items() if column in columns}
     for sentence in sentences:
         raw = sentence.raw if isinstance(sentence.raw, dict) else {}
         lines = raw.get("lines") if raw.get("format") in FIELDS else None
-        if lines is not None and _word_count(lines) == len(sentence.words):
-            out = _rewrite(sentence, lines, fields)
-        else:
-            out = _fresh(sentence, fields)
-        stream.write("\n".join(out))
-        stream.write("\n\n")
+        text = _rewrite(sentence, lines, chosen) if lines is not None else None
+        if text is None:
+            text = _fresh(sentence, fields)
+        stream.write(text + "\n\n")
 
 
-def _is_word(values: list[str]) -> bool:
-    return values[0].isdigit()
-
-
-def _word_count(lines: list[str]) -> int:
-    return sum(1 for line in lines if not line.startswith("#") and _is_word(line.split("\t", 1)))
-
-
-def _value(sentence: Sentence, column: str, i: int) -> str:
-    value = sentence.columns[column][i]
+def _texts(sentence: Sentence, column: str, count: int) -> list[str]:
+    """The first ``count`` values of a column as written: ``_`` for a missing one (None, a
+    negative HEAD, an empty string); an IndexError if the column is shorter."""
+    values = sentence.columns[column]
+    if len(values) < count:
+        raise IndexError(f"column '{column}' has {len(values)} values for {count} words")
+    values = values[:count]
     if column == "head":
-        return "_" if value is None or value < 0 else str(value)
-    return "_" if value is None or value == "" else str(value)
+        return ["_" if value is None or value < 0 else str(value) for value in values]
+    return ["_" if value is None or value == "" else str(value) for value in values]
 
 
-def _rewrite(sentence: Sentence, lines: list[str], fields: dict) -> list[str]:
-    out, i = [], 0
-    for line in lines:
-        values = line.split("\t")
-        if line.startswith("#") or not _is_word(values) or len(values) != 10:
-            out.append(line)
-            continue
-        values[1] = sentence.words[i]
-        for column, index in fields.items():
-            if column in sentence.columns:
-                values[index] = _value(sentence, column, i)
-        out.append("\t".join(values))
-        i += 1
-    return out
+def _rewrite(sentence: Sentence, lines: list[str], fields: dict) -> str | None:
+    """``lines`` with FORM and the ``fields`` columns of each word line (a line of ten fields
+    whose ID is a number) taken from ``sentence``, joined; None if the lines do not hold as
+    many words as the sentence."""
+    rows = [line.split("\t") for line in lines]
+    numbered = [row for row in rows if row[0].isdigit()]
+    if len(numbered) != len(sentence.words):
+        return None
+    words = [row for row in numbered if len(row) == 10]
+    for row, word in zip(words, sentence.words):
+        row[1] = word
+    for column, index in fields.items():
+        if column in sentence.columns:
+            for row, text in zip(words, _texts(sentence, column, len(words))):
+                row[index] = text
+    return "\n".join(["\t".join(row) for row in rows])
 
 
-def _fresh(sentence: Sentence, fields: dict) -> list[str]:
-    out = []
-    for i, word in enumerate(sentence.words):
-        values = [str(i + 1), word] + ["_"] * 8
-        for column, index in fields.items():
-            if column in sentence.columns:
-                values[index] = _value(sentence, column, i)
-        out.append("\t".join(values))
-    return out
+def _fresh(sentence: Sentence, fields: dict) -> str:
+    """Ten fields per word: ID, FORM and the ``fields`` columns of ``sentence``, ``_`` elsewhere."""
+    n = len(sentence.words)
+    rows = [[str(i), word] + ["_"] * 8 for i, word in enumerate(sentence.words, 1)]
+    for column, index in fields.items():
+        if column in sentence.columns:
+            for row, text in zip(rows, _texts(sentence, column, n)):
+                row[index] = text
+    return "\n".join(["\t".join(row) for row in rows])
