@@ -19,6 +19,11 @@ from tagger.inference import predict
 
 OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper")
 
+#: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told
+#: ``columns=model.output_columns``, it writes only those columns (and FORM) into them and leaves
+#: the rest of each line as it was, rather than formatting every column of every word again.
+REWRITING_FORMATS = ("conllu", "conllx")
+
 
 ON_ERROR = ("fail", "skip")
 
@@ -102,7 +107,8 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
                 stream.write("\t".join([word, str(len(tags))] + [f"{tag}\t{p:.6g}" for tag, p in tags]) + "\n")
             stream.write("\n")
     else:
-        formats.write(sentences, stream, fmt)
+        options = {"columns": model.output_columns} if fmt in REWRITING_FORMATS else {}
+        formats.write(sentences, stream, fmt, **options)
     stream.flush()
 
 

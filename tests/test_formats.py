@@ -73,6 +73,21 @@ def test_conllu_writer_rewrites_only_changed_columns():
     assert "2-3\tdoesn't\t_\t_\t_\t_\t_\t_\t_\t_" in lines
 
 
+def test_conllu_writer_with_columns_writes_only_those():
+    sentences = list(formats.read(DATA / "sample.conllu"))
+    sentences[1].columns["upos"] = ["X"] * 7
+    sentences[1].columns["head"] = [0] * 7  # changed, but not named: its lines keep theirs
+    lines = write(sentences, "conllu", columns=["upos"]).splitlines()
+    original = (DATA / "sample.conllu").read_text().splitlines()
+    changed = [(a.split("\t"), b.split("\t")) for a, b in zip(original, lines) if a != b]
+    assert len(lines) == len(original) and len(changed) == 7
+    assert all(b[3] == "X" and a[:3] + a[4:] == b[:3] + b[4:] for a, b in changed)
+    assert write(sentences, "conllx", columns=["upos"]).splitlines() == lines
+    text = f"{row(1, 'a')}\n{row(2, 'b', head='01')}\n\n"  # HEADs are formatted only when written
+    assert write(read(text, "conllu"), "conllu", columns=["upos"]) == text
+    assert write(read(text, "conllu"), "conllu") == text.replace("\t01\t", "\t1\t")
+
+
 def test_conllu_fresh_sentence_from_text():
     sentence = read("Hello world !\n", "text")[0]
     sentence.columns["upos"] = ["INTJ", "NOUN", "PUNCT"]
@@ -99,6 +114,7 @@ def test_conllx_columns_and_round_trip():
     ([row(1, "a"), row(3, "b", head=1)], 2, "word ID 3 out of order, expected 2"),
     ([row(1, "a"), row(1, "b", head=1)], 2, "word ID 1 out of order"),
     ([row("x", "a")], 1, "bad ID 'x'"),
+    ([row("1²", "a")], 1, "bad ID '1²'"),
     (["# only a comment"], 1, "no words"),
     ([row(1, "a"), "3-4\tab\t_\t_\t_\t_\t_\t_\t_\t_"], 2, "should start at word 2"),
     (["1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "a")], 1, "ends at word 2"),

@@ -26,13 +26,20 @@ def source_name(source: Source) -> str:
     return "<stdin>"
 
 
+#: A stream with ``read1`` (a file, stdin's bytes, in-memory bytes) is decoded this many bytes
+#: (or what is there without waiting for more), completed to a line end, at a time.
+CHUNK = 1 << 20
+
+
 def iter_lines(source: Source, name: str | None = None, lenient: bool = False) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each line, 1-based, without the line ending.
 
-    Decodes UTF-8 line by line so that invalid bytes are reported as ``file:line``; a missing
-    file or a directory is a :class:`TaggerError`. A leading BOM is dropped. With ``lenient``
-    an undecodable line does not end the reading: it comes as an :class:`Undecodable` text
-    (for :func:`each_sentence` to skip the sentence holding it).
+    Decodes UTF-8 so that invalid bytes are reported as ``file:line``; a missing file or a
+    directory is a :class:`TaggerError`. A leading BOM is dropped. With ``lenient`` an
+    undecodable line does not end the reading: it comes as an :class:`Undecodable` text (for
+    :func:`each_sentence` to skip the sentence holding it). Binary streams with ``read1`` are
+    decoded a chunk at a time (:func:`_chunked_lines`); other iterables of lines (text streams,
+    :class:`Replay`) line by line.
     """
     name = name or source_name(source)
     if isinstance(source, (str, os.PathLike)):
@@ -49,24 +56,65 @@ def iter_lines(source: Source, name: str | None = None, lenient: bool = False) -
         stream = getattr(source, "buffer", source)  # text stdin -> its bytes
         close = False
     try:
-        for number, data in enumerate(stream, 1):
-            if isinstance(data, str):
-                text = data
-            else:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    error = TaggerError(f"invalid UTF-8 (byte {data[e.start]:#04x} at column {e.start + 1})", name, number)
-                    if not lenient:
-                        raise error from None
-                    yield number, Undecodable(data.decode("utf-8", "replace").rstrip("\r\n"), error)
-                    continue
-            if number == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            yield number, text.rstrip("\r\n")
+        if hasattr(stream, "read1"):
+            yield from _chunked_lines(stream, name, lenient)
+        else:
+            for number, data in enumerate(stream, 1):
+                yield number, _line(data, number, name, lenient)
     finally:
         if close:
             stream.close()
+
+
+def _chunked_lines(stream: BinaryIO, name: str, lenient: bool) -> Iterator[tuple[int, str]]:
+    """:func:`iter_lines` for a binary stream: each chunk (what ``read1`` gives, up to
+    :data:`CHUNK` bytes, and the rest of its last line) is decoded and split at once, without a
+    call per line; one that is not valid UTF-8 goes line by line (:func:`_line`), which reports
+    the line. ``read1`` does not wait for more than is there, so stdin's lines are handed on as
+    they come, as with reading line by line."""
+    number = 0
+    while data := stream.read1(CHUNK):
+        ended = data.endswith(b"\n")
+        if not ended:
+            data += stream.readline()
+            ended = data.endswith(b"\n")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pieces = data.split(b"\n")
+            if ended:
+                pieces.pop()
+            for number, piece in enumerate(pieces, number + 1):
+                yield number, _line(piece, number, name, lenient)
+            continue
+        lines = text.split("\n")
+        if ended:
+            lines.pop()  # the empty text after the last line end
+        if "\r" in text:
+            lines = [line.rstrip("\r") for line in lines]
+        if number == 0 and lines and lines[0].startswith("\ufeff"):
+            lines[0] = lines[0][1:]
+        yield from enumerate(lines, number + 1)
+        number += len(lines)
+
+
+def _line(data: bytes | str, number: int, name: str, lenient: bool) -> str:
+    """The text of line ``number`` (bytes or text, with or without its ending), for
+    :func:`iter_lines`: without the line ending, nor a BOM on line 1; an :class:`Undecodable`
+    text, or with ``lenient`` false a :class:`TaggerError`, if it is not valid UTF-8."""
+    if isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            error = TaggerError(f"invalid UTF-8 (byte {data[e.start]:#04x} at column {e.start + 1})", name, number)
+            if not lenient:
+                raise error from None
+            return Undecodable(data.decode("utf-8", "replace").rstrip("\r\n"), error)
+    if number == 1 and text.startswith("\ufeff"):
+        text = text[1:]
+    return text.rstrip("\r\n")
 
 
 def open_output(path: str | os.PathLike | None) -> TextIO:

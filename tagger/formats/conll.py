@@ -72,12 +72,43 @@ def _plain(lines: list[str]) -> tuple[list[str], list[int]] | None:
     if not 0 < n <= PLAIN_WORDS or [line.count("\t") for line in lines].count(9) != n:
         return None
     values = "\t".join(lines).split("\t")
-    if "" in values or values[::10] != _IDS[:n]:
+    if "" in values:
         return None
+    if values[::10] != _IDS[:n]:  # multiword ranges or empty nodes, or an error
+        lasts = _without_ranges(values)
+        n = len(values) // 10
+        if lasts is None or n == 0 or values[::10] != _IDS[:n] or max(lasts, default=0) > n:
+            return None
     heads = [_HEADS.get(value) for value in values[6::10]]
     if None in heads or max(heads) > n or any(map(operator.eq, heads, range(1, n + 1))):
         return None
     return values, heads
+
+
+def _without_ranges(values: list[str]) -> list[int] | None:
+    """Take the fields of multiword-range and empty-node lines out of ``values`` (ten fields per
+    line) and give the last word of each range, if each such line is where :func:`_checked`
+    wants it; else None. The words' IDs are left for the caller to check."""
+    words, lasts, ranges = 0, [], []
+    for i, value in enumerate(values[::10]):
+        if value.isdigit():
+            words += 1
+            continue
+        try:
+            wid = parse_id_value(value)
+        except ParseException:
+            return None
+        if not isinstance(wid, tuple):
+            return None
+        first, kind, last = wid
+        if first != (words + 1 if kind == "-" else words):
+            return None
+        if kind == "-":
+            lasts.append(last)
+        ranges.append(i)
+    for i in reversed(ranges):
+        del values[10 * i : 10 * i + 10]
+    return lasts
 
 
 def _checked(block: list[tuple[int, str]], name: str) -> tuple[list[str], list[int]]:
@@ -138,10 +169,10 @@ def write(sentences: Iterable[Sentence], stream: TextIO, *, dialect: str = "conl
 
     A sentence read from CoNLL keeps its comments, multiword ranges, empty nodes and every
     column this toolkit does not model; only FORM and the columns in ``Sentence.columns``
-    are written from the record, or with ``columns`` only FORM and those of them that are
-    in ``columns`` (the others stay as they are in the sentence's lines: what a tagger that
-    changed nothing else writes). Other sentences are written fresh, ``_`` for what is
-    missing, from every column of the record.
+    are written from the record. With ``columns``, only FORM and those of the record's columns
+    that are named there are: the others stay as they are in the sentence's lines, unformatted
+    (what ``tagger tag`` wants: the model changed its output columns, nothing else). Other
+    sentences are written fresh, ``_`` for what is missing, from every column of the record.
     """
     fields = FIELDS[dialect]
     chosen = fields if columns is None else {column: index for column, index in fields.items() if column in columns}
@@ -169,12 +200,13 @@ def _texts(sentence: Sentence, column: str, count: int) -> list[str]:
 def _rewrite(sentence: Sentence, lines: list[str], fields: dict) -> str | None:
     """``lines`` with FORM and the ``fields`` columns of each word line (a line of ten fields
     whose ID is a number) taken from ``sentence``, joined; None if the lines do not hold as
-    many words as the sentence."""
-    rows = [line.split("\t") for line in lines]
-    numbered = [row for row in rows if row[0].isdigit()]
+    many words as the sentence. Lines are split only as far as the last field written."""
+    pieces = max(fields.values(), default=1) + 1
+    rows = [line.split("\t", pieces) for line in lines]
+    numbered = [i for i, row in enumerate(rows) if row[0].isdigit()]
     if len(numbered) != len(sentence.words):
         return None
-    words = [row for row in numbered if len(row) == 10]
+    words = [rows[i] for i in numbered if lines[i].count("\t") == 9]
     for row, word in zip(words, sentence.words):
         row[1] = word
     for column, index in fields.items():

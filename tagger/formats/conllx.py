@@ -6,7 +6,7 @@ The same reader and writer as CoNLL-U (:mod:`tagger.formats.conll`); CPOSTAG is 
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, TextIO
+from typing import Iterable, Iterator, Sequence, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.formats import conll
@@ -21,6 +21,6 @@ def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentenc
     return conll.read(source, dialect="conllx", on_error=on_error)
 
 
-def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
-    """Write ``sentences`` as CoNLL-X (see :func:`tagger.formats.conll.write`)."""
-    conll.write(sentences, stream, dialect="conllx")
+def write(sentences: Iterable[Sentence], stream: TextIO, *, columns: Sequence[str] | None = None) -> None:
+    """Write ``sentences`` as CoNLL-X (``columns``: see :func:`tagger.formats.conll.write`)."""
+    conll.write(sentences, stream, dialect="conllx", columns=columns)
