@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
     parser.add_argument("--test", default=str(DATA / "en_ewt-ud-test.conllu"))
     parser.add_argument("--models", default="ffn,lstm,lstm-boot,gru,gru-boot,elman,elman-boot",
-                        help=f"comma-separated, from {', '.join(MODELS)}")
+                        help=f"comma-separated, from {', '.join(MODELS)} (empty: only the UDPipe peer)")
     parser.add_argument("--gates", default="", help="gates to bootstrap (e.g. i,j,f,o); default all")
     parser.add_argument("--max-minutes", type=float, help="training time limit per model")
     parser.add_argument("--minutes", help="per-model limits, e.g. ffn=8,lstm-boot=5 (override --max-minutes)")
@@ -259,18 +259,22 @@ def udpipe_peer(args, train, dev, test, out_dir: Path, predicted: dict[str, list
             return sentences
 
         iterations = "3" if (args.max_minutes or args.minutes or args.max_sentences) else "10"
-        error = udpipe.ProcessingError()
-        start = time.perf_counter()
-        data = udpipe.Trainer.train("morphodita_parsito", load(args.train, args.max_sentences), load(args.dev),
-                                    "none", "none", f"iterations={iterations}", error)
-        if error.occurred():
-            raise RuntimeError(error.message)
-        train_seconds = time.perf_counter() - start
         path = out_dir / "udpipe1.model"
-        path.write_bytes(data if isinstance(data, bytes) else data.encode("latin-1"))
+        train_seconds = None
+        if not (args.score_only and path.exists()):
+            error = udpipe.ProcessingError()
+            start = time.perf_counter()
+            data = udpipe.Trainer.train("morphodita_parsito", load(args.train, args.max_sentences), load(args.dev),
+                                        "none", "none", f"iterations={iterations}", error)
+            if error.occurred():
+                raise RuntimeError(error.message)
+            train_seconds = round(time.perf_counter() - start, 1)
+            path.write_bytes(data if isinstance(data, bytes) else data.encode("latin-1"))
         model = udpipe.Model.load(str(path))
+        error = udpipe.ProcessingError()
         pipeline = udpipe.Pipeline(model, "conllu", udpipe.Pipeline.NONE, udpipe.Pipeline.DEFAULT, "conllu")
-        result = {"model": "udpipe1", "train_seconds": round(train_seconds, 1), "parser_iterations": int(iterations)}
+        result = {"model": "udpipe1", "model_file": str(path), "train_seconds": train_seconds,
+                  "parser_iterations": int(iterations) if train_seconds is not None else "as trained"}
         parts = [("dev", dev, Path(args.dev).read_text(encoding="utf-8")), ("test", test, Path(args.test).read_text(encoding="utf-8"))]
         for part, sentences in predicted.items():
             buffer = io.StringIO()

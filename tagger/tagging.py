@@ -113,7 +113,7 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
 
 
 def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
-        top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 8192,
+        top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 4096,
         on_error: str = "fail") -> dict[str, int]:
     """Tag ``sentences`` and write them to ``stream``; returns counts. Reader errors end the run
     after the sentences before them are written. (Skipping malformed sentences is the reader's
