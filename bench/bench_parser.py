@@ -129,7 +129,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-dir", help="where to keep the model files (default: a temporary folder)")
     parser.add_argument("--ffn-model", help="use this trained FFN (for the -boot models) instead of training one")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--pos-model", help="also score every model on dev and test with this tagger's predicted UPOS")
+    parser.add_argument("--pos-model", help="also score every model on dev and test with this tagger's predicted POS")
+    parser.add_argument("--pos-column", default="upos", help="the column --pos-model predicts (upos or xpos)")
     parser.add_argument("--score-only", action="store_true",
                         help="train nothing: score the models already in --out-dir (NAME.model)")
     parser.add_argument("--no-udpipe", action="store_true", help="skip the UDPipe 1 peer")
@@ -150,18 +151,18 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps({"bench": "parser", "train": args.train, "train_sentences": len(train),
                       "train_words": sum(map(len, train)), "dev_sentences": len(dev), "test_sentences": len(test),
                       "nonprojective_train_trees_skipped": TransitionParser.count_nonprojective(train),
-                      "threads": args.threads, "torch": torch.__version__, "pos": "gold UPOS"}), flush=True)
+                      "threads": args.threads, "torch": torch.__version__, "pos": "gold " + next((o.split("=", 1)[1] for o in args.overrides if o.startswith("tag_column=")), "upos")}), flush=True)
 
     predicted: dict[str, list] = {}  # dev/test with predicted UPOS
     gold_parts = {"dev": dev, "test": test}
     if args.pos_model:
         for part, sentences in (("dev", dev), ("test", test)):
             predicted[part] = [Sentence(s.words, dict(s.columns), s.source, s.line, s.raw) for s in sentences]
-            retag(args.pos_model, "upos", predicted[part])
-            gold = [t for s in sentences for t in s.columns["upos"]]
-            guess = [t for s in predicted[part] for t in s.columns["upos"]]
+            retag(args.pos_model, args.pos_column, predicted[part])
+            gold = [t for s in sentences for t in s.columns[args.pos_column]]
+            guess = [t for s in predicted[part] for t in s.columns[args.pos_column]]
             print(json.dumps({"pos_model": args.pos_model, "part": part,
-                              "upos_accuracy": round(100 * sum(map(str.__eq__, gold, guess)) / len(gold), 2)}), flush=True)
+                              "column": args.pos_column, "accuracy": round(100 * sum(map(str.__eq__, gold, guess)) / len(gold), 2)}), flush=True)
 
     ffn_path = Path(args.ffn_model) if args.ffn_model else None
     for name in names:

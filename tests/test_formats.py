@@ -468,3 +468,17 @@ def test_stream_detection_keeps_every_line_and_its_number():
     assert (info.value.file, info.value.line) == ("<stdin>", 25)
     with pytest.raises(TaggerError, match="empty input"):
         list(formats.read([]))
+
+
+def test_wsj_split_refuses_a_folder_of_mixed_formats(tmp_path):
+    from tagger.training.run import split_files
+
+    (tmp_path / "combined").mkdir()
+    (tmp_path / "tagged").mkdir()
+    for number in range(1, 200, 20):
+        (tmp_path / "combined" / f"wsj_{number:04d}.mrg").write_text("(S (NN x))\n")
+        (tmp_path / "tagged" / f"wsj_{number:04d}.pos").write_text("x/NN\n")
+    with pytest.raises(TaggerError, match=r"several formats \(\.mrg, \.pos\).*combined"):
+        split_files(str(tmp_path), "sample", "pos")
+    parts = split_files(str(tmp_path / "combined"), "sample", "pos")
+    assert [p.name for p in parts["test"]] == ["wsj_0181.mrg"]

@@ -52,6 +52,11 @@ def split_files(folder: str, split: str, task: str) -> dict[str, list[Path]]:
     files = sorted(p for p in root.rglob("*") if p.is_file() and WSJ_FILE.search(p.name))
     if not files:
         raise TaggerError("no wsj_SSNN files in this folder", folder)
+    kinds = sorted({p.suffix or p.name for p in files})
+    if len(kinds) > 1:  # e.g. the NLTK sample keeps the same text as .mrg and as .pos
+        where = sorted({str(p.parent) for p in files})[:2]
+        raise TaggerError(f"the folder holds WSJ files of several formats ({', '.join(kinds)}): "
+                          f"point --train at one kind, e.g. {' or '.join(where)}", folder)
     parts = sample_split(files) if split == "sample" else wsj_split(files, "pos" if task == "pos" else task)
     for part, chosen in parts.items():
         if not chosen:
