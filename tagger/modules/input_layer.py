@@ -132,25 +132,23 @@ class InputLayer(nn.Module):
         f = self.features(words, caps, chars)  # [U+1, F], row 0 is zero
         d, size, width = self.window, self.feature_size, weight.shape[-1]
         steps, batch = types.shape
-        per_word = f @ weight.view(2, d, size, width).permute(2, 1, 0, 3).reshape(size, d * 2 * width)
-        per_word = per_word.view(-1, d, 2, width)  # [U+1, slot, direction, G]
+        tables = torch.matmul(f, weight.view(2, d, size, width).transpose(0, 1))  # [slot, direction, U+1, G]
         half = d // 2
         padded = F.pad(types, (0, 0, half, half))  # beyond the edges: row 0, the zero vector
         slots = [padded[j : j + steps] for j in range(d)]  # [T, B] rows of the word in slot j
         if self.gates is not None:
             gate_in = (f @ self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)).view(-1, d, d)
-            r = self.gates.bias + sum(gate_in[slots[j], j] for j in range(d))  # [T, B, d]
-            r = torch.sigmoid(r)
+            r = torch.sigmoid(self.gates.bias + sum(gate_in[slots[j], j] for j in range(d)))  # [T, B, d]
         else:
             r = f.new_ones(steps, batch, d)
         out = f.new_empty(2, steps, batch, width)
         for direction in range(2):
-            order = (lambda t: t) if direction == 0 else (lambda t: t.flip(0))
+            rows = slots if direction == 0 else [slot.flip(0) for slot in slots]
+            gates = r if direction == 0 else r.flip(0)
             acc = out[direction]
             acc.copy_(bias[direction].expand(steps, batch, width))
-            gates = order(r)
             for j in range(d):
-                acc.addcmul_(gates[..., j : j + 1], per_word[:, j, direction][order(slots[j])])
+                acc.addcmul_(gates[..., j : j + 1], F.embedding(rows[j], tables[j, direction]))
         return out
 
     def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor) -> torch.Tensor:
