@@ -134,6 +134,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--score-only", action="store_true",
                         help="train nothing: score the models already in --out-dir (NAME.model)")
     parser.add_argument("--no-udpipe", action="store_true", help="skip the UDPipe 1 peer")
+    parser.add_argument("--udpipe-options", default="",
+                        help="extra UDPipe parser options, e.g. 'embedding_upostag=0;embedding_feats=0;"
+                             "embedding_xpostag=20' (FORM + XPOS only, like ours with tag_column=xpos)")
+    parser.add_argument("--udpipe-name", default="udpipe1", help="name of the UDPipe result and model file")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     names = [n.strip() for n in args.models.split(",") if n.strip()]
@@ -242,8 +246,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def udpipe_peer(args, train, dev, test, out_dir: Path, predicted: dict[str, list]) -> None:
     """UDPipe 1's parser (Straka et al. 2016) trained on the same data with gold POS, when
-    installed; scored with gold POS and, given ``predicted``, with the same predicted UPOS as ours.
-    It reads every input column: gold FEATS and XPOS too, which ours do not use."""
+    installed; scored with gold POS and, given ``predicted``, with the same predicted POS as ours.
+    With its default options it reads FORM, UPOS and FEATS (``embedding_xpostag`` and
+    ``embedding_lemma`` default to 0); ``--udpipe-options`` changes which columns it reads."""
     try:
         from ufal import udpipe  # type: ignore[import-not-found]
     except ImportError:
@@ -260,13 +265,14 @@ def udpipe_peer(args, train, dev, test, out_dir: Path, predicted: dict[str, list
             return sentences
 
         iterations = "3" if (args.max_minutes or args.minutes or args.max_sentences) else "10"
-        path = out_dir / "udpipe1.model"
+        path = out_dir / f"{args.udpipe_name}.model"
+        options = ";".join(o for o in (f"iterations={iterations}", args.udpipe_options) if o)
         train_seconds = None
         if not (args.score_only and path.exists()):
             error = udpipe.ProcessingError()
             start = time.perf_counter()
             data = udpipe.Trainer.train("morphodita_parsito", load(args.train, args.max_sentences), load(args.dev),
-                                        "none", "none", f"iterations={iterations}", error)
+                                        "none", "none", options, error)
             if error.occurred():
                 raise RuntimeError(error.message)
             train_seconds = round(time.perf_counter() - start, 1)
@@ -274,7 +280,8 @@ def udpipe_peer(args, train, dev, test, out_dir: Path, predicted: dict[str, list
         model = udpipe.Model.load(str(path))
         error = udpipe.ProcessingError()
         pipeline = udpipe.Pipeline(model, "conllu", udpipe.Pipeline.NONE, udpipe.Pipeline.DEFAULT, "conllu")
-        result = {"model": "udpipe1", "model_file": str(path), "train_seconds": train_seconds,
+        result = {"model": args.udpipe_name, "model_file": str(path), "train_seconds": train_seconds,
+                  "udpipe_parser_options": options if train_seconds is not None else "as trained",
                   "parser_iterations": int(iterations) if train_seconds is not None else "as trained"}
         parts = [("dev", dev, Path(args.dev).read_text(encoding="utf-8")), ("test", test, Path(args.test).read_text(encoding="utf-8"))]
         for part, sentences in predicted.items():
@@ -294,7 +301,7 @@ def udpipe_peer(args, train, dev, test, out_dir: Path, predicted: dict[str, list
             result[f"{part}_sentences_per_s"] = round(len(sentences) / seconds)
         print(json.dumps(result), flush=True)
     except Exception as e:  # a peer failing must not hide the results above
-        print(json.dumps({"model": "udpipe1", "skipped": f"failed: {type(e).__name__}: {e}"}))
+        print(json.dumps({"model": args.udpipe_name, "skipped": f"failed: {type(e).__name__}: {e}"}))
 
 
 def _read_text(text: str) -> list:
