@@ -165,6 +165,21 @@ def test_pos_column_of_underscores_or_missing() -> None:
             assert_tree(heads, len(s))
 
 
+def test_joined_tag_columns_read_one_tag_per_combination() -> None:
+    with_feats = [Sentence(s.words, {**s.columns, "feats": ["Number=Sing" if t == "NOUN" else "_" for t in s.columns["upos"]]})
+                  for s in TRAIN]
+    model = make(train=with_feats, tag_column="upos+feats")
+    assert "NOUN+Number=Sing" in model.vocabs["tags"] and "DET+_" in model.vocabs["tags"]
+    assert "NOUN" not in model.vocabs["tags"]
+    batch = model.collate(with_feats[:1], with_gold=False)  # ROOT, The, cat, sat, .
+    tags = [model.vocabs["tags"][i] for i in batch.tags[batch.bases[0] + 1:].tolist()]
+    assert tags == ["DET+_", "NOUN+Number=Sing", "VERB+_", "PUNCT+_"]
+    # without FEATS a word reads "_" for them (NOUN+_ was never seen: unknown); with neither column, unknown
+    batch = model.collate([TRAIN[0], Sentence(["x"])], with_gold=False)
+    tags = [model.vocabs["tags"][i] for i in batch.tags[batch.bases[0] + 1:].tolist()]
+    assert tags == ["DET+_", "<unk>", "VERB+_", "PUNCT+_", "<root>", "<unk>"]
+
+
 def test_unseen_deprel_and_words_at_evaluation() -> None:
     model = make().eval()
     dev = [sentence("Zorblax quux .", [2, 0, 2], "nsubj:weird root punct", "PROPN VERB PUNCT")]

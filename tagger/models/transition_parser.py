@@ -63,7 +63,7 @@ SENTINEL, SCRATCH, FIRST_BASE = 0, 1, 2
 @dataclass
 class ParserConfig(TrainingConfig):
     arch: str = "ffn"  # ffn | lstm | gru | elman
-    tag_column: str = "upos"  # the POS column the parser reads (upos or xpos)
+    tag_column: str = "upos"  # the POS column the parser reads: upos, xpos, or joined (upos+feats)
     word_dim: int = 100
     tag_dim: int = 100
     label_dim: int = 100
@@ -115,6 +115,19 @@ PRESETS: dict[str, dict] = {
     "ffn-paper": {"arch": "ffn", "rare_word_dropout": 0.0},  # exactly the paper's recipe (no UNK training)
     "lstm-paper": {"arch": "lstm", "rare_word_dropout": 0.0},
 }
+
+
+def tag_column_values(sentence: Sentence, column: str) -> list[str] | None:
+    """The tags the parser reads: one column (``upos``), or several joined with ``+``
+    (``upos+feats`` gives ``NOUN+Number=Sing``: one tag per combination, as UDPipe 1 also reads
+    FEATS). ``None`` when the sentence has none of them."""
+    if "+" not in column:
+        return sentence.columns.get(column)
+    parts = [sentence.columns.get(name) for name in column.split("+")]
+    if all(part is None for part in parts):
+        return None
+    blank = ["_"] * len(sentence)
+    return ["+".join(values) for values in zip(*(part or blank for part in parts))]
 
 
 @dataclass
@@ -237,7 +250,7 @@ class TransitionParser(nn.Module):
         words, tags, labels = Counter(), Counter(), Counter()
         for sentence in sentences:
             words.update(normalize(w) for w in sentence.words)
-            tag_values = sentence.columns.get(config.tag_column)
+            tag_values = tag_column_values(sentence, config.tag_column)
             if tag_values is not None:
                 tags.update(tag_values)
             labels.update(sentence.columns.get("deprel") or ["_"] * len(sentence))
@@ -294,7 +307,7 @@ class TransitionParser(nn.Module):
             words.append(ROOT_ID)
             words.extend(word_id(w) for w in sentence.words)
             tags.append(ROOT_ID)
-            tag_values = sentence.columns.get(column)
+            tag_values = tag_column_values(sentence, column)
             if tag_values is None:
                 tags.extend([UNK_ID] * n)
             else:

@@ -158,7 +158,8 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         overrides.insert(0, f"tag_column={request.column}")
     config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
     if request.pos_model:
-        retag(request.pos_model, getattr(config, "tag_column", None), train_sents + dev_sents)
+        column = getattr(config, "tag_column", None)  # upos+feats: the tagger predicts the upos part
+        retag(request.pos_model, column.split("+")[0] if column else None, train_sents + dev_sents)
     for sentences, spec in ((train_sents, request.train), (dev_sents, request.dev)):
         check_columns(cls, config, sentences, spec.name)
 
