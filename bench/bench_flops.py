@@ -54,7 +54,8 @@ def main() -> None:
     # every token a distinct word: the first layer's per-word precomputation gains nothing here
     U = B * T
     batch = TaggerBatch(torch.arange(1, U + 1).view(B, T), torch.randint(2, 20000, (U + 1,)), torch.randint(1, 6, (U + 1,)),
-                        torch.randint(1, 80, (U + 1, 2 * config.char_length)), torch.full((B,), T), None).to(torch.device(args.device))
+                        torch.randint(1, 80, (U + 1, 2 * config.char_length)), torch.full((B,), T), None,
+                        torch.randint(1, 80, (U + 1, 10)) if config.char_cnn else None).to(torch.device(args.device))  # 8-letter words
     with torch.inference_mode():
         with FlopCounterMode(display=False) as counter:
             model(batch)

@@ -238,18 +238,100 @@ def test_short_real_training_run_on_ewt():
     assert state.best_score > 0.75  # most-frequent-tag-per-word on 400 sentences gets ~0.7 on dev; we must learn context
 
 
-@pytest.mark.parametrize("window_gates", [True, False])
-def test_per_word_first_layer_equals_the_window_input(window_gates):
+@pytest.mark.parametrize("window_gates,char_cnn", [(True, 0), (False, 0), (True, 6), (False, 6)])
+def test_per_word_first_layer_equals_the_window_input(window_gates, char_cnn):
     """Evaluation computes layer 1's input products once per distinct word: same scores as
-    building the gated window input token by token."""
+    building the gated window input token by token (the character CNN included)."""
     torch.manual_seed(0)
-    model = toy_model(window_gates=window_gates).eval()
+    model = toy_model(window_gates=window_gates, char_cnn=char_cnn, char_cnn_max=4).eval()
     batch = model.collate(TOY + [Sentence("the dog the dog".split(), {"upos": ["DET", "NOUN"] * 2})])
     assert batch.words.shape[0] < batch.types.numel()  # repeated words share a row
+    assert (batch.spelled is None) == (char_cnn == 0)
     types = batch.types.t()
     with torch.no_grad():
-        x = model.input(batch.words[types], batch.caps[types], batch.chars[types])
+        spelling = model.input.spelling(batch.spelled)[types] if char_cnn else None
+        x = model.input(batch.words[types], batch.caps[types], batch.chars[types], spelling)
         expected = model.output(model.rnn(x, batch.lengths)).transpose(0, 1)
         got = model(batch)
     real = batch.types > 0
     assert torch.allclose(got[real], expected[real], atol=1e-5)
+
+
+CNN = {"char_cnn": 6, "char_cnn_width": 3, "char_cnn_max": 4, "char_length": 2}
+
+
+def test_char_cnn_is_off_by_default_and_adds_only_its_own_parameters():
+    plain, cnn = toy_model(), toy_model(**CNN)
+    assert plain.config.char_cnn == 0 and plain.collate(TOY).spelled is None
+    assert not any("cnn" in key for key in plain.state_dict())
+    added = set(cnn.state_dict()) - set(plain.state_dict())
+    assert added == {"input.cnn_char.weight", "input.cnn.weight", "input.cnn.bias"}
+    assert cnn.input.feature_size == plain.input.feature_size - 2 * 3 * plain.config.char_dim + 6  # char_length 5 → 2
+    assert cnn.input.cnn_char.embedding_dim == cnn.config.char_dim  # char_cnn_dim 0: char_dim's size
+    assert PRESETS["fast-cnn"] == {**PRESETS["fast"], "char_cnn": 50, "char_cnn_width": 3}
+    with pytest.raises(TaggerError, match="char_cnn needs a character size"):
+        build_config(TaggerConfig, PRESETS, None, overrides=["char_cnn=8", "char_dim=0"])
+    for bad in ("char_cnn=-1", "char_cnn_width=0", "char_cnn_max=0", "char_cnn_dim=-2"):
+        with pytest.raises(TaggerError):
+            build_config(TaggerConfig, PRESETS, None, overrides=[bad])
+    assert build_config(TaggerConfig, PRESETS, None, overrides=["char_cnn=8", "char_dim=0", "char_cnn_dim=7"]).cnn_dim == 7
+
+
+def test_char_cnn_spelling_keeps_both_ends_and_ignores_batch_padding():
+    from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, spelling
+
+    assert spelling("dog", 4) == [CHAR_BOW, "d", "o", "g", CHAR_EOW]
+    assert spelling("barks", 4) == [CHAR_BOW, "b", "a", "k", "s", CHAR_EOW]
+    assert spelling("loudly", 3) == [CHAR_BOW, "l", "o", "y", CHAR_EOW]  # first ⌈3/2⌉, last ⌊3/2⌋
+    torch.manual_seed(0)
+    model = toy_model(**CNN).eval()
+    alone, mixed = model.collate([Sentence(["a"], {"upos": ["DET"]})]), model.collate(TOY[2:])
+    assert alone.spelled.shape[1] == 3 and mixed.spelled.shape[1] == 6  # <w> a </w>; <w> 4 chars </w>
+    with torch.no_grad():
+        assert torch.equal(model.input.spelling(alone.spelled)[0], torch.zeros(6))  # the padding row
+        one = model.input.spelling(alone.spelled)[1]
+        padded = torch.cat([alone.spelled, torch.zeros(2, 5, dtype=torch.long)], 1)  # longer padding
+        assert torch.allclose(model.input.spelling(padded)[1], one, atol=1e-6)
+        assert not torch.allclose(model.input.spelling(mixed.spelled)[1:], one.expand(len(mixed.spelled) - 1, 6))
+
+
+def test_char_cnn_vocab_covers_every_character_and_maps_unseen_ones_to_unk():
+    sentences = TOY + [Sentence(["xylophonequest"], {"upos": ["NOUN"]})]
+    slots_only = build_config(TaggerConfig, PRESETS, None, overrides=["char_length=2"])
+    assert "q" not in SkipLSTMTagger.vocabs_from(slots_only, sentences)["chars"]  # the middle of a long word
+    config = build_config(TaggerConfig, PRESETS, None, overrides=["char_length=2", "char_cnn=4", "layers=1", "hidden=4"])
+    vocabs = SkipLSTMTagger.vocabs_from(config, sentences)
+    assert set("xylophonequestbarkslouddogs") <= set(vocabs["chars"]) and {"<w>", "</w>"} <= set(vocabs["chars"])
+    torch.manual_seed(0)
+    model = SkipLSTMTagger(config, vocabs).eval()
+    batch = model.collate([Sentence(["the", "naïve", "d€g"], {})], with_gold=False)
+    unk = model.featurizer.chars.unk_index
+    chars = model.featurizer.chars
+    assert batch.spelled[2].tolist() == chars.indices(["<w>", "n", "a"]) + [unk] + chars.indices(["v", "e", "</w>"])
+    assert batch.spelled[3].tolist()[:5] == [chars.index("<w>"), chars.index("d"), unk, chars.index("g"), chars.index("</w>")]
+    assert len(model.decode(batch)[0]) == 3
+
+
+def test_char_cnn_trains_and_round_trips_through_the_model_file(tmp_path):
+    torch.manual_seed(0)
+    model = toy_model(**CNN).train()
+    batch = model.collate(TOY)
+    model.loss(model(batch), batch).backward()
+    cnn = model.input
+    assert cnn.cnn.weight.grad.abs().sum() > 0 and cnn.cnn.bias.grad.abs().sum() > 0
+    used = batch.spelled.unique()
+    assert (cnn.cnn_char.weight.grad[used[used > 0]].abs().sum(1) > 0).all()
+    assert cnn.cnn_char.weight.grad[0].abs().sum() == 0  # padding stays zero
+    fit(model, TOY, TOY, model.config, RunOptions(), lambda meta: None, Quiet())
+    model.eval()
+    assert evaluate(model, TOY).score == 1.0
+    path = tmp_path / "cnn.tagger"
+    model_file.save(path, model, {})
+    loaded, _ = model_file.load(path)
+    assert loaded.config.char_cnn == 6 and loaded.config.char_cnn_max == 4
+    unseen = [Sentence("the extraordinary dogs slept".split(), {})]
+    for sentences in (TOY, unseen):
+        batch = model.collate(sentences, with_gold=False)
+        assert torch.equal(loaded.collate(sentences, with_gold=False).spelled, batch.spelled)
+        assert torch.equal(loaded(batch), model(batch))
+        assert loaded.decode(batch) == model.decode(batch)

@@ -16,7 +16,7 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
 from tagger.evaluation.metrics import TagMetric
 from tagger.modules.init import scaled_normal_
-from tagger.modules.input_layer import InputFeaturizer, InputLayer, char_slots, normalize
+from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 
 RARE = "<rare>"
@@ -30,6 +30,10 @@ class TaggerConfig(TrainingConfig):
     caps_dim: int = 5
     char_dim: int = 5
     char_length: int = 5  # first-l and last-l characters (l_w)
+    char_cnn: int = 0  # filters of the character CNN over the whole word (0 = off)
+    char_cnn_width: int = 3  # its convolution width, in characters (boundary symbols included)
+    char_cnn_dim: int = 0  # its own character embedding size; 0 = the same size as char_dim
+    char_cnn_max: int = 20  # characters it reads; longer words keep their first ⌈m/2⌉ and last ⌊m/2⌋
     window: int = 3
     window_gates: bool = True
     min_word_count: int = 1
@@ -55,18 +59,32 @@ class TaggerConfig(TrainingConfig):
             raise ValueError(f"layers must be between 1 and 64, not {self.layers}")
         if self.hidden < 1 or self.batch_size < 1:
             raise ValueError("hidden and batch_size must be positive")
+        if self.char_cnn < 0 or self.char_cnn_dim < 0:
+            raise ValueError("char_cnn and char_cnn_dim must be ≥ 0")
+        if self.char_cnn_width < 1 or self.char_cnn_max < 1:
+            raise ValueError("char_cnn_width and char_cnn_max must be ≥ 1")
+        if self.char_cnn and not self.cnn_dim:
+            raise ValueError("char_cnn needs a character size: set char_cnn_dim (char_dim is 0)")
+
+    @property
+    def cnn_dim(self) -> int:
+        """The character CNN's embedding size (``char_cnn_dim``, or ``char_dim`` when 0)."""
+        return self.char_cnn_dim or self.char_dim
 
 
 #: The CPU default: 3 × 128 cells, Adam, wider character embeddings (20 dims instead of the papers'
 #: 5: +0.45 dev UPOS on EWT after 6 epochs) and a lr halving threshold of 5% rather than 0.5%.
 FAST = {"layers": 3, "hidden": 128, "char_dim": 20, "optimizer": "adam", "lr": 0.002, "batch_size": 32, "max_epochs": 50,
         "patience": 4, "halve_threshold": 0.05, "rare_word_dropout": 0.25, "init_scale": 1.0}
+#: ``fast`` plus a character CNN (50 filters of width 3 over 20-dim characters), for unseen words.
+FAST_CNN = {**FAST, "char_cnn": 50, "char_cnn_width": 3}
 PAPER_SGD = {"optimizer": "sgd", "lr": 0.02, "batch_size": 1, "max_epochs": 30, "patience": 5}
 
 #: Named presets. ``fast`` (the default) trains on a laptop CPU in minutes; the ``wu*`` presets
 #: reproduce the papers' sizes and training recipe.
 PRESETS: dict[str, dict] = {
     "fast": {**FAST, "skip": "output", "gate": "recurrent"},
+    "fast-cnn": {**FAST_CNN, "skip": "output", "gate": "recurrent"},
     "plain-fast": {**FAST, "skip": "none"},
     "wu2016-7x512": {"layers": 7, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
     "wu2016-9x512": {"layers": 9, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
@@ -78,7 +96,8 @@ PRESETS: dict[str, dict] = {
 @dataclass
 class TaggerBatch:
     """A batch numbered once per distinct word: B sentences, T = longest, U distinct words
-    (row 0 of the per-word tensors is padding), 2l char slots."""
+    (row 0 of the per-word tensors is padding), 2l char slots, L = the longest spelling (the
+    character CNN's input, only when the model has one)."""
 
     types: torch.Tensor  # [B, T] row of each token in the per-word tensors (0 = padding)
     words: torch.Tensor  # [U+1] word id of each distinct word
@@ -86,6 +105,7 @@ class TaggerBatch:
     chars: torch.Tensor  # [U+1, 2l]
     lengths: torch.Tensor  # [B]
     tags: torch.Tensor | None  # [B, T] gold tag ids, -100 at padding; None when untagged
+    spelled: torch.Tensor | None = None  # [U+1, L] char ids of <w> word </w>, 0-padded; None without a CNN
 
     def to(self, device: torch.device) -> "TaggerBatch":
         move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
@@ -110,10 +130,12 @@ class SkipLSTMTagger(nn.Module):
         self.vocabs = vocabs
         self.word_vocab = Vocab.from_list(vocabs["words"])
         self.tag_vocab = Vocab.from_list(vocabs["tags"])
-        self.featurizer = InputFeaturizer(self.word_vocab, Vocab.from_list(vocabs["chars"]), config.char_length)
+        self.featurizer = InputFeaturizer(self.word_vocab, Vocab.from_list(vocabs["chars"]), config.char_length,
+                                          config.char_cnn_max if config.char_cnn else 0)
         self.rare_word_from = int(vocabs.get("rare_word_from", ["0"])[0])
         self.input = InputLayer(len(self.word_vocab), len(vocabs["chars"]), config.word_dim, config.caps_dim,
-                                config.char_dim, config.char_length, config.window, config.window_gates, config.init_scale)
+                                config.char_dim, config.char_length, config.window, config.window_gates, config.init_scale,
+                                config.char_cnn, config.char_cnn_width, config.cnn_dim)
         self.input_dropout = nn.Dropout(config.input_dropout)
         dropouts = [0.0] * config.layers
         dropouts[0] = dropouts[-1] = config.hidden_dropout
@@ -136,13 +158,21 @@ class SkipLSTMTagger(nn.Module):
 
     @classmethod
     def vocabs_from(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
-        """Word, character and tag vocabularies from the training sentences."""
+        """Word, character and tag vocabularies from the training sentences.
+
+        Characters: those of the first/last-l slots; with the character CNN, also every character
+        of every word (the middle of long words) and the CNN's ``<w>``, ``</w>`` boundaries.
+        """
         words, chars, tags = Counter(), Counter(), Counter()
         for sentence in sentences:
             tags.update(sentence.column(config.column))
             for word in sentence.words:
                 words[normalize(word)] += 1
                 chars.update(char_slots(word, config.char_length))
+                if config.char_cnn:
+                    chars.update(word)
+        if config.char_cnn:
+            chars.update((CHAR_BOW, CHAR_EOW))
         word_vocab = Vocab.build(words, config.min_word_count)
         rare_from = next((i for i, w in enumerate(word_vocab.itos) if words.get(w, 2) < 2), len(word_vocab))
         kept_tags = Vocab.build(tags, max(1, config.rare_tag_count), specials=(PAD,))
@@ -160,7 +190,7 @@ class SkipLSTMTagger(nn.Module):
         steps = max(lengths)
         token = self.featurizer.token
         rows: dict[str, int] = {}
-        words, caps, chars = [0], [0], [[0] * (2 * self.config.char_length)]
+        words, caps, chars, spelled = [0], [0], [[0] * (2 * self.config.char_length)], [[]]
         types = []
         for sentence in sentences:
             ids = []
@@ -168,18 +198,24 @@ class SkipLSTMTagger(nn.Module):
                 row = rows.get(word)
                 if row is None:
                     row = rows[word] = len(words)
-                    w, c, ch = token(word)
+                    w, c, ch, sp = token(word)
                     words.append(w)
                     caps.append(c)
                     chars.append(ch)
+                    spelled.append(sp)
                 ids.append(row)
             types.append(ids + [0] * (steps - len(ids)))
+        spelled_ids = None
+        if self.config.char_cnn:
+            longest = max(map(len, spelled))
+            spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
         tags = None
         if with_gold:
             rare = self.tag_vocab.stoi.get(RARE, -100)
             stoi = self.tag_vocab.stoi
             tags = torch.tensor([[stoi.get(t, rare) for t in s.column(self.config.column)] + [-100] * (steps - len(s)) for s in sentences])
-        return TaggerBatch(torch.tensor(types), torch.tensor(words), torch.tensor(caps), torch.tensor(chars), torch.tensor(lengths), tags)
+        return TaggerBatch(torch.tensor(types), torch.tensor(words), torch.tensor(caps), torch.tensor(chars), torch.tensor(lengths), tags,
+                           spelled_ids)
 
     # ----------------------------------------------------------------------------- the network
     def forward(self, batch: TaggerBatch) -> torch.Tensor:
@@ -187,19 +223,21 @@ class SkipLSTMTagger(nn.Module):
 
         In evaluation mode the first layer's input projection is computed per distinct word
         (:meth:`InputLayer.project_by_type`), which is exact without dropout; training builds
-        the window input per token, so that dropout and rare-word dropout act per token.
+        the window input per token, so that dropout and rare-word dropout act per token. The
+        character CNN runs once per distinct word on either path, and is gathered per token.
         """
         types = batch.types.t()  # [T, B]
         if not self.training and self.rnn.sources[0] is None:
             first = self.rnn.layers[0]
-            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.w_x, first.bias)
+            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.w_x, first.bias, batch.spelled)
             hidden = self.rnn(None, batch.lengths, projected)
         else:
             words = batch.words[types]
             if self.training and self.config.rare_word_dropout > 0:
                 rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
                 words = words.masked_fill(rare, self.word_vocab.unk_index)
-            x = self.input_dropout(self.input(words, batch.caps[types], batch.chars[types]))  # [T, B, D]
+            spelling = self.input.spelling(batch.spelled)[types] if self.config.char_cnn else None  # [T, B, K]
+            x = self.input_dropout(self.input(words, batch.caps[types], batch.chars[types], spelling))  # [T, B, D]
             hidden = self.rnn(x, batch.lengths)
         return self.output(hidden).transpose(0, 1)
 

@@ -1,7 +1,8 @@
 """The tagger's input layer (SPEC §3): word, capitalisation and first/last-character features,
 combined over a context window with logistic gates.
 
-``f_t = [E_w(w_t); E_a(a_t); E_c(chars_t)]`` and, for a window of d=3,
+``f_t = [E_w(w_t); E_a(a_t); E_c(chars_t)]`` (plus, optionally, ``CNN(spelling_t)``, a
+character-CNN encoding of the whole word, computed once per distinct word) and, for a window of d=3,
 ``x_t = [r_{-1} f_{t-1}; r_0 f_t; r_{+1} f_{t+1}]`` with ``r = σ(W_r [f_{t-1}; f_t; f_{t+1}] + b_r)``.
 """
 
@@ -21,6 +22,7 @@ _DIGIT = re.compile(r"\d")
 # Capitalisation classes; 0 is padding.
 CAPS_LOWER, CAPS_FIRST, CAPS_UPPER, CAPS_MIXED, CAPS_NONE = 1, 2, 3, 4, 5
 CHAR_PAD_WORD = "\x00"  # fills the first/last-l slots of words shorter than l (one special symbol)
+CHAR_BOW, CHAR_EOW = "<w>", "</w>"  # the character CNN's word boundaries (never a single character)
 
 
 def normalize(word: str) -> str:
@@ -49,18 +51,34 @@ def char_slots(word: str, length: int) -> list[str]:
     return first + last
 
 
+def spelling(word: str, longest: int) -> list[str]:
+    """What the character CNN reads: ``<w>``, the word's characters, ``</w>``. A word longer than
+    ``longest`` keeps both ends: its first ⌈longest/2⌉ and last ⌊longest/2⌋ characters."""
+    if len(word) > longest:
+        head = (longest + 1) // 2
+        word = word[:head] + word[len(word) - (longest - head):]
+    return [CHAR_BOW, *word, CHAR_EOW]
+
+
+_NO_IDS: list[int] = []  # shared by every memo entry without the CNN (never mutated)
+
+
 class InputFeaturizer:
-    """Turns words into the integer features :class:`InputLayer` reads (via Vocabs, plain Python)."""
+    """Turns words into the integer features :class:`InputLayer` reads (via Vocabs, plain Python).
 
-    def __init__(self, words: Vocab, chars: Vocab, char_length: int):
-        self.words, self.chars, self.char_length = words, chars, char_length
-        self._cache: dict[str, tuple[int, int, list[int]]] = {}
+    ``spell_length`` > 0 also gives the character CNN's ids (:func:`spelling`); 0: an empty list.
+    """
 
-    def token(self, word: str) -> tuple[int, int, list[int]]:
-        """(word id, caps class, 2·l char ids) for one token; memoised, the hot path of tagging."""
+    def __init__(self, words: Vocab, chars: Vocab, char_length: int, spell_length: int = 0):
+        self.words, self.chars, self.char_length, self.spell_length = words, chars, char_length, spell_length
+        self._cache: dict[str, tuple[int, int, list[int], list[int]]] = {}
+
+    def token(self, word: str) -> tuple[int, int, list[int], list[int]]:
+        """(word id, caps class, 2·l char ids, CNN char ids) for one token; memoised, the hot path of tagging."""
         hit = self._cache.get(word)
         if hit is None:
-            hit = (self.words.index(normalize(word)), caps_class(word), self.chars.indices(char_slots(word, self.char_length)))
+            spelled = self.chars.indices(spelling(word, self.spell_length)) if self.spell_length else _NO_IDS
+            hit = (self.words.index(normalize(word)), caps_class(word), self.chars.indices(char_slots(word, self.char_length)), spelled)
             if len(self._cache) < 100_000:  # bounded: open-vocabulary streams must not grow memory
                 self._cache[word] = hit
         return hit
@@ -70,16 +88,21 @@ class InputLayer(nn.Module):
     """Embeds word, caps and char features and applies the gated context window.
 
     Any feature can be switched off by a zero dimension; ``window`` is odd (1 = no context).
+    ``cnn_filters`` > 0 adds the character CNN: its own ``cnn_dim``-dim character embeddings, a
+    convolution of width ``cnn_width`` and a max over positions, then tanh (:meth:`spelling`).
     """
 
-    def __init__(self, n_words: int, n_chars: int, word_dim: int, caps_dim: int, char_dim: int, char_length: int, window: int, window_gates: bool, init_scale: float = 0.1):
+    def __init__(self, n_words: int, n_chars: int, word_dim: int, caps_dim: int, char_dim: int, char_length: int, window: int, window_gates: bool, init_scale: float = 0.1,
+                 cnn_filters: int = 0, cnn_width: int = 3, cnn_dim: int = 0):
         super().__init__()
         if window < 1 or window % 2 == 0:
             raise ValueError(f"window must be an odd number ≥ 1, not {window}")
+        if cnn_filters and (cnn_width < 1 or cnn_dim < 1):
+            raise ValueError("the character CNN needs a width and a character dimension ≥ 1")
         self.word = nn.Embedding(n_words, word_dim, padding_idx=0) if word_dim else None
         self.caps = nn.Embedding(6, caps_dim, padding_idx=0) if caps_dim else None
         self.char = nn.Embedding(n_chars, char_dim, padding_idx=0) if char_dim and char_length else None
-        self.feature_size = word_dim + caps_dim + (char_dim * 2 * char_length if self.char is not None else 0)
+        self.feature_size = word_dim + caps_dim + (char_dim * 2 * char_length if self.char is not None else 0) + cnn_filters
         if self.feature_size == 0:
             raise ValueError("every input feature is switched off")
         self.window = window
@@ -91,6 +114,16 @@ class InputLayer(nn.Module):
         if self.gates is not None:
             scaled_normal_(self.gates.weight, self.gates.in_features, init_scale)
             nn.init.zeros_(self.gates.bias)
+        # Created last, and only when used: without the CNN, parameters and random draws are unchanged.
+        self.cnn_char = nn.Embedding(n_chars, cnn_dim, padding_idx=0) if cnn_filters else None
+        # Full convolution (padding width-1 on both sides): every window holds at least one symbol
+        # of the word, so any width ≥ 1 works, even for a one-letter word.
+        self.cnn = nn.Conv1d(cnn_dim, cnn_filters, cnn_width, padding=cnn_width - 1) if cnn_filters else None
+        if self.cnn is not None:
+            nn.init.normal_(self.cnn_char.weight, 0.0, init_scale)
+            self.cnn_char.weight.data[0].zero_()
+            scaled_normal_(self.cnn.weight, cnn_dim * cnn_width, init_scale)
+            nn.init.zeros_(self.cnn.bias)
 
     @property
     def output_size(self) -> int:
@@ -102,9 +135,29 @@ class InputLayer(nn.Module):
         with torch.no_grad():
             self.word.weight[rows] = vectors
 
-    def forward(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor) -> torch.Tensor:
-        """words, caps: [T, B]; chars: [T, B, 2l] (time-major) → [T, B, window · feature_size]."""
-        f = self.features(words, caps, chars)
+    def spelling(self, spelled: torch.Tensor) -> torch.Tensor:
+        """The character CNN: spelled [N, L] char ids (``<w>`` word ``</w>``, 0-padded; see
+        :func:`spelling`) → [N, cnn_filters], ``tanh(max_p (conv(E(spelled)))_p)`` over the
+        positions p whose window holds a symbol of the word. A row with no symbols (row 0, the
+        padding word) gives the zero vector, as the other features do for padding.
+
+        Run it on a batch's distinct words (``TaggerBatch.spelled``) and gather per token.
+        """
+        assert self.cnn is not None, "this input layer has no character CNN"
+        n, length = spelled.shape
+        if length == 0:
+            return spelled.new_zeros(n, self.cnn.out_channels, dtype=self.cnn.weight.dtype)
+        conv = self.cnn(self.cnn_char(spelled).transpose(1, 2))  # [N, K, L + width - 1]
+        symbols = (spelled > 0).sum(1, keepdim=True)  # [N, 1]; ids are left-aligned
+        positions = torch.arange(conv.shape[-1], device=spelled.device)
+        inside = positions < symbols + (self.cnn.kernel_size[0] - 1)  # [N, P]
+        pooled = conv.masked_fill(~inside.unsqueeze(1), float("-inf")).amax(-1)  # [N, K]
+        return torch.tanh(pooled.masked_fill(symbols == 0, 0.0))
+
+    def forward(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None) -> torch.Tensor:
+        """words, caps: [T, B]; chars: [T, B, 2l]; spelling (with the CNN): [T, B, cnn_filters],
+        :meth:`spelling` gathered per token (time-major) → [T, B, window · feature_size]."""
+        f = self.features(words, caps, chars, spelling)
         if self.window == 1:
             return f
         half = self.window // 2
@@ -117,7 +170,7 @@ class InputLayer(nn.Module):
         return (context.view(*context.shape[:2], self.window, -1) * r.unsqueeze(-1)).flatten(2)
 
     def project_by_type(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, types: torch.Tensor,
-                        weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+                        weight: torch.Tensor, bias: torch.Tensor, spelled: torch.Tensor | None = None) -> torch.Tensor:
         """``x_t · weight[d] + bias[d]`` for both directions, in scan order, without building x_t.
 
         With ``x_t = [r_j f_{t+j}]_j``, ``x_t W = Σ_j r_j(t) (f_{t+j} W_j)``, and the gates'
@@ -125,11 +178,13 @@ class InputLayer(nn.Module):
         so it is computed once per distinct word of the batch and gathered (Chen & Manning's
         precomputation, applied to the tagger's first layer). No dropout: inference only.
 
-        words, caps: [U+1]; chars: [U+1, 2l] for the batch's distinct words (row 0: padding);
-        types: [T, B] rows of each token; weight: [2, d·F, G]; bias: [2, 1, G] → [2, T, B, G],
-        direction 1 reversed in time (what :class:`~tagger.modules.recurrent.BiLayer` scans).
+        words, caps: [U+1]; chars: [U+1, 2l]; spelled (with the CNN): [U+1, L] for the batch's
+        distinct words (row 0: padding); types: [T, B] rows of each token; weight: [2, d·F, G];
+        bias: [2, 1, G] → [2, T, B, G], direction 1 reversed in time (what
+        :class:`~tagger.modules.recurrent.BiLayer` scans).
         """
-        f = self.features(words, caps, chars)  # [U+1, F], row 0 is zero
+        spelling = self.spelling(spelled) if self.cnn is not None else None
+        f = self.features(words, caps, chars, spelling)  # [U+1, F], row 0 is zero
         d, size, width = self.window, self.feature_size, weight.shape[-1]
         steps, batch = types.shape
         tables = torch.matmul(f, weight.view(2, d, size, width).transpose(0, 1))  # [slot, direction, U+1, G]
@@ -151,8 +206,9 @@ class InputLayer(nn.Module):
                 acc.addcmul_(gates[..., j : j + 1], F.embedding(rows[j], tables[j, direction]))
         return out
 
-    def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor) -> torch.Tensor:
-        """f = [E_w(w); E_a(a); E_c(chars)]: [..., feature_size] for ids of any leading shape."""
+    def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None) -> torch.Tensor:
+        """f = [E_w(w); E_a(a); E_c(chars); spelling]: [..., feature_size] for ids of any leading
+        shape; ``spelling`` (:meth:`spelling`'s output, same leading shape) only with the CNN."""
         parts = []
         if self.word is not None:
             parts.append(self.word(words))
@@ -160,4 +216,8 @@ class InputLayer(nn.Module):
             parts.append(self.caps(caps))
         if self.char is not None:
             parts.append(self.char(chars).flatten(-2))
+        if self.cnn is not None:
+            if spelling is None:
+                raise ValueError("this input layer has a character CNN: pass its spelling vectors")
+            parts.append(spelling)
         return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
