@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 import torch
 
 from tagger import formats
+from tagger.corpus.batching import read_ahead
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.inference import predict
@@ -113,7 +114,7 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
 
 
 def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
-        top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 4096,
+        top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 2048,
         on_error: str = "fail") -> dict[str, int]:
     """Tag ``sentences`` and write them to ``stream``; returns counts. Reader errors end the run
     after the sentences before them are written. (Skipping malformed sentences is the reader's
@@ -128,7 +129,7 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
         raise TaggerError("--top-k/--beta write several tags per word: use --output-format jsonl or msuper")
     decode = multitag_decoder(model, top_k, beta) if multi else None
     counts = {"sentences": 0, "tokens": 0}
-    for chunk, error in chunks_until_error(sentences, chunk_size, on_error):
+    for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size, on_error)):
         if chunk:
             predictions = predict(model, chunk, max_tokens, decode)
             extra = None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import queue
 import random
+import threading
 from typing import Iterable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -46,3 +48,45 @@ def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk
+
+
+_END = object()
+
+
+def read_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
+    """The items of ``items``, produced by a background thread at most ``depth`` ahead of the
+    consumer: reading and parsing the next chunk of a stream overlaps with tagging this one
+    (torch releases the GIL while it computes). An exception raised by ``items`` is raised here,
+    in order, after the items before it; a consumer that stops early stops the thread."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry: tuple) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+            put((_END, None))
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer
+            put((_END, error))
+
+    threading.Thread(target=produce, name="read-ahead", daemon=True).start()
+    try:
+        while True:
+            item, error = ready.get()
+            if item is _END:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()

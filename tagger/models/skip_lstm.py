@@ -106,9 +106,10 @@ class TaggerBatch:
     lengths: torch.Tensor  # [B]
     tags: torch.Tensor | None  # [B, T] gold tag ids, -100 at padding; None when untagged
     spelled: torch.Tensor | None = None  # [U+1, L] char ids of <w> word </w>, 0-padded; None without a CNN
+    forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
 
     def to(self, device: torch.device) -> "TaggerBatch":
-        move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
+        move = lambda t: t.to(device, non_blocking=True) if isinstance(t, torch.Tensor) else t  # noqa: E731
         return TaggerBatch(*(move(getattr(self, f.name)) for f in fields(self)))
 
     @property
@@ -215,7 +216,7 @@ class SkipLSTMTagger(nn.Module):
             stoi = self.tag_vocab.stoi
             tags = torch.tensor([[stoi.get(t, rare) for t in s.column(self.config.column)] + [-100] * (steps - len(s)) for s in sentences])
         return TaggerBatch(torch.tensor(types), torch.tensor(words), torch.tensor(caps), torch.tensor(chars), torch.tensor(lengths), tags,
-                           spelled_ids)
+                           spelled_ids, list(rows))
 
     # ----------------------------------------------------------------------------- the network
     def forward(self, batch: TaggerBatch) -> torch.Tensor:
@@ -229,7 +230,8 @@ class SkipLSTMTagger(nn.Module):
         types = batch.types.t()  # [T, B]
         if not self.training and self.rnn.sources[0] is None:
             first = self.rnn.layers[0]
-            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.w_x, first.bias, batch.spelled)
+            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.w_x, first.bias, batch.spelled,
+                                                    batch.forms)
             hidden = self.rnn(None, batch.lengths, projected)
         else:
             words = batch.words[types]

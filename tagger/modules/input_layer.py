@@ -114,6 +114,7 @@ class InputLayer(nn.Module):
         if self.gates is not None:
             scaled_normal_(self.gates.weight, self.gates.in_features, init_scale)
             nn.init.zeros_(self.gates.bias)
+        self.word_rows = WordRows()  # evaluation only; plain tensors, never saved
         # Created last, and only when used: without the CNN, parameters and random draws are unchanged.
         self.cnn_char = nn.Embedding(n_chars, cnn_dim, padding_idx=0) if cnn_filters else None
         # Full convolution (padding width-1 on both sides): every window holds at least one symbol
@@ -170,41 +171,62 @@ class InputLayer(nn.Module):
         return (context.view(*context.shape[:2], self.window, -1) * r.unsqueeze(-1)).flatten(2)
 
     def project_by_type(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, types: torch.Tensor,
-                        weight: torch.Tensor, bias: torch.Tensor, spelled: torch.Tensor | None = None) -> torch.Tensor:
+                        weight: torch.Tensor, bias: torch.Tensor, spelled: torch.Tensor | None = None,
+                        forms: list[str] | None = None) -> torch.Tensor:
         """``x_t · weight[d] + bias[d]`` for both directions, in scan order, without building x_t.
 
         With ``x_t = [r_j f_{t+j}]_j``, ``x_t W = Σ_j r_j(t) (f_{t+j} W_j)``, and the gates'
         pre-activation is ``b_r + Σ_j f_{t+j} W_{r,j}``: every product is a function of one word,
-        so it is computed once per distinct word of the batch and gathered (Chen & Manning's
-        precomputation, applied to the tagger's first layer). No dropout: inference only.
+        so it is computed once per distinct word and gathered (Chen & Manning's precomputation,
+        applied to the tagger's first layer). No dropout: inference only. Given the batch's
+        ``forms``, a word's products are also kept for later batches (:class:`WordRows`).
 
         words, caps: [U+1]; chars: [U+1, 2l]; spelled (with the CNN): [U+1, L] for the batch's
-        distinct words (row 0: padding); types: [T, B] rows of each token; weight: [2, d·F, G];
-        bias: [2, 1, G] → [2, T, B, G], direction 1 reversed in time (what
-        :class:`~tagger.modules.recurrent.BiLayer` scans).
+        distinct words (row 0: padding); forms: their U spellings; types: [T, B] rows of each
+        token; weight: [2, d·F, G]; bias: [2, 1, G] → [2, T, B, G], direction 1 reversed in time
+        (what :class:`~tagger.modules.recurrent.BiLayer` scans).
         """
-        spelling = self.spelling(spelled) if self.cnn is not None else None
-        f = self.features(words, caps, chars, spelling)  # [U+1, F], row 0 is zero
-        d, size, width = self.window, self.feature_size, weight.shape[-1]
+        def rows(index: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+            pick = (lambda t: t) if index is None else (lambda t: None if t is None else t[index])  # noqa: E731
+            return self.word_products(pick(words), pick(caps), pick(chars), pick(spelled), weight)
+
+        if forms is None or torch.is_grad_enabled():  # kept rows must hold no autograd history
+            tables, gate_in = rows(None)
+        else:
+            tables, gate_in, slot_of_row = self.word_rows.lookup(forms, rows, (weight, *self.parameters()))
+            types = slot_of_row[types]
+        d, width = self.window, weight.shape[-1]
         steps, batch = types.shape
-        tables = torch.matmul(f, weight.view(2, d, size, width).transpose(0, 1))  # [slot, direction, U+1, G]
         half = d // 2
         padded = F.pad(types, (0, 0, half, half))  # beyond the edges: row 0, the zero vector
         slots = [padded[j : j + steps] for j in range(d)]  # [T, B] rows of the word in slot j
         if self.gates is not None:
-            gate_in = (f @ self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)).view(-1, d, d)
+            gate_in = gate_in.view(-1, d, d)
             r = torch.sigmoid(self.gates.bias + sum(gate_in[slots[j], j] for j in range(d)))  # [T, B, d]
         else:
-            r = f.new_ones(steps, batch, d)
-        out = f.new_empty(2, steps, batch, width)
+            r = tables.new_ones(steps, batch, d)
+        out = tables.new_empty(2, steps, batch, width)
         for direction in range(2):
-            rows = slots if direction == 0 else [slot.flip(0) for slot in slots]
+            ids = slots if direction == 0 else [slot.flip(0) for slot in slots]
             gates = r if direction == 0 else r.flip(0)
             acc = out[direction]
             acc.copy_(bias[direction].expand(steps, batch, width))
             for j in range(d):
-                acc.addcmul_(gates[..., j : j + 1], F.embedding(rows[j], tables[j, direction]))
+                acc.addcmul_(gates[..., j : j + 1], F.embedding(ids[j], tables[2 * j + direction]))
         return out
+
+    def word_products(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelled: torch.Tensor | None,
+                      weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The per-word products of :meth:`project_by_type` for N words: ``f W_j`` for every
+        (slot j, direction) [2d, N, G] (slot-major, each table contiguous) and ``f W_{r,j}``,
+        the window gates' pre-activation terms, [N, d·d] (zero without gates)."""
+        spelling = self.spelling(spelled) if self.cnn is not None else None
+        f = self.features(words, caps, chars, spelling)  # [N, F]
+        d, size, width = self.window, self.feature_size, weight.shape[-1]
+        tables = torch.matmul(f, weight.view(2, d, size, width).transpose(0, 1)).flatten(0, 1)  # [2d, N, G]
+        if self.gates is None:
+            return tables, f.new_zeros(f.shape[0], d * d)
+        return tables, f @ self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)
 
     def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None) -> torch.Tensor:
         """f = [E_w(w); E_a(a); E_c(chars); spelling]: [..., feature_size] for ids of any leading
@@ -221,3 +243,52 @@ class InputLayer(nn.Module):
                 raise ValueError("this input layer has a character CNN: pass its spelling vectors")
             parts.append(spelling)
         return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
+
+
+class WordRows:
+    """The first layer's per-word products (:meth:`InputLayer.word_products`), kept across
+    batches in evaluation, keyed by spelling: a stream of text repeats its frequent words in
+    every batch, and each costs ``2d · F · G`` multiply-adds (1.1 M for ``fast-cnn``) the first
+    time only. Rows are valid while the weights they came from are unchanged (checked through
+    the tensors' version counters, which every in-place update bumps), and the table is emptied
+    when full, so memory stays within ``max_bytes`` (or one batch's rows, if larger)."""
+
+    def __init__(self, max_bytes: int = 48 << 20):
+        self.max_bytes = max_bytes
+        self.slots: dict[str, int] = {}
+        self.tables: torch.Tensor | None = None  # [2d, capacity, G]; slot 0 is the zero row (padding)
+        self.gate_in: torch.Tensor | None = None  # [capacity, d·d]
+        self.key: tuple = ()
+
+    def lookup(self, forms: list[str], compute, weights: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(tables, gate terms, slot of each batch row [U+1]) with every form of ``forms`` (the
+        batch's rows 1..U) present; ``compute(index)`` gives the products of the batch rows
+        ``index`` [M] (:meth:`InputLayer.word_products`)."""
+        key = tuple((w.data_ptr(), w._version) for w in weights)
+        if self.tables is not None and self.tables.is_inference() and not torch.is_inference_mode_enabled():
+            self.tables = self.gate_in = None  # made under inference_mode: not writable outside it
+        if key != self.key or self.tables is None or len(self.slots) + len(forms) >= self.tables.shape[1]:
+            self.slots.clear()  # stale, or no room for this batch: start again
+            self.key = key
+        slot_of_row = [0] * (len(forms) + 1)
+        missing = []
+        for row, form in enumerate(forms, 1):
+            slot = self.slots.get(form)
+            if slot is None:
+                missing.append(row)
+            else:
+                slot_of_row[row] = slot
+        if missing:
+            tables, gate_in = compute(torch.tensor(missing, dtype=torch.long, device=weights[0].device))
+            if self.tables is None or self.tables.shape[1] <= len(forms) or self.tables.device != tables.device:
+                row_bytes = (tables.shape[0] * tables.shape[2] + gate_in.shape[1]) * tables.element_size()
+                capacity = max(self.max_bytes // row_bytes, len(forms) + 1)
+                self.tables = tables.new_zeros(tables.shape[0], capacity, tables.shape[2])
+                self.gate_in = gate_in.new_zeros(capacity, gate_in.shape[1])
+            start = len(self.slots) + 1
+            self.tables[:, start : start + len(missing)] = tables
+            self.gate_in[start : start + len(missing)] = gate_in
+            for offset, row in enumerate(missing):
+                self.slots[forms[row - 1]] = slot_of_row[row] = start + offset
+        assert self.tables is not None and self.gate_in is not None
+        return self.tables, self.gate_in, torch.tensor(slot_of_row, device=self.tables.device)

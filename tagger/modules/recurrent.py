@@ -149,6 +149,13 @@ def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     return out
 
 
+def _tanh(x: torch.Tensor) -> torch.Tensor:
+    """tanh(x) as 2σ(2x) - 1: the same function, but this torch's CPU ``tanh`` kernel is several
+    times slower than its ``sigmoid`` (813 µs against 281 µs for the whole expression on
+    2 × 1024 × 128 floats, one thread), and the time step calls it twice."""
+    return torch.sigmoid(x * 2) * 2 - 1
+
+
 def _scan(
     gx: torch.Tensor,
     w_h: torch.Tensor,
@@ -176,7 +183,7 @@ def _scan(
     for t in range(steps):
         z = torch.baddbmm(gx[:, t], h, w_h)
         gates = torch.sigmoid(z[..., :sig_end])
-        s = torch.tanh(z[..., sig_end:])
+        s = _tanh(z[..., sig_end:])
         i = gates[..., :hidden]
         if lstm:
             f = gates[..., hidden : 2 * hidden]
@@ -193,15 +200,15 @@ def _scan(
             c = torch.addcmul(f * c, i, s)
             if adds_to == "internal":
                 c = c + extra
-            h = o * torch.tanh(c)
+            h = o * _tanh(c)
             if adds_to == "output":
                 h = h + extra
         else:  # shortcut block: m = i⊙s + g⊙k, h = o⊙tanh(m) + g⊙k
             if extra is None:
-                h = o * torch.tanh(i * s)
+                h = o * _tanh(i * s)
             else:
                 m = torch.addcmul(extra, i, s)
-                h = torch.addcmul(extra, o, torch.tanh(m))
+                h = torch.addcmul(extra, o, _tanh(m))
         if t < masked:
             h = h * mask[t]
             if lstm:
