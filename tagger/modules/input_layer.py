@@ -186,12 +186,12 @@ class InputLayer(nn.Module):
         token; weight: [2, d·F, G]; bias: [2, 1, G] → [2, T, B, G], direction 1 reversed in time
         (what :class:`~tagger.modules.recurrent.BiLayer` scans).
         """
-        def rows(index: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-            pick = (lambda t: t) if index is None else (lambda t: None if t is None else t[index])  # noqa: E731
+        def rows(index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+            pick = lambda t: t if index is None or t is None else t[index]  # noqa: E731
             return self.word_products(pick(words), pick(caps), pick(chars), pick(spelled), weight)
 
         if forms is None or torch.is_grad_enabled():  # kept rows must hold no autograd history
-            tables, gate_in = rows(None)
+            tables, gate_in = rows()
         else:
             tables, gate_in, slot_of_row = self.word_rows.lookup(forms, rows, (weight, *self.parameters()))
             types = slot_of_row[types]
