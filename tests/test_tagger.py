@@ -390,3 +390,40 @@ def test_char_cnn_trains_and_round_trips_through_the_model_file(tmp_path):
         # not bit for bit: ``model`` reuses word rows computed with other batches (WordRows)
         assert torch.allclose(loaded(batch), model(batch), atol=1e-6)
         assert loaded.decode(batch) == model.decode(batch)
+
+
+@pytest.mark.parametrize("cell,gate", [("lstm", "recurrent"), ("block", "input")])
+def test_bf16_inference_products_stay_close_to_fp32_and_follow_weight_updates(cell, gate):
+    """--precision bf16 rounds only the products' inputs: scores stay within bf16 rounding of the
+    float32 ones, training is untouched (float32 gradients), and the bf16 weight copies are
+    remade after an update."""
+    from tagger.modules.precision import Lowered, resolve
+
+    torch.manual_seed(0)
+    model = toy_model(cell=cell, skip="none" if cell == "block" else "output", gate=gate, **CNN).eval()
+    batch = model.collate(TOY)
+    real = batch.types > 0
+
+    def scores(dtype):
+        model.set_precision(dtype)
+        with torch.inference_mode():
+            return model(batch)
+
+    fp32, bf16 = scores(None), scores(torch.bfloat16)
+    assert not torch.equal(fp32[real], bf16[real])  # the bf16 path really ran
+    assert torch.allclose(fp32[real], bf16[real], atol=0.05, rtol=0.02)
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    model.loss(model(batch), batch).backward()
+    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in model.parameters())
+    optimizer.step()
+    model.eval()
+    assert torch.allclose(scores(None)[real], scores(torch.bfloat16)[real], atol=0.05, rtol=0.02)
+    assert resolve("fp32") is None and resolve("bf16") is torch.bfloat16
+    with pytest.raises(ValueError):
+        resolve("fp8")
+    lowered, weight = Lowered(), torch.ones(2, 2)
+    first = lowered(weight, torch.bfloat16)
+    assert lowered(weight, torch.bfloat16) is first
+    weight.add_(1)
+    assert lowered(weight, torch.bfloat16)[0, 0] == 2 and lowered(weight, None) is weight

@@ -151,6 +151,7 @@ def evaluate_model(
     beta: float | None,
     device: str,
     train_words: set[str] | None,
+    precision: str = "fp32",
 ) -> tuple[str | None, dict[str, Metric]]:
     """Tag/parse ``data_path`` with the model at ``model_path`` and score it against its gold columns.
 
@@ -165,10 +166,12 @@ def evaluate_model(
     from tagger import model_file
     from tagger.evaluation.metrics import MultiTagMetric
     from tagger.inference import predict
+    from tagger.modules.precision import apply
     from tagger.tagging import multitag_decoder
     from tagger.training.run import resolve_device
 
     model, meta = model_file.load(model_path, resolve_device(device))
+    apply(model, precision)
     gold = read_sentences(data_path, data_format, columns_spec)
     if not gold:
         raise TaggerError("no sentences to evaluate", data_path)
@@ -278,6 +281,9 @@ Examples:
 @click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
 @click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part.")
 @click.option("--threads", type=int, help="With --model: CPU threads for torch.")
+@click.option("--precision", type=click.Choice(("auto", "fp32", "bf16")), default="auto", show_default=True,
+              help="With --model: inference matrix products in bf16 (inputs rounded to bfloat16, sums in float32) "
+                   "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32.")
 def command(
     data: str | None,
     model_path: str | None,
@@ -297,6 +303,7 @@ def command(
     device: str,
     split: str | None,
     threads: int | None,
+    precision: str,
 ) -> None:
     """Score predictions against gold annotation: accuracy table, or --json.
 
@@ -319,7 +326,7 @@ def command(
             from tagger.training.run import split_files
 
             source = split_files(data, split, "pos" if task == "auto" else task)["test"]
-        chosen, results = evaluate_model(model_path, source, gold_format, columns_spec, beta, device, train_words)
+        chosen, results = evaluate_model(model_path, source, gold_format, columns_spec, beta, device, train_words, precision)
         _emit({"model": model_path, "data": data, "column": chosen}, results, as_json, top, punct)
         return
     if gold_path is None or pred_path is None:

@@ -7,6 +7,7 @@ import torch
 
 from tagger import formats, model_file
 from tagger.formats.base import open_output
+from tagger.modules.precision import PRECISIONS, apply
 from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, SkipReport, input_stream, tag
 from tagger.training.run import resolve_device
 
@@ -23,12 +24,15 @@ from tagger.training.run import resolve_device
 @click.option("--chunk-size", type=click.IntRange(1), default=1000, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda or cuda:N.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
+@click.option("--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
+              help="Inference matrix products: bf16 (inputs rounded to bfloat16, sums in float32) or fp32; "
+                   "auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32.")
 @click.option("--on-error", type=click.Choice(ON_ERROR), default="fail", show_default=True,
               help="Malformed input sentence: fail (stop after writing what came before), or skip it "
                    "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
                    "text, tagged and pipe input.")
 def command(model_path, inputs, output, input_format, columns, output_format, top_k, beta, chunk_size, device, threads,
-            on_error) -> None:
+            precision, on_error) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
@@ -44,6 +48,7 @@ def command(model_path, inputs, output, input_format, columns, output_format, to
     if threads:
         torch.set_num_threads(threads)
     model, _ = model_file.load(model_path, resolve_device(device))
+    apply(model, precision)
     options = {}
     if columns:
         from tagger.formats.columns import parse_column_spec

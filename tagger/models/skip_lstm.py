@@ -152,6 +152,10 @@ class SkipLSTMTagger(nn.Module):
                 banned[self.tag_vocab.index(special)] = True
         self.register_buffer("banned", banned, persistent=False)
 
+    def set_precision(self, dtype: torch.dtype | None) -> None:
+        """Inference matrix products in ``dtype`` (None: float32; see :mod:`tagger.modules.precision`)."""
+        self.rnn.set_matmul_dtype(dtype)
+
     # ----------------------------------------------------------------------------- data → tensors
     @staticmethod
     def required_columns(config: TaggerConfig) -> list[str]:
@@ -230,7 +234,7 @@ class SkipLSTMTagger(nn.Module):
         types = batch.types.t()  # [T, B]
         if not self.training and self.rnn.sources[0] is None:
             first = self.rnn.layers[0]
-            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.w_x, first.bias, batch.spelled,
+            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.weight("w_x"), first.bias, batch.spelled,
                                                     batch.forms)
             hidden = self.rnn(None, batch.lengths, projected)
         else:

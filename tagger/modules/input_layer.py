@@ -223,7 +223,8 @@ class InputLayer(nn.Module):
         spelling = self.spelling(spelled) if self.cnn is not None else None
         f = self.features(words, caps, chars, spelling)  # [N, F]
         d, size, width = self.window, self.feature_size, weight.shape[-1]
-        tables = torch.matmul(f, weight.view(2, d, size, width).transpose(0, 1)).flatten(0, 1)  # [2d, N, G]
+        # A weight in a lower dtype (inference, tagger.modules.precision): f is rounded to it, tables are float32.
+        tables = torch.matmul(f.to(weight.dtype), weight.view(2, d, size, width).transpose(0, 1)).flatten(0, 1).to(f.dtype)  # [2d, N, G]
         if self.gates is None:
             return tables, f.new_zeros(f.shape[0], d * d)
         return tables, f @ self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)
@@ -264,7 +265,9 @@ class WordRows:
         """(tables, gate terms, slot of each batch row [U+1]) with every form of ``forms`` (the
         batch's rows 1..U) present; ``compute(index)`` gives the products of the batch rows
         ``index`` [M] (:meth:`InputLayer.word_products`)."""
-        key = tuple((w.data_ptr(), w._version) for w in weights)
+        # Inference tensors (a bf16 copy of a weight made under inference_mode) keep no version
+        # counter; a new copy has new storage.
+        key = tuple((w.data_ptr(), -1 if w.is_inference() else w._version) for w in weights)
         if self.tables is not None and self.tables.is_inference() and not torch.is_inference_mode_enabled():
             self.tables = self.gate_in = None  # made under inference_mode: not writable outside it
         if key != self.key or self.tables is None or len(self.slots) + len(forms) >= self.tables.shape[1]:

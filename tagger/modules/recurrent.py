@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from tagger.modules.init import scaled_normal_
+from tagger.modules.precision import Lowered
 
 CELLS = ("lstm", "block")
 SKIPS = ("none", "gates", "internal", "output")
@@ -73,6 +74,16 @@ class BiLayer(nn.Module):
         self.u_k = nn.Parameter(torch.empty(2, hidden, hidden)) if gated_skip and spec.gate in ("recurrent", "skip") else None
         self.w_g = nn.Parameter(torch.empty(2, input_size, hidden)) if gated_skip and spec.gate == "input" else None
         self.reset_parameters()
+        #: dtype of the input and recurrent products without autograd (None: float32); see
+        #: :mod:`tagger.modules.precision`. Not part of the model file.
+        self.matmul_dtype: torch.dtype | None = None
+        self._lowered = Lowered()
+
+    def weight(self, name: str) -> torch.Tensor:
+        """``w_x``, ``w_h`` or ``w_g`` as the products use it: in ``matmul_dtype`` when autograd
+        is off, else the parameter itself."""
+        weight = getattr(self, name)
+        return weight if torch.is_grad_enabled() else self._lowered(weight, self.matmul_dtype)
 
     def reset_parameters(self) -> None:
         """Recurrent matrices orthogonal, the rest N(0, 1/sqrt(fan_in)) × init_scale, biases 0 (SPEC §3)."""
@@ -101,7 +112,7 @@ class BiLayer(nn.Module):
         """
         hidden, spec = self.hidden, self.spec
         if gx is None:
-            gx = _both_directions(x, self.w_x, self.bias)  # [2, T, B, G]
+            gx = _both_directions(x, self.weight("w_x"), self.bias)  # [2, T, B, G]
         skip_term = None  # g ⊙ map(k), where computable before the loop
         k_mapped = None
         if self.has_skip:
@@ -112,7 +123,7 @@ class BiLayer(nn.Module):
             elif spec.gate == "none":
                 skip_term = k_mapped
             elif spec.gate == "input":
-                skip_term = torch.sigmoid(_both_directions(x, self.w_g, None)).transpose(0, 1) * k_mapped
+                skip_term = torch.sigmoid(_both_directions(x, self.weight("w_g"), None)).transpose(0, 1) * k_mapped
             elif spec.gate == "skip":
                 skip_term = torch.sigmoid(torch.einsum("tdbh,dhk->tdbk", k, self.u_k)) * k_mapped
             elif spec.gate == "recurrent":  # U_g k_t joins the g pre-activation
@@ -121,14 +132,16 @@ class BiLayer(nn.Module):
         adds_to = spec.skip if spec.cell == "lstm" else "block"
         if not self.has_skip or (spec.skip == "gates" and spec.cell == "lstm"):
             adds_to = "none"
-        return _scan(gx, self.w_h, skip_term, None if skip_term is not None else k_mapped, mask,
+        return _scan(gx, self.weight("w_h"), skip_term, None if skip_term is not None else k_mapped, mask,
                      hidden, self.n_sigmoid, spec.cell == "lstm", adds_to)
 
 
 def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """x [T, B, D] · weight [2, D, G] (+ bias [2, 1, G]) → [2, T, B, G] in scan order (direction 1
     reversed in time). The reversal is applied to the narrower of input and output; without
-    autograd each product is written straight into its half of the result."""
+    autograd each product is written straight into its half of the result. A ``weight`` in a
+    lower dtype (inference, :mod:`tagger.modules.precision`) multiplies ``x`` rounded to it, and
+    the result is float32."""
     steps, batch, size = x.shape
     width = weight.shape[-1]
     flip_input = size <= width
@@ -139,7 +152,13 @@ def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     else:
         out = x.new_empty(2, steps * batch, width)
         for d, source in enumerate(sources):
-            if bias is None:
+            if weight.dtype != x.dtype:
+                product = torch.mm(source.to(weight.dtype), weight[d])
+                if bias is None:
+                    out[d].copy_(product)
+                else:
+                    torch.add(bias[d, 0], product, out=out[d])
+            elif bias is None:
                 torch.mm(source, weight[d], out=out[d])
             else:
                 torch.addmm(bias[d, 0], source, weight[d], out=out[d])
@@ -172,16 +191,18 @@ def _scan(
     ``skip_term`` [T, 2, B, H] is g⊙map(k) when g does not depend on h_{t-1}; otherwise
     ``k_mapped`` is given and g is the last sigmoid block of the pre-activation. ``mask``
     [P, 2, B, 1] zeroes the state after padded steps among the first P, so that a backward scan
-    starts its sentence from a zero state.
+    starts its sentence from a zero state. A ``w_h`` in a lower dtype (inference) multiplies
+    ``h_{t-1}`` rounded to it; the sum with ``gx`` is float32.
     """
     _, steps, batch, _ = gx.shape
     h = gx.new_zeros(2, batch, hidden)
     c = gx.new_zeros(2, batch, hidden)
     masked = 0 if mask is None else mask.shape[0]
     sig_end = n_sigmoid * hidden
+    low = w_h.dtype if w_h.dtype != gx.dtype else None
     outputs = []
     for t in range(steps):
-        z = torch.baddbmm(gx[:, t], h, w_h)
+        z = torch.baddbmm(gx[:, t], h, w_h) if low is None else torch.bmm(h.to(low), w_h).float().add_(gx[:, t])
         gates = torch.sigmoid(z[..., :sig_end])
         s = _tanh(z[..., sig_end:])
         i = gates[..., :hidden]
@@ -244,6 +265,11 @@ class StackedBiRNN(nn.Module):
             BiLayer(input_size if i == 0 else 2 * hidden, hidden, spec, self.sources[i] is not None, init_scale) for i in range(layers)
         )
         self.dropouts = nn.ModuleList(nn.Dropout(p) for p in (dropouts or (0.0,) * layers))
+
+    def set_matmul_dtype(self, dtype: torch.dtype | None) -> None:
+        """Inference products in ``dtype`` (None: float32) in every layer."""
+        for layer in self.layers:
+            layer.matmul_dtype = dtype
 
     @property
     def output_size(self) -> int:

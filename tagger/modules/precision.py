@@ -1,0 +1,69 @@
+"""Matrix products in bfloat16 at inference, where the processor multiplies bf16 natively.
+
+Only the products' inputs are rounded (weights and activations, 8 bits of mantissa); products
+accumulate and come back in float32, and everything else (gates, cell state, softmax) stays in
+float32. Training never uses it. ``--precision auto`` takes bf16 only on CPUs that have
+``avx512_bf16`` or ``amx_bf16`` (there a bf16 product is ~4× faster than fp32; elsewhere it is
+emulated and slower), so the default is the fastest path of the machine at hand.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import torch
+
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+@functools.cache
+def cpu_has_bf16() -> bool:
+    """Whether this CPU multiplies bf16 natively (Linux ``/proc/cpuinfo`` flags; False elsewhere)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"\b(avx512_bf16|amx_bf16)\b", info) is not None
+
+
+def resolve(precision: str, device: torch.device | str = "cpu") -> torch.dtype | None:
+    """The dtype of inference matrix products: None (float32) or ``torch.bfloat16``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    if precision == "fp32":
+        return None
+    if precision == "bf16":
+        return torch.bfloat16
+    return torch.bfloat16 if torch.device(device).type == "cpu" and cpu_has_bf16() else None
+
+
+class Lowered:
+    """Copies of weights in a lower dtype, made on first use and made again whenever the weight
+    changes (its storage or version counter), so training in between never leaves them stale.
+    Plain attributes, never saved with the model."""
+
+    def __init__(self) -> None:
+        self._copies: dict[tuple[int, torch.dtype], tuple[tuple, torch.Tensor]] = {}
+
+    def __call__(self, weight: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
+        if dtype is None or dtype == weight.dtype:
+            return weight
+        key = (id(weight), dtype)
+        stamp = (weight.data_ptr(), weight._version, torch.is_inference_mode_enabled())
+        hit = self._copies.get(key)
+        if hit is None or hit[0] != stamp:
+            hit = self._copies[key] = (stamp, weight.detach().to(dtype))
+        return hit[1]
+
+
+def apply(model: torch.nn.Module, precision: str) -> torch.dtype | None:
+    """Set ``model``'s inference products to ``precision`` (auto, fp32, bf16) on the device its
+    parameters are on, where the model supports it (models without ``set_precision`` stay
+    float32); returns the dtype chosen."""
+    if not hasattr(model, "set_precision"):
+        return None
+    dtype = resolve(precision, next(model.parameters()).device)
+    model.set_precision(dtype)
+    return dtype
