@@ -30,6 +30,7 @@ class TrainingConfig:
     halve_threshold: float = 0.005
     min_lr: float = 0.0005  # halve only while lr >= min_lr
     clip: float = 5.0  # gradient norm clipping (0 = off)
+    average: float = 0.0  # decay of a moving average of the weights, scored on dev and saved (0 = off)
 
 
 def _convert(value: Any, kind: Any, key: str, where: str) -> Any:

@@ -427,3 +427,26 @@ def test_bf16_inference_products_stay_close_to_fp32_and_follow_weight_updates(ce
     assert lowered(weight, torch.bfloat16) is first
     weight.add_(1)
     assert lowered(weight, torch.bfloat16)[0, 0] == 2 and lowered(weight, None) is weight
+
+
+def test_weight_average_follows_the_updates_and_is_what_dev_scores_and_saves():
+    from tagger.training.trainer import WeightAverage
+
+    net = torch.nn.Linear(1, 1, bias=False)
+    torch.nn.init.zeros_(net.weight)
+    average = WeightAverage(net, decay=0.5)
+    with torch.no_grad():
+        net.weight.fill_(4.0)
+    average.update(step=100)  # decay min(0.5, 101/110) = 0.5: halfway from 0 to 4
+    with average.swapped_in():
+        assert net.weight.item() == 2.0
+    assert net.weight.item() == 4.0  # the trained weights come back
+
+    torch.manual_seed(0)
+    model = toy_model(average=0.99)
+    saved = []
+    state = fit(model, TOY, TOY, model.config, RunOptions(),
+                lambda meta: saved.append({k: v.clone() for k, v in model.state_dict().items()}), Quiet())
+    assert state.best_score == 1.0 and state.steps == 40 * 2
+    trained = model.state_dict()
+    assert any(not torch.equal(saved[-1][k], trained[k]) for k in trained)  # the average was saved, not the last weights

@@ -9,6 +9,7 @@ SIGTERM sets a flag that the loop honours after the current update (:class:`Stop
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import random
@@ -17,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import torch
 
@@ -58,6 +59,7 @@ class TrainState:
     prev_error: float | None = None
     elapsed: float = 0.0  # seconds of training before this process
     tokens: int = 0
+    steps: int = 0  # optimizer updates so far (the weight average's warm-up)
     epoch_loss: float = 0.0  # loss × tokens and tokens of ``epoch`` so far (for its record only)
     epoch_tokens: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -102,13 +104,16 @@ def _rng_state(device: torch.device) -> dict[str, Any]:
 
 
 def _resume(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, shard: tuple[int, int],
-            device: torch.device) -> TrainState | None:
+            device: torch.device, average: "WeightAverage | None" = None) -> TrainState | None:
     """Model, optimizer and this process's RNG from the checkpoint in ``directory``; its state."""
     loaded = checkpoint.load_latest(directory, model, optimizer)
     if loaded is None:
         return None
     rank, world = shard
     rngs, saved_world = loaded.pop("rng", None), loaded.pop("world", 1)
+    if average is not None and loaded.get("average") is not None:
+        for a, saved in zip(average.average, loaded["average"]):
+            a.copy_(saved)
     names = {f.name for f in dataclasses.fields(TrainState)}
     state = TrainState(**{k: v for k, v in loaded.items() if k in names})
     if state.batch and saved_world != world:
@@ -119,6 +124,36 @@ def _resume(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Opti
         if rngs[rank].get("cuda") is not None and device.type == "cuda":
             torch.cuda.set_rng_state(rngs[rank]["cuda"], device)
     return state
+
+
+class WeightAverage:
+    """An exponential moving average of the parameters (Polyak averaging): after each update
+    ``a ← a + (1 - δ)(θ - a)`` with ``δ = min(decay, (1 + n) / (10 + n))`` at update n, so the
+    first updates are not swamped by the initial weights. :meth:`swapped_in` puts the average
+    into the model (for dev scoring and saving) and the trained weights back afterwards."""
+
+    def __init__(self, model: torch.nn.Module, decay: float):
+        self.params = [p for p in model.parameters()]
+        self.decay = decay
+        self.average = [p.detach().clone() for p in self.params]
+
+    def update(self, step: int) -> None:
+        decay = min(self.decay, (1 + step) / (10 + step))
+        with torch.no_grad():
+            torch._foreach_lerp_(self.average, [p.detach() for p in self.params], 1.0 - decay)
+
+    @contextlib.contextmanager
+    def swapped_in(self) -> Iterator[None]:
+        with torch.no_grad():
+            trained = [p.detach().clone() for p in self.params]
+            for p, a in zip(self.params, self.average):
+                p.copy_(a)
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for p, t in zip(self.params, trained):
+                    p.copy_(t)
 
 
 def make_optimizer(params, config: TrainingConfig) -> torch.optim.Optimizer:
@@ -161,8 +196,10 @@ def fit(
     optimizer = make_optimizer(model.parameters(), config)
     rank, world = shard
     state = TrainState(lr=config.lr)
+    average = WeightAverage(model, config.average) if config.average > 0 else None
     if options.resume and options.checkpoint_dir is not None:
-        state = _resume(options.checkpoint_dir, model, optimizer, shard, device) or state
+        state = _resume(options.checkpoint_dir, model, optimizer, shard, device, average) or state
+    scored = average.swapped_in if average is not None else contextlib.nullcontext
     started = time.monotonic() - state.elapsed
     last_checkpoint = time.monotonic()
     lengths = [len(s) for s in train]
@@ -173,7 +210,8 @@ def fit(
             if rank == 0:
                 state.elapsed = time.monotonic() - started
                 checkpoint.save(options.checkpoint_dir, model, optimizer,
-                                {**dataclasses.asdict(state), "world": world, "rng": rngs})
+                                {**dataclasses.asdict(state), "world": world, "rng": rngs,
+                                 "average": [a.cpu() for a in average.average] if average is not None else None})
 
     def stop_here(interrupted: bool, saved: bool = False) -> None:
         if interrupted:
@@ -197,6 +235,9 @@ def fit(
                 if config.clip > 0:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
                 optimizer.step()
+                state.steps += 1
+                if average is not None:
+                    average.update(state.steps)
                 state.batch += 1
                 tokens, value = batch.n_tokens, loss.item()
                 state.tokens += tokens
@@ -212,16 +253,17 @@ def fit(
                 if late:
                     stopped = True
                     break
-            metric = evaluate(model, dev, options.eval_max_tokens)
-            error = 1.0 - metric.score
-            record = {"epoch": state.epoch, "loss": state.epoch_loss / max(1, state.epoch_tokens), "dev": metric.score,
-                      "lr": state.lr, "complete": state.batch >= len(batches),
-                      "seconds": round(time.monotonic() - started, 1)}
-            if metric.score > state.best_score:
-                state.best_score, state.best_epoch = metric.score, state.epoch
-                if rank == 0:
-                    save_best({"dev_score": metric.score, "epoch": state.epoch, "history": state.history + [record]})
-                record["best"] = True
+            with scored():  # with a weight average, the average is what is scored and saved
+                metric = evaluate(model, dev, options.eval_max_tokens)
+                error = 1.0 - metric.score
+                record = {"epoch": state.epoch, "loss": state.epoch_loss / max(1, state.epoch_tokens), "dev": metric.score,
+                          "lr": state.lr, "complete": state.batch >= len(batches),
+                          "seconds": round(time.monotonic() - started, 1)}
+                if metric.score > state.best_score:
+                    state.best_score, state.best_epoch = metric.score, state.epoch
+                    if rank == 0:
+                        save_best({"dev_score": metric.score, "epoch": state.epoch, "history": state.history + [record]})
+                    record["best"] = True
             # The papers' rule: halve lr when the relative change of the dev error is small.
             if config.lr_halving and state.prev_error and abs(state.prev_error - error) / state.prev_error <= config.halve_threshold and state.lr >= config.min_lr:
                 state.lr /= 2
