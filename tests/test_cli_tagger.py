@@ -137,3 +137,18 @@ def test_embeddings_initialise_word_vectors(tmp_path):
     loaded, _ = model_file.load(out)
     row = loaded.word_vocab.index("the")
     assert loaded.input.word.weight[row].tolist() == [0.5] * 16
+
+
+def test_precision_options_tag_the_same_words_and_evaluate_agrees(model):
+    """--precision fp32|bf16|auto all tag through the CLI; on the sample the two products give the
+    same tags (a model this small is far from any tie), and evaluate accepts the option too."""
+    outputs = {}
+    for precision in ("fp32", "bf16", "auto"):
+        done = run("tag", "--model", str(model), "--precision", precision, "data/sample.conllu")
+        assert done.returncode == 0, done.stderr.decode()
+        outputs[precision] = [s.column("upos") for s in formats.read(io.BytesIO(done.stdout), "conllu")]
+    assert outputs["fp32"] == outputs["bf16"] == outputs["auto"]
+    done = run("evaluate", "--model", str(model), "data/sample.conllu", "--precision", "bf16", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["tagging"]["accuracy"] > 80
+    bad = run("tag", "--model", str(model), "--precision", "fp8", "data/sample.conllu")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr.decode()
