@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tagger import formats
+from tagger.modules.precision import cpu_has_bf16
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -147,6 +148,8 @@ def test_precision_options_tag_the_same_words_and_evaluate_agrees(model):
         done = run("tag", "--model", str(model), "--precision", precision, "data/sample.conllu")
         assert done.returncode == 0, done.stderr.decode()
         outputs[precision] = [s.column("upos") for s in formats.read(io.BytesIO(done.stdout), "conllu")]
+        # forcing bf16 where the CPU only emulates it works, with a warning that it is slow
+        assert ("emulated" in done.stderr.decode()) == (precision == "bf16" and not cpu_has_bf16())
     assert outputs["fp32"] == outputs["bf16"] == outputs["auto"]
     done = run("evaluate", "--model", str(model), "data/sample.conllu", "--precision", "bf16", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["tagging"]["accuracy"] > 80

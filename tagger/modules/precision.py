@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from pathlib import Path
 
 import torch
@@ -64,6 +65,10 @@ def apply(model: torch.nn.Module, precision: str) -> torch.dtype | None:
     float32); returns the dtype chosen."""
     if not hasattr(model, "set_precision"):
         return None
-    dtype = resolve(precision, next(model.parameters()).device)
+    device = next(model.parameters()).device
+    dtype = resolve(precision, device)
+    if precision == "bf16" and device.type == "cpu" and not cpu_has_bf16():
+        print("warning: --precision bf16 on a CPU without avx512_bf16/amx_bf16: the products are emulated "
+              "and several times slower than fp32 (auto picks fp32 here)", file=sys.stderr)
     model.set_precision(dtype)
     return dtype
