@@ -93,6 +93,9 @@ def test_skip_sources():
 def test_config_errors_and_presets():
     config = build_config(TaggerConfig, PRESETS, "wu2016-7x512", overrides=["lr=0.01", "window_gates=false"])
     assert (config.layers, config.hidden, config.lr, config.window_gates) == (7, 512, 0.01, False)
+    for name in PRESETS:  # every preset is a valid config
+        assert build_config(TaggerConfig, PRESETS, name).layers >= 1
+    assert build_config(TaggerConfig, PRESETS, "small").hidden == 64
     with pytest.raises(TaggerError, match="unknown config key"):
         build_config(TaggerConfig, PRESETS, None, overrides=["hiden=3"])
     with pytest.raises(TaggerError, match="unknown preset"):
