@@ -114,11 +114,11 @@ TOY = [
 ]
 
 
-def toy_model(**overrides) -> SkipLSTMTagger:
+def toy_model(sentences=TOY, **overrides) -> SkipLSTMTagger:
     values = {"layers": 3, "hidden": 8, "word_dim": 8, "optimizer": "adam", "lr": 0.05, "batch_size": 2, "max_epochs": 40,
               "patience": 0, "lr_halving": False, "input_dropout": 0.0, "hidden_dropout": 0.0, **overrides}
     config = build_config(TaggerConfig, PRESETS, None, overrides=[f"{k}={v}" for k, v in values.items()])
-    return SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, TOY))
+    return SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, sentences))
 
 
 class Quiet:
@@ -453,3 +453,42 @@ def test_weight_average_follows_the_updates_and_is_what_dev_scores_and_saves():
     assert state.best_score == 1.0 and state.steps == 40 * 2
     trained = model.state_dict()
     assert any(not torch.equal(saved[-1][k], trained[k]) for k in trained)  # the average was saved, not the last weights
+
+
+def test_label_smoothing_and_middle_dropout_are_options_of_the_one_model():
+    torch.manual_seed(0)
+    model = toy_model(layers=3, middle_dropout=0.4, hidden_dropout=0.1)
+    assert [d.p for d in model.rnn.dropouts] == [0.1, 0.4, 0.1]
+    batch = model.collate(TOY)
+    scores = torch.randn(*batch.tags.shape, len(model.tag_vocab)) * 3
+    plain = model.loss(scores, batch)
+    model.config = dataclasses.replace(model.config, label_smoothing=0.2)
+    smoothed = model.loss(scores, batch)
+    # (1-ε)·CE(gold) + ε·mean over the classes of −log p
+    log_p = scores.flatten(0, 1).log_softmax(-1)[batch.tags.flatten() != -100]
+    expected = 0.8 * plain - 0.2 * log_p.mean(-1).mean()
+    assert torch.allclose(smoothed, expected, atol=1e-6)
+    assert not torch.allclose(smoothed, plain)
+
+
+def test_aux_column_is_learned_beside_the_column_and_never_output(tmp_path):
+    sentences = [Sentence(s.words, {**s.columns, "xpos": [{"DET": "DT", "NOUN": "NN", "VERB": "VBZ", "ADJ": "JJ", "ADV": "RB"}[t]
+                                                         for t in s.column("upos")]}) for s in TOY]
+    torch.manual_seed(0)
+    model = toy_model(sentences, aux_column="xpos", aux_weight=1.0)
+    assert model.n_aux == len(model.vocabs["aux_tags"]) == 6 and model.output.out_features == model.n_tags + 6
+    batch = model.collate(sentences)
+    assert batch.aux_tags.shape == batch.tags.shape
+    state = fit(model, sentences, sentences, model.config, RunOptions(), lambda meta: None, Quiet())
+    assert state.best_score == 1.0
+    assert model.decode(model.collate(sentences, with_gold=False))[2] == ["DET", "ADJ", "NOUN", "VERB", "ADV"]
+    model.eval()
+    scores = model(batch)
+    aux_best = scores[..., model.n_tags :].argmax(-1)[2].tolist()
+    assert [model.aux_vocab.itos[i] for i in aux_best] == ["DT", "JJ", "NN", "VBZ", "RB"]  # the aux head learned too
+    path = tmp_path / "aux.tagger"
+    model_file.save(path, model, {})
+    loaded, _ = model_file.load(path)
+    assert loaded.decode(loaded.collate(sentences, with_gold=False)) == model.decode(model.collate(sentences, with_gold=False))
+    with pytest.raises(TaggerError, match="aux_column must differ"):
+        build_config(TaggerConfig, PRESETS, None, overrides=["aux_column=upos"])

@@ -52,6 +52,10 @@ class TaggerConfig(TrainingConfig):
     # dropout: on the window input, and on the outputs of the first and last hidden layers
     input_dropout: float = 0.25
     hidden_dropout: float = 0.5
+    middle_dropout: float = 0.0  # dropout on the outputs of the layers between the first and the last
+    label_smoothing: float = 0.0  # cross-entropy against (1-ε)·gold + ε·uniform
+    aux_column: str = ""  # a second column learned beside `column` (multi-task, e.g. xpos for upos); "" = none
+    aux_weight: float = 0.5  # its share of the loss: CE(column) + aux_weight · CE(aux_column)
 
     def __post_init__(self) -> None:
         CellSpec(self.cell, self.skip, self.gate, self.skip_map, self.forget_bias)  # validates the names
@@ -63,6 +67,8 @@ class TaggerConfig(TrainingConfig):
             raise ValueError("char_cnn and char_cnn_dim must be ≥ 0")
         if self.char_cnn_width < 1 or self.char_cnn_max < 1:
             raise ValueError("char_cnn_width and char_cnn_max must be ≥ 1")
+        if self.aux_column == self.column:
+            raise ValueError(f"aux_column must differ from column ({self.column!r})")
         if self.char_cnn and not self.cnn_dim:
             raise ValueError("char_cnn needs a character size: set char_cnn_dim (char_dim is 0)")
 
@@ -108,6 +114,7 @@ class TaggerBatch:
     tags: torch.Tensor | None  # [B, T] gold tag ids, -100 at padding; None when untagged
     spelled: torch.Tensor | None = None  # [U+1, L] char ids of <w> word </w>, 0-padded; None without a CNN
     forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
+    aux_tags: torch.Tensor | None = None  # [B, T] gold ids of the auxiliary column (config.aux_column), -100 at padding
 
     def to(self, device: torch.device) -> "TaggerBatch":
         move = lambda t: t.to(device, non_blocking=True) if isinstance(t, torch.Tensor) else t  # noqa: E731
@@ -139,11 +146,14 @@ class SkipLSTMTagger(nn.Module):
                                 config.char_dim, config.char_length, config.window, config.window_gates, config.init_scale,
                                 config.char_cnn, config.char_cnn_width, config.cnn_dim)
         self.input_dropout = nn.Dropout(config.input_dropout)
-        dropouts = [0.0] * config.layers
+        dropouts = [config.middle_dropout] * config.layers
         dropouts[0] = dropouts[-1] = config.hidden_dropout
         spec = CellSpec(config.cell, config.skip, config.gate, config.skip_map, config.forget_bias)
         self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, spec, config.skip_span, tuple(dropouts), config.init_scale)
-        self.output = nn.Linear(self.rnn.output_size, len(self.tag_vocab))
+        # One product scores both label sets: the column's tags, then the auxiliary column's.
+        self.n_tags, self.n_aux = len(self.tag_vocab), len(vocabs.get("aux_tags", ()))
+        self.aux_vocab = Vocab.from_list(vocabs["aux_tags"]) if self.n_aux else None
+        self.output = nn.Linear(self.rnn.output_size, self.n_tags + self.n_aux)
         scaled_normal_(self.output.weight, self.output.in_features, config.init_scale)
         nn.init.zeros_(self.output.bias)
         # Never predict padding or RARE (RARE is trained as a class, as in the papers, but not output).
@@ -160,7 +170,7 @@ class SkipLSTMTagger(nn.Module):
     # ----------------------------------------------------------------------------- data → tensors
     @staticmethod
     def required_columns(config: TaggerConfig) -> list[str]:
-        return [config.column]
+        return [config.column] + ([config.aux_column] if config.aux_column else [])
 
     @classmethod
     def vocabs_from(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
@@ -169,9 +179,11 @@ class SkipLSTMTagger(nn.Module):
         Characters: those of the first/last-l slots; with the character CNN, also every character
         of every word (the middle of long words) and the CNN's ``<w>``, ``</w>`` boundaries.
         """
-        words, chars, tags = Counter(), Counter(), Counter()
+        words, chars, tags, aux = Counter(), Counter(), Counter(), Counter()
         for sentence in sentences:
             tags.update(sentence.column(config.column))
+            if config.aux_column:
+                aux.update(sentence.column(config.aux_column))
             for word in sentence.words:
                 words[normalize(word)] += 1
                 chars.update(char_slots(word, config.char_length))
@@ -183,12 +195,15 @@ class SkipLSTMTagger(nn.Module):
         rare_from = next((i for i, w in enumerate(word_vocab.itos) if words.get(w, 2) < 2), len(word_vocab))
         kept_tags = Vocab.build(tags, max(1, config.rare_tag_count), specials=(PAD,))
         tag_list = kept_tags.to_list() + ([RARE] if len(kept_tags) - 1 < len(tags) else [])
-        return {
+        vocabs = {
             "words": word_vocab.to_list(),
             "chars": Vocab.build(chars).to_list(),
             "tags": tag_list,
             "rare_word_from": [str(rare_from)],
         }
+        if config.aux_column:
+            vocabs["aux_tags"] = Vocab.build(aux, specials=(PAD,)).to_list()
+        return vocabs
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> TaggerBatch:
         """Number and pad ``sentences``, featurising each distinct word once; gold tags only when ``with_gold``."""
@@ -215,17 +230,22 @@ class SkipLSTMTagger(nn.Module):
         if self.config.char_cnn:
             longest = max(map(len, spelled))
             spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
-        tags = None
+        tags = aux_tags = None
         if with_gold:
             rare = self.tag_vocab.stoi.get(RARE, -100)
             stoi = self.tag_vocab.stoi
             tags = torch.tensor([[stoi.get(t, rare) for t in s.column(self.config.column)] + [-100] * (steps - len(s)) for s in sentences])
+            if self.aux_vocab is not None:  # an auxiliary tag unseen in training is left out of the loss
+                stoi = self.aux_vocab.stoi
+                aux_tags = torch.tensor([[stoi.get(t, -100) for t in s.column(self.config.aux_column)] + [-100] * (steps - len(s))
+                                         for s in sentences])
         return TaggerBatch(torch.tensor(types), torch.tensor(words), torch.tensor(caps), torch.tensor(chars), torch.tensor(lengths), tags,
-                           spelled_ids, list(rows))
+                           spelled_ids, list(rows), aux_tags)
 
     # ----------------------------------------------------------------------------- the network
     def forward(self, batch: TaggerBatch) -> torch.Tensor:
-        """Tag scores [B, T, n_tags] (unnormalised log-probabilities).
+        """Tag scores [B, T, n_tags + n_aux] (unnormalised log-probabilities): the column's tags,
+        then, with ``aux_column``, the auxiliary column's (``n_aux`` = 0 without).
 
         In evaluation mode the first layer's input projection is computed per distinct word
         (:meth:`InputLayer.project_by_type`), which is exact without dropout; training builds
@@ -249,18 +269,24 @@ class SkipLSTMTagger(nn.Module):
         return self.output(hidden).transpose(0, 1)
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
-        """Mean cross-entropy of ``scores`` (from :meth:`forward`) over the batch's tokens."""
-        return F.cross_entropy(scores.flatten(0, 1), batch.tags.flatten(), ignore_index=-100)
+        """Mean cross-entropy of ``scores`` (from :meth:`forward`) over the batch's tokens, plus
+        ``aux_weight`` times that of the auxiliary column."""
+        smoothing = self.config.label_smoothing
+        loss = F.cross_entropy(scores[..., : self.n_tags].flatten(0, 1), batch.tags.flatten(), ignore_index=-100, label_smoothing=smoothing)
+        if self.n_aux and batch.aux_tags is not None:
+            aux = F.cross_entropy(scores[..., self.n_tags :].flatten(0, 1), batch.aux_tags.flatten(), ignore_index=-100, label_smoothing=smoothing)
+            loss = loss + self.config.aux_weight * aux
+        return loss
 
     @torch.no_grad()
     def distribution(self, batch: TaggerBatch) -> torch.Tensor:
         """Tag probabilities [B, T, n_tags], padding and RARE excluded."""
-        return self(batch).masked_fill(self.banned, float("-inf")).softmax(-1)
+        return self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")).softmax(-1)
 
     @torch.no_grad()
     def decode(self, batch: TaggerBatch) -> list[list[str]]:
         """The best tag of every token, as strings."""
-        best = self(batch).masked_fill(self.banned, float("-inf")).argmax(-1).tolist()
+        best = self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")).argmax(-1).tolist()
         itos = self.tag_vocab.itos
         return [[itos[i] for i in row[:n]] for row, n in zip(best, batch.lengths.tolist())]
 
