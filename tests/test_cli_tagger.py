@@ -112,6 +112,7 @@ def test_bad_training_input(tmp_path):
     empty.write_text("")
     assert_one_line_error(run("train", "--train", str(empty), "--dev", "data/sample.conllu", "--out", out), str(empty), "empty")
     assert_one_line_error(run(*base, "--column", "supertag"), "no 'supertag'")
+    assert_one_line_error(run(*base, "--set", "aux_column=supertag"), "data/sample.conllu:", "no 'supertag'", "aux_column")
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("the 0.1 0.2 0.3\ncat 0.1 0.2\n")
     assert_one_line_error(run(*base, "--embeddings", str(vectors)), f"{vectors}:2:", "dimensions")
