@@ -259,5 +259,5 @@ def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: s
     for sentence in sentences:
         for name in columns:
             if not sentence.has(name):
-                hint = "choose another with --column" if name == getattr(config, "column", name) else "aux_column must name a column the training data has"
+                hint = "aux_column must name a column the training data has" if name == getattr(config, "aux_column", None) else "choose another with --column"
                 raise TaggerError(f"no '{name}' annotation in this sentence ({hint})", sentence.source or path, sentence.line)
