@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 import torch
 
@@ -64,5 +66,5 @@ def command(model_path, inputs, output, input_format, columns, output_format, to
     finally:
         if skipped is not None and skipped.count:
             click.echo(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped", err=True)
-        if stream is not click.get_text_stream("stdout"):
+        if stream is not sys.stdout:
             stream.close()
