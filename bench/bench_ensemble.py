@@ -30,20 +30,15 @@ def main() -> None:
     column, tags = models[0].config.column, models[0].tag_vocab.itos
     if any(m.config.column != column or m.tag_vocab.itos != tags for m in models):
         raise SystemExit("the models must predict the same column with the same tag set")
-    gold = [s.column(column) for s in sentences]
 
     def distributions(model) -> list[torch.Tensor]:  # [n, n_tags] per sentence
         return predict(model, sentences, decode=lambda b: [d[:n] for d, n in zip(model.distribution(b), b.lengths.tolist())])
 
     per_model = [distributions(m) for m in models]
 
-    def accuracy(members: list[int]) -> float:
-        correct = total = 0
-        for i, tags_gold in enumerate(gold):
-            best = sum(per_model[k][i] for k in members).argmax(-1).tolist()
-            correct += sum(tags[b] == g for b, g in zip(best, tags_gold))
-            total += len(tags_gold)
-        return round(100 * correct / total, 2)
+    def accuracy(members: list[int]) -> float:  # the tagger's own metric over the averaged distributions
+        predictions = [[tags[b] for b in sum(per_model[k][i] for k in members).argmax(-1).tolist()] for i in range(len(sentences))]
+        return round(100 * models[0].metric(sentences, predictions).score, 2)
 
     print(json.dumps({"data": args.data, "column": column,
                       "models": {path: accuracy([k]) for k, path in enumerate(args.models)},

@@ -230,15 +230,14 @@ class SkipLSTMTagger(nn.Module):
         if self.config.char_cnn:
             longest = max(map(len, spelled))
             spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
+        def gold(column: str, stoi: dict[str, int], unknown: int) -> torch.Tensor:  # [B, T], -100 at padding
+            return torch.tensor([[stoi.get(t, unknown) for t in s.column(column)] + [-100] * (steps - len(s)) for s in sentences])
+
         tags = aux_tags = None
         if with_gold:
-            rare = self.tag_vocab.stoi.get(RARE, -100)
-            stoi = self.tag_vocab.stoi
-            tags = torch.tensor([[stoi.get(t, rare) for t in s.column(self.config.column)] + [-100] * (steps - len(s)) for s in sentences])
+            tags = gold(self.config.column, self.tag_vocab.stoi, self.tag_vocab.stoi.get(RARE, -100))
             if self.aux_vocab is not None:  # an auxiliary tag unseen in training is left out of the loss
-                stoi = self.aux_vocab.stoi
-                aux_tags = torch.tensor([[stoi.get(t, -100) for t in s.column(self.config.aux_column)] + [-100] * (steps - len(s))
-                                         for s in sentences])
+                aux_tags = gold(self.config.aux_column, self.aux_vocab.stoi, -100)
         return TaggerBatch(torch.tensor(types), torch.tensor(words), torch.tensor(caps), torch.tensor(chars), torch.tensor(lengths), tags,
                            spelled_ids, list(rows), aux_tags)
 
