@@ -16,6 +16,7 @@ from torch.nn import functional as F
 
 from tagger.corpus.vocab import Vocab
 from tagger.modules.init import scaled_normal_
+from tagger.modules.precision import lowered_matmul
 
 _DIGIT = re.compile(r"\d")
 
@@ -224,7 +225,11 @@ class InputLayer(nn.Module):
         f = self.features(words, caps, chars, spelling)  # [N, F]
         d, size, width = self.window, self.feature_size, weight.shape[-1]
         # A weight in a lower dtype (inference, tagger.modules.precision): f is rounded to it, tables are float32.
-        tables = torch.matmul(f.to(weight.dtype), weight.view(2, d, size, width).transpose(0, 1)).flatten(0, 1).to(f.dtype)  # [2d, N, G]
+        w = weight.view(2, d, size, width).transpose(0, 1)
+        if weight.dtype == f.dtype:
+            tables = torch.matmul(f, w).flatten(0, 1)  # [2d, N, G]
+        else:
+            tables = lowered_matmul(f, w).flatten(0, 1)
         if self.gates is None:
             return tables, f.new_zeros(f.shape[0], d * d)
         return tables, f @ self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)
