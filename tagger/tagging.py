@@ -16,13 +16,14 @@ from tagger import formats
 from tagger.corpus.batching import read_ahead
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.formats.placement import check_output, place
 from tagger.inference import predict
 
 OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper")
 
-#: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told
-#: ``columns=model.output_columns``, it writes only those columns (and FORM) into them and leaves
-#: the rest of each line as it was, rather than formatting every column of every word again.
+#: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told the fields
+#: that hold the model's output columns (``place``), it writes only those (and FORM) into them and
+#: leaves the rest of each line as it was, rather than formatting every column of every word again.
 REWRITING_FORMATS = ("conllu", "conllx")
 
 
@@ -90,8 +91,12 @@ def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | No
     return decode
 
 
-def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.Module, stream: TextIO, fmt: str) -> None:
-    """Write tagged sentences; ``extra`` holds per-token multi-tags when multi-tagging."""
+def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.Module, stream: TextIO, fmt: str,
+                supertag_in: str = "misc") -> None:
+    """Write tagged sentences; ``extra`` holds per-token multi-tags when multi-tagging. The
+    predicted columns go where ``fmt`` shows them (:func:`tagger.formats.placement.place`:
+    supertags in CoNLL MISC or, with ``supertag_in="xpos"``, XPOS; the POS field of tagged and
+    pipe is the predicted tag)."""
     if fmt == "jsonl":
         columns = model.output_columns
         for i, sentence in enumerate(sentences):
@@ -108,15 +113,20 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
                 stream.write("\t".join([word, str(len(tags))] + [f"{tag}\t{p:.6g}" for tag, p in tags]) + "\n")
             stream.write("\n")
     else:
-        options = {"columns": model.output_columns} if fmt in REWRITING_FORMATS else {}
-        formats.write(sentences, stream, fmt, **options)
+        placed = [place(sentence, fmt, supertag_in, model.output_columns) for sentence in sentences]
+        options = {}
+        if fmt in REWRITING_FORMATS:
+            options["columns"] = sorted(set().union(*(fields for _, fields in placed)))
+        formats.write([sentence for sentence, _ in placed], stream, fmt, **options)
     stream.flush()
 
 
 def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
         top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 2048,
-        on_error: str = "fail") -> dict[str, int]:
-    """Tag ``sentences`` and write them to ``stream``; returns counts. Reader errors end the run
+        on_error: str = "fail", supertag_in: str = "misc") -> dict[str, int]:
+    """Tag ``sentences`` and write them to ``stream``; returns counts. A format that cannot show
+    the model's output (a tree as tagged text, ...) is refused before any input is read
+    (:func:`tagger.formats.placement.check_output`). Reader errors end the run
     after the sentences before them are written. (Skipping malformed sentences is the reader's
     part: ``formats.read(..., on_error=SkipReport())``; a reader's generator cannot go on after
     raising, so errors that reach this function always end the run, whatever ``on_error``.)"""
@@ -127,6 +137,7 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
     multi = top_k is not None or beta is not None
     if multi and output_format not in ("jsonl", "msuper"):
         raise TaggerError("--top-k/--beta write several tags per word: use --output-format jsonl or msuper")
+    check_output(model.output_columns, output_format, supertag_in)
     decode = multitag_decoder(model, top_k, beta) if multi else None
     counts = {"sentences": 0, "tokens": 0}
     for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size, on_error)):
@@ -140,7 +151,7 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
                     model.annotate(sentence, prediction)
             if multi:
                 extra = predictions
-            write_chunk(chunk, extra, model, stream, output_format)
+            write_chunk(chunk, extra, model, stream, output_format, supertag_in)
             counts["sentences"] += len(chunk)
             counts["tokens"] += sum(len(s) for s in chunk)
         if error is not None:

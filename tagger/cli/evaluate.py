@@ -14,12 +14,12 @@ import click
 from rich.console import Console
 
 from tagger import formats
-from tagger.cli.convert import supertags_from_conll
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import Metric
 from tagger.evaluation.report import render_table, score
 from tagger.formats.columns import parse_column_spec
+from tagger.formats.supertags import supertags_from_conll
 
 FORMAT_NAMES = sorted(formats.FORMATS)
 

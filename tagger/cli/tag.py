@@ -9,6 +9,7 @@ import torch
 
 from tagger import formats, model_file
 from tagger.formats.base import open_output
+from tagger.formats.supertags import SUPERTAG_IN
 from tagger.modules.precision import PRECISIONS, apply
 from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, SkipReport, input_stream, tag
 from tagger.training.run import resolve_device
@@ -21,6 +22,9 @@ from tagger.training.run import resolve_device
 @click.option("--input-format", default="auto", show_default=True, help="text, conllu, tagged, auto, ... (auto detects).")
 @click.option("--columns", help="For --input-format columns: NAME=N pairs, e.g. form=1.")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), help="Default: conllu (jsonl with --top-k/--beta).")
+@click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
+              help="Where CoNLL output carries a CCG model's supertags: MISC 'supertag=CAT', or XPOS (the "
+                   "POS tag then moves to MISC 'xpos=TAG'), as in `tagger convert`.")
 @click.option("--top-k", type=click.IntRange(1), help="Multi-tagging: at most K tags per word, with probabilities.")
 @click.option("--beta", type=click.FloatRange(0, 1), help="Multi-tagging: every tag with p >= BETA * p_best.")
 @click.option("--chunk-size", type=click.IntRange(1), default=1000, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
@@ -33,12 +37,15 @@ from tagger.training.run import resolve_device
               help="Malformed input sentence: fail (stop after writing what came before), or skip it "
                    "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
                    "text, tagged and pipe input.")
-def command(model_path, inputs, output, input_format, columns, output_format, top_k, beta, chunk_size, device, threads,
-            precision, on_error) -> None:
+def command(model_path, inputs, output, input_format, columns, output_format, supertag_in, top_k, beta, chunk_size,
+            device, threads, precision, on_error) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
-    comes back byte for byte with only the predicted columns filled in.
+    comes back byte for byte with only the predicted columns filled in. The prediction goes
+    where each output format shows it: supertags in MISC 'supertag=' (or XPOS), a generic
+    column (--columns form=1,tag=2) in XPOS; in tagged and pipe output the tag is the predicted
+    one. A format that cannot hold the prediction (a tree as tagged text) is refused.
 
     \b
     Examples:
@@ -62,7 +69,7 @@ def command(model_path, inputs, output, input_format, columns, output_format, to
         output_format = "jsonl" if (top_k or beta is not None) else "conllu"
     stream = open_output(output)
     try:
-        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error)
+        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error, supertag_in=supertag_in)
     finally:
         if skipped is not None and skipped.count:
             click.echo(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped", err=True)

@@ -112,17 +112,17 @@ def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
 
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
     """Write one tree per line. A sentence read from ``.mrg`` gets its own tree back, with the
-    words and ``xpos`` tags of the record; any other becomes a flat tree ``( (X (TAG word) ...))``
-    (tag ``XX`` where there is none)."""
+    words and ``xpos`` tags of the record. Any other (or one whose words no longer fit its tree)
+    is a :class:`TaggerError`: a phrase-structure tree cannot be made up from tags, and a flat
+    ``(X ...)`` tree would pass for one."""
     for sentence in sentences:
         raw = sentence.raw if isinstance(sentence.raw, dict) else {}
         tags = sentence.columns.get("xpos") if sentence.has("xpos") else None
         tree = raw.get("tree") if raw.get("format") == NAME else None
-        if tree is not None and sum(tag != TRACE for tag, _ in leaves(tree)) == len(sentence.words):
-            tree = _retag(tree, sentence.words, tags)
-        else:
-            tags = tags or ["XX"] * len(sentence.words)
-            tree = ("", (("X", tuple(zip(tags, sentence.words))),))
+        if tree is None or sum(tag != TRACE for tag, _ in leaves(tree)) != len(sentence.words):
+            raise TaggerError("cannot write MRG: the sentence has no bracketed tree (only sentences read from "
+                              ".mrg files have one; write tagged or conllu instead)", sentence.source, sentence.line)
+        tree = _retag(tree, sentence.words, tags)
         try:
             stream.write(to_string(tree) + "\n")
         except RecursionError:

@@ -66,7 +66,7 @@ def split_files(folder: str, split: str, task: str) -> dict[str, list[Path]]:
 
 def read_sentences(spec: DataSpec) -> list[Sentence]:
     from tagger import formats
-    from tagger.cli.convert import supertags_from_conll
+    from tagger.formats.supertags import supertags_from_conll
 
     options: dict[str, Any] = {}
     if spec.columns:
