@@ -112,6 +112,10 @@ def test_a_generic_column_goes_to_xpos_or_else_to_misc():
     assert predicted.columns["xpos"] == ["T1"] and predicted.columns["misc"] == ["chunk=B-NP"] and fields == {"xpos"}
     with pytest.raises(TaggerError, match="CoNLL-X has no MISC column for the 'tag' column"):
         place(with_xpos, "conllx")
+    feats = Sentence(["a"], {"xpos": ["DT"], "morph": ["Case=Nom|Number=Sing"]}, source="x.tsv", line=3)
+    with pytest.raises(TaggerError, match="which MISC cannot carry") as info:
+        place(feats, "conllu")
+    assert (info.value.file, info.value.line) == ("x.tsv", 3)
 
 
 @pytest.mark.parametrize("columns, fmt, supertag_in, message", [

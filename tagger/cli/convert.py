@@ -41,6 +41,7 @@ Examples:
   tagger convert --to pipe wsj_0001.conllu                          # and back
   tagger convert --from mrg --to tagged wsj_0001.mrg -o wsj_0001.tagged
   tagger convert --from columns --columns form=2,xpos=5 --to conllu data.tsv
+  tagger convert --columns form=1,tag=2 --to conllu data.tsv        # tag in XPOS
 """
 
 FORMAT_NAMES = sorted(FORMATS)
@@ -51,7 +52,8 @@ FORMAT_NAMES = sorted(FORMATS)
 @click.option("--from", "source_format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
               help="Input format; 'auto' detects it (CCGbank AUTO files included).")
 @click.option("--to", "target_format", type=click.Choice(FORMAT_NAMES), required=True,
-              help="Output format ('auto' is CCGbank AUTO: only sentences read from AUTO, unchanged).")
+              help="Output format ('auto' is CCGbank AUTO, 'mrg' bracketed trees: only sentences read from "
+              "such files, with their derivation or tree).")
 @click.option("--columns", "columns_spec", metavar="SPEC",
               help="Column layout for the 'columns' format (input or output), e.g. form=2,xpos=5.")
 @click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,

@@ -31,8 +31,6 @@ from tagger.formats.supertags import (CONLL_FORMATS, MISSING, SUPERTAG_IN, SUPER
 
 #: Output formats that hold a dependency tree (heads and labels). ``jsonl`` holds any column.
 HOLDS_TREE = ("conllu", "conllx", "jsonl", "dp", "columns")
-#: Output formats that hold a column of any name (CoNLL-U in MISC as ``NAME=VALUE``).
-HOLDS_ANY = ("conllu", "jsonl", "columns")
 #: Output formats that keep the columns as they are (no POS slot to fill).
 AS_IS = ("jsonl", "msuper", "text", "auto")
 
@@ -74,8 +72,10 @@ def place(sentence: Sentence, fmt: str, supertag_in: str = "misc",
 
 def _pos_slot(sentence: Sentence, fmt: str, shown: Sequence[str]) -> Sentence:
     """``xpos`` (the one POS tag that tagged, pos, pipe, mrg, dp and columns read) set to the
-    first ``shown`` tag column, else kept, else UPOS, else the first generic column."""
-    source = next((c for c in shown if c != "head" and not (fmt == "pipe" and c == SUPERTAG_KEY)), None)
+    first ``shown`` tag column (a tree, head and deprel, is none), else kept, else UPOS, else the
+    first generic column."""
+    tags = [] if "head" in shown else [c for c in shown if not (fmt == "pipe" and c == SUPERTAG_KEY)]
+    source = next(iter(tags), None)
     if source is None and not sentence.has("xpos"):
         source = "upos" if sentence.has("upos") else next(iter(generic_columns(sentence)), None)
     if source is None or source == "xpos" or source not in sentence.columns:
@@ -89,7 +89,8 @@ def _into_conll(sentence: Sentence, dialect: str, supertag_in: str, shown: Seque
     supertag_in_xpos = supertag_in == "xpos" and sentence.has(SUPERTAG_KEY)
     if SUPERTAG_KEY in shown:
         written |= {"xpos", "misc" if dialect == "conllu" else "upos"} if supertag_in == "xpos" else {"misc"}
-    sentence = supertags_into_conll(sentence, supertag_in, dialect)
+    if SUPERTAG_KEY in sentence.columns:
+        sentence = supertags_into_conll(sentence, supertag_in, dialect)
     generic = generic_columns(sentence, shown)
     if not generic:
         return sentence, written
@@ -105,12 +106,22 @@ def _into_conll(sentence: Sentence, dialect: str, supertag_in: str, shown: Seque
             raise TaggerError(f"CoNLL-X has no MISC column for the '{name}' column (XPOS holds "
                               f"{'another' if i else 'the POS tag'}): use conllu", sentence.source, sentence.line)
         else:
-            misc, field, in_misc = [misc_set(m, name, str(v)) for m, v in zip(misc, values)], "misc", True
+            misc = [misc_set(m, name, _misc_value(v, name, sentence)) for m, v in zip(misc, values)]
+            field, in_misc = "misc", True
         if name in shown:
             written.add(field)
     if in_misc:
         columns["misc"] = misc
     return replace(sentence, columns=columns), written
+
+
+def _misc_value(value: object, name: str, sentence: Sentence) -> str:
+    """``value`` as a MISC value; a :class:`TaggerError` if it holds ``|``, MISC's separator."""
+    text = str(value)
+    if "|" in text:
+        raise TaggerError(f"column '{name}' value '{text}' holds '|', which MISC cannot carry", sentence.source,
+                          sentence.line)
+    return text
 
 
 def generic_from_conll(sentence: Sentence, names: Sequence[str]) -> Sentence:
