@@ -9,6 +9,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
+def make_console(stderr: bool = False) -> Console:
+    """A rich console that soft-wraps (never breaks a long line in two) when not writing to a
+    terminal, so a path in a piped or logged line stays whole."""
+    console = Console(stderr=stderr)
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 class RichReporter:
     def __init__(self, console: Console, metric_name: str = "dev", bar: bool = True, quiet: bool = False):
         self.console, self.metric_name, self.bar, self.quiet = console, metric_name, bar, quiet
@@ -42,7 +54,8 @@ class RichReporter:
         speed = self.tokens / max(1e-9, time.monotonic() - self.started)
         mark = "  [green]best[/green]" if record.get("best") else ""
         partial = "" if record.get("complete", True) else " (partial epoch)"
+        metric = f"{self.metric_name} {record['metric']}" if record.get("metric") else self.metric_name
         self.console.print(
-            f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {self.metric_name} {100 * record['dev']:.2f}"
-            f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s{mark}"
+            f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {metric} {100 * record['dev']:.2f}"
+            f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s{mark}", highlight=False
         )
