@@ -138,13 +138,14 @@ class Data:
     dev: list[Sentence]
     dev_source: str
     held_out: bool = False
+    warnings: list[str] = field(default_factory=list)  # said once training starts (not before an error)
 
 
 def _where(spec: DataSpec) -> str:
     return os.path.abspath(spec.path) if isinstance(spec.path, str) else spec.name
 
 
-def read_data(request: TrainRequest, say: Callable[[str], None]) -> Data:
+def read_data(request: TrainRequest) -> Data:
     """Training and dev sentences; without ``request.dev``, dev is held out of the training data."""
     train_sents = read_sentences(request.train)
     if not train_sents:
@@ -157,10 +158,11 @@ def read_data(request: TrainRequest, say: Callable[[str], None]) -> Data:
     dev_sents = read_sentences(request.dev)
     if not dev_sents:
         raise TaggerError("no sentences to evaluate on", request.dev.name)
+    data = Data(train_sents, dev_sents, _where(request.dev))
     if _where(request.dev) == _where(request.train):
-        say("warning: --dev is the --train data: the dev score measures memorisation, not accuracy "
-            "(leave --dev out to hold out every 20th training sentence)")
-    return Data(train_sents, dev_sents, _where(request.dev))
+        data.warnings.append("warning: --dev is the --train data: the dev score measures memorisation, not accuracy "
+                             "(leave --dev out to hold out every 20th training sentence)")
+    return data
 
 
 def train(request: TrainRequest, reporter: Reporter, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
@@ -258,7 +260,7 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
 def _train(request: TrainRequest, reporter: Reporter, context: distributed.Context,
            say: Callable[[str], None]) -> dict[str, Any]:
     cls = _model_class(request)
-    data = read_data(request, say)
+    data = read_data(request)
     config = _config(request, cls, data)
     torch.manual_seed(request.options.seed)
     resumed = _resumed(request, say)
@@ -286,6 +288,9 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
 
     def save_best(meta: dict[str, Any]) -> None:
         model_file.save(request.out, model, {**meta_base, **meta})
+
+    for warning in data.warnings:
+        say(warning)
 
     state: TrainState = fit(model, data.train, data.dev, config, options, save_best, reporter,
                             net=net, shard=(context.rank, context.world))
