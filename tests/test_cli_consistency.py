@@ -200,7 +200,8 @@ def test_old_model_files_show_their_fraction_scores_in_percent(tmp_path):
 
     old = {"format_version": 1, "tagger_version": "0.1.0", "name": "transition_parser", "config": {}, "vocabs": {},
            "state_dict": {"w": torch.zeros(2)},
-           "meta": {"task": "dep", "dev_score": 0.937, "history": [{"epoch": 1, "dev": 0.5}]}}
+           "meta": {"task": "dep", "dev_score": 0.937, "history": [{"epoch": 1, "dev": 0.5}],
+                    "train": "/a-long-folder" * 10 + "/train.conllu"}}
     path = tmp_path / "old.model"
     torch.save(old, path)
     info = describe(str(path))
@@ -208,6 +209,7 @@ def test_old_model_files_show_their_fraction_scores_in_percent(tmp_path):
     assert info["history"][0]["dev"] == pytest.approx(50.0)
     table = invoke("info", str(path)).stdout
     assert "93.70 %" in table and "LAS (no punct)" in table
+    assert "/a-long-folder" * 10 + "/train.conllu" in table  # not wrapped at 80 columns when piped
 
 
 # 18. The same option has the same name in every command.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -10,10 +11,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 
 def make_console(stderr: bool = False) -> Console:
-    """A rich console that soft-wraps (never breaks a long line in two) when not writing to a
-    terminal, so a path in a piped or logged line stays whole."""
+    """A rich console that, when not writing to a terminal, never breaks a long line in two
+    (soft wrap) and gives tables their natural width, so a path in a piped or logged line stays
+    whole (rich would otherwise wrap at 80 columns)."""
     console = Console(stderr=stderr)
-    console.soft_wrap = not console.is_terminal
+    if not console.is_terminal:
+        console.soft_wrap = True
+        if "COLUMNS" not in os.environ:
+            console.width = 1000
     return console
 
 
