@@ -2,13 +2,15 @@
 
 Plain data only (dicts, lists, strings, numbers, tensors), written atomically and read with
 ``torch.load(weights_only=True)``: a model file can never run code, and loads on CPU whatever
-device trained it.
+device trained it. Scores in ``meta`` (``dev_score``, each history record's ``dev``) are
+fractions (0-1), in every format version; ``tagger info`` shows them as percentages.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import stat
 import tempfile
 import warnings
 from pathlib import Path
@@ -21,9 +23,22 @@ from tagger.errors import TaggerError
 
 FORMAT_VERSION = 1
 
+#: How every file ``torch.save`` writes begins: a zip archive (torch >= 1.6) or a pickle (older).
+MAGIC = (b"PK\x03\x04", b"\x80")
+
+
+def umask_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: 0o666 less the process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
 
 def atomic_save(obj: Any, path: str | os.PathLike) -> None:
-    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``."""
+    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``.
+
+    Missing parent folders are created; the file gets the mode ``open(path, "w")`` would give
+    it (an existing file's own, else the umask's), not the 0600 of a temporary file."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -31,6 +46,7 @@ def atomic_save(obj: Any, path: str | os.PathLike) -> None:
     except OSError as e:
         raise TaggerError(f"cannot write: {e.strerror}", str(path)) from None
     try:
+        os.fchmod(fd, stat.S_IMODE(path.stat().st_mode) if path.exists() else umask_mode())
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
             f.flush()
@@ -60,6 +76,7 @@ def save(path: str | os.PathLike, model: torch.nn.Module, meta: dict[str, Any]) 
 def read_archive(path: str | os.PathLike) -> dict[str, Any]:
     """The archive's plain data, checked; a :class:`TaggerError` for anything not ours."""
     name = os.fspath(path)
+    check_magic(name)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -84,6 +101,22 @@ def read_archive(path: str | os.PathLike) -> dict[str, Any]:
             name,
         )
     return archive
+
+
+def check_magic(name: str) -> None:
+    """A plain one-line error for a file that is no torch archive at all (a corpus, a text file),
+    before ``torch.load`` reads it as a pickle."""
+    try:
+        with open(name, "rb") as f:
+            head = f.read(4)
+    except FileNotFoundError:
+        raise TaggerError("no such model file", name) from None
+    except IsADirectoryError:
+        raise TaggerError("is a directory, not a model file", name) from None
+    except OSError as e:
+        raise TaggerError(f"cannot read: {e.strerror}", name) from None
+    if not head.startswith(MAGIC):
+        raise TaggerError("not a tagger model file" + (" (it is empty)" if not head else ""), name)
 
 
 def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:

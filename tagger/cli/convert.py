@@ -59,7 +59,7 @@ FORMAT_NAMES = sorted(FORMATS)
 @click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
               help="Where CoNLL files carry CCG supertags: MISC 'supertag=CAT', or XPOS (the POS tag then "
               "moves to MISC 'xpos=TAG').")
-@click.option("--output", "-o", "output_path", metavar="FILE", help="Output file [default: stdout].")
+@click.option("--output", "-o", "output_path", metavar="FILE", help="Output file [default: stdout]; missing parent folders are created.")
 def command(
     input_path: str,
     source_format: str,

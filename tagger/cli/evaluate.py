@@ -11,9 +11,9 @@ import json
 import sys
 
 import click
-from rich.console import Console
 
 from tagger import formats
+from tagger.cli.progress import make_console
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import Metric
@@ -54,6 +54,12 @@ def has_column(sentences: list[Sentence], name: str) -> bool:
     return any(sentence.has(name) for sentence in sentences)
 
 
+def missing_column(which: str, name: str, sentences: list[Sentence]) -> str:
+    """The message for a ``--column`` that a file lacks, naming the tag columns it has."""
+    present = sorted({c for s in sentences[:100] for c in s.columns if c not in ("head", "deprel") and s.has(c)})
+    return f"{which} has no '{name}' column to score (it has: {', '.join(present) or 'none'})"
+
+
 def choose_column(
     task: str,
     column: str | None,
@@ -73,9 +79,9 @@ def choose_column(
     wanted = column or ("supertag" if task == "ccg" else None)
     if wanted is not None:
         if not has_column(gold, wanted):
-            raise TaggerError(f"gold file has no '{wanted}' column to score", gold_path)
+            raise TaggerError(missing_column("gold file", wanted, gold), gold_path)
         if not has_column(pred, wanted):
-            raise TaggerError(f"predicted file has no '{wanted}' column to score", pred_path)
+            raise TaggerError(missing_column("predicted file", wanted, pred), pred_path)
         return wanted
     candidates = TAG_COLUMNS[:2] if task == "pos" else TAG_COLUMNS
     for name in candidates:
@@ -152,6 +158,7 @@ def evaluate_model(
     device: str,
     train_words: set[str] | None,
     precision: str = "fp32",
+    column: str | None = None,
 ) -> tuple[str | None, dict[str, Metric]]:
     """Tag/parse ``data_path`` with the model at ``model_path`` and score it against its gold columns.
 
@@ -166,9 +173,9 @@ def evaluate_model(
     from tagger import model_file
     from tagger.evaluation.metrics import MultiTagMetric
     from tagger.inference import predict
+    from tagger.devices import resolve_device
     from tagger.modules.precision import apply
     from tagger.tagging import multitag_decoder
-    from tagger.training.run import resolve_device
 
     model, meta = model_file.load(model_path, resolve_device(device))
     apply(model, precision)
@@ -177,6 +184,16 @@ def evaluate_model(
         raise TaggerError("no sentences to evaluate", data_path)
     if train_words is None and meta.get("train") and os.path.exists(meta["train"]):
         train_words = training_words(meta["train"], "auto", None)
+    outputs = model.output_columns
+    predicted_column = next((c for c in outputs if c not in ("head", "deprel")), None)
+    if column is not None and column != predicted_column:
+        raise TaggerError(f"--column {column}: this model predicts {predicted_column or 'no tag column'}, "
+                          f"not {column}", model_path)
+    column, parse = predicted_column, "head" in outputs
+    if column is not None and not has_column(gold, column):
+        raise TaggerError(f"no gold '{column}' column to score the model's tags against", data_path)
+    if parse and not has_column(gold, "head"):
+        raise TaggerError("no gold heads to score the parser against", data_path)
     # With --beta one pass gives both: each token's kept tags, best first, and so the 1-best tag.
     multitags = predict(model, gold, decode=multitag_decoder(model, None, beta)) if beta is not None else None
     predictions = [[tags[0][0] for tags in sentence] for sentence in multitags] if multitags else predict(model, gold)
@@ -184,13 +201,6 @@ def evaluate_model(
     for sentence, predicted in zip(pred, predictions):
         sentence.columns = dict(sentence.columns)
         model.annotate(sentence, predicted)
-    outputs = model.output_columns
-    column = next((c for c in outputs if c not in ("head", "deprel")), None)
-    parse = "head" in outputs
-    if column is not None and not has_column(gold, column):
-        raise TaggerError(f"no gold '{column}' column to score the model's tags against", data_path)
-    if parse and not has_column(gold, "head"):
-        raise TaggerError("no gold heads to score the parser against", data_path)
     results = scored(gold, pred, column, parse, train_words)
     if multitags is not None and column is not None:
         multitag = MultiTagMetric()
@@ -216,7 +226,7 @@ def _emit(
         payload.update({name: metric.to_dict() for name, metric in results.items()})
         click.echo(json.dumps(payload, ensure_ascii=False))
         return
-    console = Console()
+    console = make_console()
     heading = "  ".join(f"{k}: {v}" for k, v in header.items() if v is not None)
     console.print(heading, highlight=False, soft_wrap=True)
     for name, metric in results.items():
@@ -252,8 +262,9 @@ Examples:
     help="Column layout for the 'columns' format, e.g. form=2,tag=6.",
 )
 @click.option(
-    "--column", type=click.Choice(TAG_COLUMNS),
-    help="Tag column to score [default: upos, else xpos, else supertag, else tag].",
+    "--column", metavar="NAME",
+    help="Tag column to score: upos, xpos, supertag, tag or a --columns name [default: upos, else xpos, "
+    "else supertag, else tag]. With --model: must be the column the model predicts.",
 )
 @click.option(
     "--task", type=click.Choice(["auto", "pos", "dep", "ccg"]), default="auto", show_default=True,
@@ -272,13 +283,13 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @click.option(
     "--top", type=click.IntRange(min=0), default=20, show_default=True,
-    help="Rows in the per-tag/per-label tables (0: none).",
+    help="Rows in the per-tag/per-label tables, and (up to 10) most-confused pairs (0: none).",
 )
 @click.option(
     "--beta", type=click.FloatRange(0.0, 1.0),
     help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.",
 )
-@click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
+@click.option("--device", default="auto", show_default=True, help="With --model: auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part.")
 @click.option("--threads", type=int, help="With --model: CPU threads for torch.")
 @click.option("--precision", type=click.Choice(("auto", "fp32", "bf16")), default="auto", show_default=True,
@@ -326,7 +337,8 @@ def command(
             from tagger.training.run import split_files
 
             source = split_files(data, split, "pos" if task == "auto" else task)["test"]
-        chosen, results = evaluate_model(model_path, source, gold_format, columns_spec, beta, device, train_words, precision)
+        chosen, results = evaluate_model(model_path, source, gold_format, columns_spec, beta, device, train_words, precision,
+                                         column)
         _emit({"model": model_path, "data": data, "column": chosen}, results, as_json, top, punct)
         return
     if gold_path is None or pred_path is None:

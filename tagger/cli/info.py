@@ -3,18 +3,44 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from tagger.cli.progress import make_console
 from tagger.model_file import read_archive
 
 
+def dev_metric(meta: dict[str, Any]) -> str:
+    """What a model's dev score is; files written before the name was stored get it from the task."""
+    return meta.get("dev_metric") or ("LAS (no punct)" if meta.get("task") == "dep" else "accuracy")
+
+
+def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``meta`` and its history as shown: scores in percent (model files store fractions), each
+    with its metric's name beside it."""
+    shown = {k: v for k, v in meta.items() if k != "history"}
+    metric = dev_metric(meta)
+    if isinstance(shown.get("dev_score"), (int, float)):
+        shown["dev_score"] = 100.0 * shown["dev_score"]
+        shown["dev_metric"] = metric
+    history = []
+    for record in meta.get("history", []):
+        record = dict(record)
+        if isinstance(record.get("dev"), (int, float)):
+            record["dev"] = 100.0 * record["dev"]
+            record["metric"] = record.get("metric") or metric
+        history.append(record)
+    return shown, history
+
+
 def describe(path: str) -> dict:
-    """A plain summary of a model file: versions, model, config, vocab sizes, training data, score."""
+    """A plain summary of a model file: versions, model, config, vocab sizes, training data and
+    dev score (percent, as everywhere)."""
     archive = read_archive(path)
     state = archive["state_dict"]
+    meta, history = shown_meta(archive.get("meta", {}))
     return {
         "file": path,
         "format_version": archive["format_version"],
@@ -23,14 +49,14 @@ def describe(path: str) -> dict:
         "parameters": sum(t.numel() for t in state.values()),
         "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k != "rare_word_from"},
         "config": archive.get("config", {}),
-        "meta": {k: v for k, v in archive.get("meta", {}).items() if k != "history"},
-        "history": archive.get("meta", {}).get("history", []),
+        "meta": meta,
+        "history": history,
     }
 
 
 @click.command("info")
 @click.argument("model_path", type=click.Path())
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (scores in percent, as everywhere).")
 def command(model_path: str, as_json: bool) -> None:
     """Print a model file's config, vocabulary sizes, training data and dev score.
 
@@ -42,11 +68,11 @@ def command(model_path: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(info, default=str))
         return
-    console = Console()
+    console = make_console()
     table = Table(title=f"{model_path}: {info['model']} ({info['parameters']:,} parameters)", show_header=False)
     table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
     for key, value in info["meta"].items():
-        table.add_row(key, f"{100 * value:.2f}" if key == "dev_score" else str(value))
+        table.add_row(key, f"{value:.2f} %" if key == "dev_score" else str(value))
     table.add_row("vocabularies", ", ".join(f"{k} {v:,}" for k, v in info["vocab_sizes"].items()))
     for key, value in info["config"].items():
         table.add_row(key, str(value))

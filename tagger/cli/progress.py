@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A rich console that, when not writing to a terminal, never breaks a long line in two
+    (soft wrap) and gives tables their natural width, so a path in a piped or logged line stays
+    whole (rich would otherwise wrap at 80 columns)."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console.soft_wrap = True
+        if "COLUMNS" not in os.environ:
+            console.width = 1000
+    return console
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 class RichReporter:
@@ -42,7 +59,8 @@ class RichReporter:
         speed = self.tokens / max(1e-9, time.monotonic() - self.started)
         mark = "  [green]best[/green]" if record.get("best") else ""
         partial = "" if record.get("complete", True) else " (partial epoch)"
+        metric = f"{self.metric_name} {record['metric']}" if record.get("metric") else self.metric_name
         self.console.print(
-            f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {self.metric_name} {100 * record['dev']:.2f}"
-            f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s{mark}"
+            f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {metric} {100 * record['dev']:.2f}"
+            f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s{mark}", highlight=False
         )

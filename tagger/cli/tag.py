@@ -12,15 +12,16 @@ from tagger.formats.base import open_output
 from tagger.formats.supertags import SUPERTAG_IN
 from tagger.modules.precision import PRECISIONS, apply
 from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, SkipReport, input_stream, tag
-from tagger.training.run import resolve_device
+from tagger.devices import resolve_device
 
 
 @click.command("tag")
 @click.option("--model", "model_path", required=True, type=click.Path(), help="A model file from `tagger train`.")
 @click.argument("inputs", nargs=-1, type=click.Path())
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
-@click.option("--input-format", default="auto", show_default=True, help="text, conllu, tagged, auto, ... (auto detects).")
-@click.option("--columns", help="For --input-format columns: NAME=N pairs, e.g. form=1.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: stdout; missing parent folders are created).")
+@click.option("--format", "-f", "input_format", default="auto", show_default=True, help="Input format: text, conllu, tagged, auto, ... (auto detects).")
+@click.option("--input-format", "input_format_alias", hidden=True, help="Old name of --format.")
+@click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=1.")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), help="Default: conllu (jsonl with --top-k/--beta).")
 @click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
               help="Where CoNLL output carries a CCG model's supertags: MISC 'supertag=CAT', or XPOS (the "
@@ -28,7 +29,7 @@ from tagger.training.run import resolve_device
 @click.option("--top-k", type=click.IntRange(1), help="Multi-tagging: at most K tags per word, with probabilities.")
 @click.option("--beta", type=click.FloatRange(0, 1), help="Multi-tagging: every tag with p >= BETA * p_best.")
 @click.option("--chunk-size", type=click.IntRange(1), default=1000, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
-@click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda or cuda:N.")
+@click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
 @click.option("--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
               help="Inference matrix products: bf16 (inputs rounded to bfloat16, sums in float32) or fp32; "
@@ -37,8 +38,8 @@ from tagger.training.run import resolve_device
               help="Malformed input sentence: fail (stop after writing what came before), or skip it "
                    "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
                    "text, tagged and pipe input.")
-def command(model_path, inputs, output, input_format, columns, output_format, supertag_in, top_k, beta, chunk_size,
-            device, threads, precision, on_error) -> None:
+def command(model_path, inputs, output, input_format, input_format_alias, columns, output_format, supertag_in, top_k,
+            beta, chunk_size, device, threads, precision, on_error) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
@@ -54,6 +55,8 @@ def command(model_path, inputs, output, input_format, columns, output_format, su
       tagger tag --model ccg.tagger --beta 0.01 --output-format jsonl < sentences.txt
       tagger tag --model pos.tagger < raw.txt | tagger tag --model dep.model > parsed.conllu
     """
+    if input_format_alias is not None:
+        input_format = input_format_alias
     if threads:
         torch.set_num_threads(threads)
     model, _ = model_file.load(model_path, resolve_device(device))

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import click
 import torch
-from rich.console import Console
 
-from tagger.cli.progress import RichReporter
+from tagger.cli.progress import RichReporter, make_console, plural
 from tagger.models import MODELS
 from tagger.training.distributed import env_context
 from tagger.training.run import SPLITS, TASKS, DataSpec, TrainRequest, split_files, train
@@ -20,10 +19,11 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.command("train")
 @click.option("--task", type=click.Choice(TASKS), default="pos", show_default=True, help="What to learn.")
 @click.option("--train", "train_path", required=True, help="Training data: a file or a folder of files.")
-@click.option("--dev", "dev_path", help="Development data, for model selection and lr halving.")
+@click.option("--dev", "dev_path", help="Development data, for model selection and lr halving. Default: every "
+              "20th sentence of --train (5%, at least one) is held out as dev and not trained on.")
 @click.option("--split", type=click.Choice(SPLITS), help="--train is a folder of wsj_SSNN files: take train and dev from it by WSJ section (wsj) or as the NLTK sample is split (sample).")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the model file.")
-@click.option("--format", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the model file (missing parent folders are created).")
+@click.option("--format", "-f", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6.")
 @click.option("--column", help="Tag column to learn (upos, xpos, supertag, or a --columns name).")
 @click.option("--model", type=click.Choice(sorted(MODELS)), help="Model family (default: the task's).")
@@ -39,15 +39,15 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @click.option("--patience", type=int, help="Same as --set patience=N.")
 @click.option("--max-minutes", type=float, help="Stop training after this many minutes (best model kept).")
-@click.option("--max-sentences", type=int, help="Use only the first N training sentences.")
+@click.option("--max-sentences", type=int, help="Use only the first N training sentences (without --dev, dev is held out of these).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly.")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
+@click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C).")
 @click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none).")
-@click.option("--quiet", is_flag=True, help="No progress bar (one line per epoch is still printed).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
             embeddings, bootstrap, gates, pos_model, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
             threads, checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
@@ -56,6 +56,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
     \b
     Examples:
       tagger train --task pos --train train.conllu --dev dev.conllu --out pos.tagger
+      tagger train --task pos --train all.conllu --out pos.tagger   (dev: every 20th sentence held out)
       tagger train --task pos --column xpos --preset wu2016-7x512 --train T --dev D --out M
       tagger train --task ccg --train train.auto --dev dev.auto --out ccg.tagger
       tagger train --task ccg --train ccgbank/data/AUTO --split wsj --out ccg.tagger
@@ -76,12 +77,10 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
     if split:
         parts = split_files(train_path, split, task)
         train_source, dev_source = parts["train"], dev_path or parts["dev"]
-    elif not dev_path:
-        raise click.UsageError("give --dev (or --split to take it from the --train folder)")
     request = TrainRequest(
         task=task,
         train=DataSpec(train_source, fmt, columns, max_sentences),
-        dev=DataSpec(dev_source, fmt, columns),
+        dev=DataSpec(dev_source, fmt, columns) if dev_source else None,
         out=out,
         column=column,
         model=model,
@@ -96,15 +95,28 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),
     )
-    console = Console(stderr=True)
+    run_and_report(request, quiet, as_json)
+
+
+def run_and_report(request: TrainRequest, quiet: bool, as_json: bool) -> None:
+    """Train, showing progress on stderr (rank 0 only under torchrun), then the summary: one
+    line on stderr, or one JSON object on stdout."""
+    console = make_console(stderr=True)
     main = env_context().is_main  # under torchrun only rank 0 prints
+
+    def say(line: str) -> None:
+        if main and (not quiet or line.startswith("warning:")):
+            console.print(line, markup=False, highlight=False)
+
+    reporter = RichReporter(console, "dev", bar=not quiet and main and console.is_terminal,
+                            quiet=quiet or as_json or not main)
     try:
-        summary = train(request, RichReporter(console, "dev", bar=not quiet and main, quiet=as_json or not main))
+        summary = train(request, reporter, say)
     except Interrupted as stop:
         if main:
             where = (f"checkpoint saved in {stop.checkpoint}; run the same command with --resume to continue"
                      if stop.checkpoint else "no --checkpoint-dir, so no checkpoint")
-            best = f"; best model so far in {out}" if Path(out).exists() else ""
+            best = f"; best model so far in {request.out}" if Path(request.out).exists() else ""
             console.print(f"interrupted at epoch {stop.epoch}, batch {stop.batch}: {where}{best}", markup=False,
                           highlight=False)
         sys.exit(130)
@@ -112,9 +124,16 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         return
     if as_json:
         click.echo(json.dumps(summary))
-    else:
+        return
+    if not quiet:
         for note in summary["notes"]:
-            console.print(note)
-        console.print(f"best dev {100 * summary['best_dev']:.2f} at epoch {summary['best_epoch']}; "
-                      f"{summary['epochs']} epochs in {summary['seconds']:.0f}s "
-                      f"({summary['train_tokens_per_second'] or 0:,} tok/s); model written to {summary['model']}")
+            say(note)
+    console.print(summary_line(summary), markup=False, highlight=False)
+
+
+def summary_line(summary: dict) -> str:
+    """The one line that ends a run: best dev score (percent, with its metric), epochs, speed, model."""
+    held = f" on {plural(summary['dev_sentences'], 'held-out training sentence')}" if summary["dev_held_out"] else ""
+    return (f"best dev {summary['dev_metric']} {summary['best_dev']:.2f}{held} at epoch {summary['best_epoch']}; "
+            f"{plural(summary['epochs'], 'epoch')} in {summary['seconds']:.0f}s "
+            f"({summary['train_tokens_per_second'] or 0:,} tok/s); model written to {summary['model']}")

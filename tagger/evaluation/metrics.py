@@ -96,6 +96,9 @@ def _per_class(correct: Counter, predicted: Counter, gold: Counter) -> dict[str,
 class Metric:
     """Base class: ordering by :attr:`score` (equality stays identity, so metrics hash normally)."""
 
+    #: What :attr:`score` is, for the lines and JSON that show it.
+    score_name = "score"
+
     @property
     def score(self) -> float:
         raise NotImplementedError
@@ -142,6 +145,8 @@ class TagMetric(Metric):
     ``score`` is token accuracy. Unseen-word accuracy is counted only for updates given
     ``train_words`` (a word is unseen when its exact form is not in that set).
     """
+
+    score_name = "accuracy"
 
     def __init__(self) -> None:
         self.tokens = 0
@@ -259,6 +264,8 @@ class MultiTagMetric(Metric):
     ``score`` is that accuracy; :attr:`tags_per_word` is the mean size of the kept sets.
     """
 
+    score_name = "multi-tag accuracy"
+
     def __init__(self) -> None:
         self.tokens = 0
         self.correct = 0
@@ -373,6 +380,8 @@ class AttachmentMetric(Metric):
     word as correct for its label when both head and label are right (so precision = correct /
     predicted with that label, recall = correct / gold with that label).
     """
+
+    score_name = "LAS (no punct)"
 
     def __init__(self) -> None:
         self.all = AttachmentCounts()

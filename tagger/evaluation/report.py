@@ -191,7 +191,7 @@ def _render_tagging(metric: TagMetric, console: Console, title: str, top: int) -
     console.print(overall)
     if top > 0 and metric.tokens:
         console.print(_prf_table(f"per tag (top {top} by gold frequency)", "tag", metric.per_tag(), top))
-    confused = metric.most_confused(10)
+    confused = metric.most_confused(min(10, top)) if top > 0 else []
     if confused:
         table = Table(title="most confused", title_justify="left")
         table.add_column("gold")
@@ -244,7 +244,8 @@ def render_table(
 ) -> None:
     """Print ``metric`` as rich tables: overall figures, then per-tag/label and confusions.
 
-    ``top`` limits the per-tag/per-label rows (0 hides that table); ``punct`` says which
+    ``top`` limits the per-tag/per-label rows and (to at most 10) the most-confused pairs (0
+    hides those tables); ``punct`` says which
     attachment convention to highlight (all words if true, punctuation excluded otherwise).
     """
     if isinstance(metric, TagMetric):

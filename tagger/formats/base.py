@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator, TextIO, TypeVar, Union
 
 from tagger.errors import TaggerError
@@ -118,9 +119,17 @@ def _line(data: bytes | str, number: int, name: str, lenient: bool) -> str:
 
 
 def open_output(path: str | os.PathLike | None) -> TextIO:
-    """A UTF-8 text stream for ``path``, or stdout for ``None``/``-``."""
+    """A UTF-8 text stream for ``path`` (missing parent folders are created, as for model
+    files), or stdout for ``None``/``-``."""
     if path is None or os.fspath(path) == "-":
         return sys.stdout
+    parent = Path(path).parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise TaggerError(f"cannot write: {parent} is a file, not a folder", os.fspath(path)) from None
+    except OSError as e:
+        raise TaggerError(f"cannot create the folder {parent}: {e.strerror}", os.fspath(path)) from None
     try:
         return open(path, "w", encoding="utf-8", newline="\n")
     except OSError as e:

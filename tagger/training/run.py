@@ -7,13 +7,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
 from tagger import model_file
 from tagger.config import build_config
 from tagger.corpus.records import Sentence
+from tagger.devices import resolve_device
 from tagger.errors import TaggerError
 from tagger.models import MODELS, TASK_MODELS
 from tagger.training import distributed
@@ -95,19 +96,27 @@ def default_column(task: str, sentences: Sequence[Sentence]) -> str:
     )
 
 
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise TaggerError(f"--device {device}: no CUDA device is available")
-    return device
+#: Without ``--dev``, every HOLD_OUT_EVERY-th training sentence is held out as dev (5%).
+HOLD_OUT_EVERY = 20
+
+
+def hold_out(sentences: Sequence[Sentence], every: int = HOLD_OUT_EVERY) -> tuple[list[Sentence], list[Sentence]]:
+    """``sentences`` split into (train, dev): every ``every``-th sentence goes to dev (the 20th,
+    40th, ...: spread over the file, the same on every run), or the last one when there are
+    fewer than ``every``. No dev sentence is trained on."""
+    if len(sentences) < 2:
+        where = sentences[0] if sentences else None
+        raise TaggerError("only one sentence: none can be held out as dev; give --dev",
+                          where.source if where else None, where.line if where else None)
+    held = set(range(every - 1, len(sentences), every)) or {len(sentences) - 1}
+    return [s for i, s in enumerate(sentences) if i not in held], [s for i, s in enumerate(sentences) if i in held]
 
 
 @dataclass
 class TrainRequest:
     task: str
     train: DataSpec
-    dev: DataSpec
+    dev: DataSpec | None  # None: hold out part of the training data (:func:`hold_out`)
     out: str
     column: str | None = None
     model: str | None = None
@@ -121,8 +130,44 @@ class TrainRequest:
     options: RunOptions = field(default_factory=RunOptions)
 
 
-def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
-    """Train and save a model; returns a plain summary (for tables and ``--json``).
+@dataclass
+class Data:
+    """The sentences a run trains and selects on; ``dev_source`` says where dev came from."""
+
+    train: list[Sentence]
+    dev: list[Sentence]
+    dev_source: str
+    held_out: bool = False
+    warnings: list[str] = field(default_factory=list)  # said once training starts (not before an error)
+
+
+def _where(spec: DataSpec) -> str:
+    return os.path.abspath(spec.path) if isinstance(spec.path, str) else spec.name
+
+
+def read_data(request: TrainRequest) -> Data:
+    """Training and dev sentences; without ``request.dev``, dev is held out of the training data."""
+    train_sents = read_sentences(request.train)
+    if not train_sents:
+        raise TaggerError("no sentences to train on", request.train.name)
+    if request.dev is None:
+        which = f"every {HOLD_OUT_EVERY}th" if len(train_sents) >= HOLD_OUT_EVERY else "the last"
+        train_sents, dev_sents = hold_out(train_sents)
+        source = f"{which} sentence of {_where(request.train)} ({len(dev_sents)} held out, not trained on)"
+        return Data(train_sents, dev_sents, source, held_out=True)
+    dev_sents = read_sentences(request.dev)
+    if not dev_sents:
+        raise TaggerError("no sentences to evaluate on", request.dev.name)
+    data = Data(train_sents, dev_sents, _where(request.dev))
+    if _where(request.dev) == _where(request.train):
+        data.warnings.append("warning: --dev is the --train data: the dev score measures memorisation, not accuracy "
+                             "(leave --dev out to hold out every 20th training sentence)")
+    return data
+
+
+def train(request: TrainRequest, reporter: Reporter, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Train and save a model; returns a plain summary (for tables and ``--json``); scores in it
+    are percentages. ``say`` gets the lines worth showing as they happen (resuming, warnings).
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) every process calls this: it joins the process group,
     trains its shard through DistributedDataParallel (``batch_size`` sentences per process, so
@@ -130,27 +175,25 @@ def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
     checkpoints (see :mod:`tagger.training.distributed`)."""
     context = distributed.init(resolve_device(request.options.device))
     try:
-        return _train(request, reporter, context)
+        return _train(request, reporter, context, say)
     finally:
         distributed.shutdown()
 
 
-def _train(request: TrainRequest, reporter: Reporter, context: distributed.Context) -> dict[str, Any]:
+def _model_class(request: TrainRequest) -> type:
     if request.task not in TASKS:
         raise TaggerError(f"--task must be one of {', '.join(TASKS)}")
-    name = request.model or TASK_MODELS.get(request.task)
-    cls = MODELS.get(name)
+    cls = MODELS.get(request.model or TASK_MODELS.get(request.task))
     if cls is None:
         raise TaggerError(f"no model for task {request.task!r} (known models: {', '.join(sorted(MODELS))})")
-    train_sents = read_sentences(request.train)
-    dev_sents = read_sentences(request.dev)
-    if not train_sents:
-        raise TaggerError("no sentences to train on", request.train.name)
-    if not dev_sents:
-        raise TaggerError("no sentences to evaluate on", request.dev.name)
+    return cls
+
+
+def _config(request: TrainRequest, cls: type, data: Data) -> Any:
+    """The model's config from preset, file and overrides; the data checked against it."""
     overrides = list(request.overrides)
     if cls.name == "skip_lstm":
-        column = request.column or default_column(request.task, train_sents)
+        column = request.column or default_column(request.task, data.train)
         overrides.insert(0, f"column={column}")
         if request.task == "ccg" and not any(o.startswith("rare_tag_count") for o in overrides):
             overrides.insert(0, "rare_tag_count=10")
@@ -159,16 +202,31 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
     config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
     if request.pos_model:
         column = getattr(config, "tag_column", None)  # upos+feats: the tagger predicts the upos part
-        retag(request.pos_model, column.split("+")[0] if column else None, train_sents + dev_sents)
-    for sentences, spec in ((train_sents, request.train), (dev_sents, request.dev)):
-        check_columns(cls, config, sentences, spec.name)
+        retag(request.pos_model, column.split("+")[0] if column else None, data.train + data.dev)
+    check_columns(cls, config, data.train, request.train.name)
+    check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name)
+    return config
 
-    torch.manual_seed(request.options.seed)
-    resumed = None
-    if request.options.resume and request.options.checkpoint_dir is not None:
-        from tagger.training import checkpoint
 
-        resumed = checkpoint.read(request.options.checkpoint_dir)
+def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any] | None:
+    """The checkpoint to resume from (None: start afresh), announced through ``say``."""
+    directory = request.options.checkpoint_dir
+    if not request.options.resume or directory is None:
+        return None
+    from tagger.training import checkpoint
+
+    resumed = checkpoint.read(directory)
+    if resumed is None:
+        say(f"no checkpoint in {directory}: starting afresh")
+    else:
+        trainer = resumed["trainer"]
+        say(f"resuming from epoch {trainer['epoch']}, batch {trainer['batch']} ({directory})")
+    return resumed
+
+
+def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resumed: dict | None) -> tuple[Any, list[str]]:
+    """The model to train (vocabularies from the checkpoint, the bootstrap source or the data),
+    with pretrained vectors or bootstrapped weights; and notes saying which."""
     source = None
     if request.bootstrap and not resumed:
         if not hasattr(cls, "bootstrap"):
@@ -177,7 +235,7 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         if source.name != cls.name:
             raise TaggerError(f"--bootstrap needs a trained {cls.name} model, not a {source.name}", request.bootstrap)
     # A bootstrapped model shares its source's vocabularies, so that embedding rows line up.
-    vocabs = resumed["vocabs"] if resumed else source.vocabs if source is not None else cls.vocabs_from(config, train_sents)
+    vocabs = resumed["vocabs"] if resumed else source.vocabs if source is not None else cls.vocabs_from(config, data.train)
     vocabs = distributed.broadcast(vocabs)  # every process indexes words as rank 0 does
     model = cls(config, vocabs)
     notes = []
@@ -196,6 +254,17 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         except ValueError as e:
             raise TaggerError(str(e), request.bootstrap) from None
         notes.append(f"bootstrapped from {request.bootstrap} ({','.join(gates) if gates else 'all gates'})")
+    return model, notes
+
+
+def _train(request: TrainRequest, reporter: Reporter, context: distributed.Context,
+           say: Callable[[str], None]) -> dict[str, Any]:
+    cls = _model_class(request)
+    data = read_data(request)
+    config = _config(request, cls, data)
+    torch.manual_seed(request.options.seed)
+    resumed = _resumed(request, say)
+    model, notes = _build_model(request, cls, config, data, resumed)
     options = request.options
     options.device = distributed.process_device(context, resolve_device(options.device))
     model.to(options.device)
@@ -205,10 +274,11 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
 
     meta_base = {
         "task": request.task,
-        "train": os.path.abspath(request.train.path) if isinstance(request.train.path, str) else request.train.name,
-        "dev": os.path.abspath(request.dev.path) if isinstance(request.dev.path, str) else request.dev.name,
-        "train_sentences": len(train_sents),
-        "train_tokens": sum(len(s) for s in train_sents),
+        "train": _where(request.train),
+        "dev": data.dev_source,
+        "train_sentences": len(data.train),
+        "dev_sentences": len(data.dev),
+        "train_tokens": sum(len(s) for s in data.train),
         "seed": options.seed,
         "processes": context.world,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -219,24 +289,37 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
     def save_best(meta: dict[str, Any]) -> None:
         model_file.save(request.out, model, {**meta_base, **meta})
 
-    state: TrainState = fit(model, train_sents, dev_sents, config, options, save_best, reporter,
+    for warning in data.warnings:
+        say(warning)
+
+    state: TrainState = fit(model, data.train, data.dev, config, options, save_best, reporter,
                             net=net, shard=(context.rank, context.world))
-    tokens = distributed.total(state.tokens)
     if context.is_main and not Path(request.out).exists():
         raise TaggerError("training ended before any model was saved", request.out)
+    if meta_base.get("nonprojective_skipped"):
+        notes.append(f"{meta_base['nonprojective_skipped']} non-projective training trees skipped")
+    return _summary(request, cls, state, data, context, notes)
+
+
+def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, context: distributed.Context,
+             notes: list[str]) -> dict[str, Any]:
+    tokens = distributed.total(state.tokens)
     return {
         "model": request.out,
         "name": cls.name,
         "task": request.task,
-        "best_dev": state.best_score,
+        "best_dev": 100.0 * state.best_score,  # percent, as every score the tagger prints
+        "dev_metric": state.metric_name,
         "best_epoch": state.best_epoch,
         "epochs": len(state.history),
         "seconds": round(state.elapsed, 1),
         "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,
-        "train_sentences": len(train_sents),
+        "train_sentences": len(data.train),
+        "dev": data.dev_source,
+        "dev_sentences": len(data.dev),
+        "dev_held_out": data.held_out,
         "processes": context.world,
-        "notes": notes + ([f"{meta_base['nonprojective_skipped']} non-projective training trees skipped"]
-                          if meta_base.get("nonprojective_skipped") else []),
+        "notes": notes,
     }
 
 

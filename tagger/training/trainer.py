@@ -56,6 +56,7 @@ class TrainState:
     lr: float = 0.0
     best_score: float = -1.0
     best_epoch: int = 0
+    metric_name: str = ""  # what the dev score is (``Metric.score_name``: accuracy, LAS (no punct))
     prev_error: float | None = None
     elapsed: float = 0.0  # seconds of training before this process
     tokens: int = 0
@@ -256,13 +257,15 @@ def fit(
             with scored():  # with a weight average, the average is what is scored and saved
                 metric = evaluate(model, dev, options.eval_max_tokens)
                 error = 1.0 - metric.score
+                state.metric_name = metric.score_name
                 record = {"epoch": state.epoch, "loss": state.epoch_loss / max(1, state.epoch_tokens), "dev": metric.score,
-                          "lr": state.lr, "complete": state.batch >= len(batches),
+                          "metric": metric.score_name, "lr": state.lr, "complete": state.batch >= len(batches),
                           "seconds": round(time.monotonic() - started, 1)}
                 if metric.score > state.best_score:
                     state.best_score, state.best_epoch = metric.score, state.epoch
                     if rank == 0:
-                        save_best({"dev_score": metric.score, "epoch": state.epoch, "history": state.history + [record]})
+                        save_best({"dev_score": metric.score, "dev_metric": metric.score_name, "epoch": state.epoch,
+                                   "history": state.history + [record]})
                     record["best"] = True
             # The papers' rule: halve lr when the relative change of the dev error is small.
             if config.lr_halving and state.prev_error and abs(state.prev_error - error) / state.prev_error <= config.halve_threshold and state.lr >= config.min_lr:
