@@ -11,6 +11,12 @@ from rich.table import Table
 from tagger.model_file import read_archive
 
 
+#: Entries of ``vocabs`` that hold a number, not a vocabulary: where the words seen once start, and
+#: (in model files of older versions) the count of non-projective training trees, which the meta's
+#: ``nonprojective_skipped`` shows.
+NOT_VOCABULARIES = ("rare_word_from", "nonprojective")
+
+
 def describe(path: str) -> dict:
     """A plain summary of a model file: versions, model, config, vocab sizes, training data, score."""
     archive = read_archive(path)
@@ -21,7 +27,7 @@ def describe(path: str) -> dict:
         "tagger_version": archive.get("tagger_version"),
         "model": archive.get("name"),
         "parameters": sum(t.numel() for t in state.values()),
-        "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k != "rare_word_from"},
+        "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k not in NOT_VOCABULARIES},
         "config": archive.get("config", {}),
         "meta": {k: v for k, v in archive.get("meta", {}).items() if k != "history"},
         "history": archive.get("meta", {}).get("history", []),

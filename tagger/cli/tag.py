@@ -9,6 +9,7 @@ import torch
 
 from tagger import formats, model_file
 from tagger.formats.base import open_output
+from tagger.inference import InputCheck
 from tagger.modules.precision import PRECISIONS, apply
 from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, SkipReport, input_stream, tag
 from tagger.training.run import resolve_device
@@ -33,12 +34,16 @@ from tagger.training.run import resolve_device
               help="Malformed input sentence: fail (stop after writing what came before), or skip it "
                    "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
                    "text, tagged and pipe input.")
+@click.option("--allow-missing-columns", is_flag=True,
+              help="Run a model on input that lacks a column it reads (a parser's UPOS or FEATS: plain text, or "
+                   "'_' there) instead of refusing it; its output will be poor.")
 def command(model_path, inputs, output, input_format, columns, output_format, top_k, beta, chunk_size, device, threads,
-            precision, on_error) -> None:
+            precision, on_error, allow_missing_columns) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
-    comes back byte for byte with only the predicted columns filled in.
+    comes back byte for byte with only the predicted columns filled in. A parser refuses input
+    without the POS (or FEATS) it reads: pipe it through a tagger first, as below.
 
     \b
     Examples:
@@ -49,7 +54,7 @@ def command(model_path, inputs, output, input_format, columns, output_format, to
     """
     if threads:
         torch.set_num_threads(threads)
-    model, _ = model_file.load(model_path, resolve_device(device))
+    model, meta = model_file.load(model_path, resolve_device(device))
     apply(model, precision)
     options = {}
     if columns:
@@ -62,7 +67,8 @@ def command(model_path, inputs, output, input_format, columns, output_format, to
         output_format = "jsonl" if (top_k or beta is not None) else "conllu"
     stream = open_output(output)
     try:
-        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error)
+        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error,
+            check=InputCheck(model, allow_missing_columns, meta))
     finally:
         if skipped is not None and skipped.count:
             click.echo(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped", err=True)

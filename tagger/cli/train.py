@@ -112,9 +112,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         return
     if as_json:
         click.echo(json.dumps(summary))
-    else:
-        for note in summary["notes"]:
-            console.print(note)
+    else:  # the notes were printed before training (RichReporter.note); --json lists them
         console.print(f"best dev {100 * summary['best_dev']:.2f} at epoch {summary['best_epoch']}; "
                       f"{summary['epochs']} epochs in {summary['seconds']:.0f}s "
                       f"({summary['train_tokens_per_second'] or 0:,} tok/s); model written to {summary['model']}")

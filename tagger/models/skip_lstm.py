@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, fields
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
@@ -129,6 +129,9 @@ class SkipLSTMTagger(nn.Module):
     """Input layer → stacked bidirectional skip/shortcut layers → softmax over tags."""
 
     name = "skip_lstm"
+    kind = "tagger"  # what it is to the CLI: a tagger model (``--pos-model``) or a parser
+    #: The columns of its input it reads besides the words: none (it reads words only).
+    input_columns: list[str] = []
     Config = TaggerConfig
     PRESETS = PRESETS
     default_preset = "fast"
@@ -171,6 +174,11 @@ class SkipLSTMTagger(nn.Module):
     @staticmethod
     def required_columns(config: TaggerConfig) -> list[str]:
         return [config.column] + ([config.aux_column] if config.aux_column else [])
+
+    @classmethod
+    def training_meta(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
+        """What the model file's meta records about the training sentences, and notes: nothing."""
+        return {}, []
 
     @classmethod
     def vocabs_from(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:

@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import torch
 
@@ -121,7 +121,14 @@ class TrainRequest:
     options: RunOptions = field(default_factory=RunOptions)
 
 
-def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
+class TrainReporter(Reporter, Protocol):
+    """A :class:`Reporter` that is also told notes about the run (vectors loaded, training trees
+    skipped) as they are known, before training starts."""
+
+    def note(self, message: str) -> None: ...
+
+
+def train(request: TrainRequest, reporter: TrainReporter) -> dict[str, Any]:
     """Train and save a model; returns a plain summary (for tables and ``--json``).
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) every process calls this: it joins the process group,
@@ -135,7 +142,7 @@ def train(request: TrainRequest, reporter: Reporter) -> dict[str, Any]:
         distributed.shutdown()
 
 
-def _train(request: TrainRequest, reporter: Reporter, context: distributed.Context) -> dict[str, Any]:
+def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.Context) -> dict[str, Any]:
     if request.task not in TASKS:
         raise TaggerError(f"--task must be one of {', '.join(TASKS)}")
     name = request.model or TASK_MODELS.get(request.task)
@@ -157,9 +164,11 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
     elif request.column:
         overrides.insert(0, f"tag_column={request.column}")
     config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
+    pos_column = None
     if request.pos_model:
         column = getattr(config, "tag_column", None)  # upos+feats: the tagger predicts the upos part
-        retag(request.pos_model, column.split("+")[0] if column else None, train_sents + dev_sents)
+        pos_column = column.split("+")[0] if column else None
+        retag(request.pos_model, pos_column, train_sents + dev_sents)
     for sentences, spec in ((train_sents, request.train), (dev_sents, request.dev)):
         check_columns(cls, config, sentences, spec.name)
 
@@ -203,18 +212,13 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
     if context.distributed:
         torch.manual_seed(options.seed + 7919 * context.rank)  # dropout differs per process
 
-    meta_base = {
-        "task": request.task,
-        "train": os.path.abspath(request.train.path) if isinstance(request.train.path, str) else request.train.name,
-        "dev": os.path.abspath(request.dev.path) if isinstance(request.dev.path, str) else request.dev.name,
-        "train_sentences": len(train_sents),
-        "train_tokens": sum(len(s) for s in train_sents),
-        "seed": options.seed,
-        "processes": context.world,
-        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
-    }
-    if hasattr(model, "skipped_nonprojective"):
-        meta_base["nonprojective_skipped"] = model.skipped_nonprojective
+    facts, data_notes = cls.training_meta(config, train_sents)  # e.g. non-projective trees to skip
+    meta_base = {**training_meta_base(request, train_sents, options.seed, context.world), **facts}
+    if request.pos_model:  # named when the parser is given untagged input
+        meta_base.update(pos_model=os.path.abspath(request.pos_model), pos_model_column=pos_column)
+    notes += data_notes
+    for note in notes:  # before training starts, not after it
+        reporter.note(note)
 
     def save_best(meta: dict[str, Any]) -> None:
         model_file.save(request.out, model, {**meta_base, **meta})
@@ -235,8 +239,21 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,
         "train_sentences": len(train_sents),
         "processes": context.world,
-        "notes": notes + ([f"{meta_base['nonprojective_skipped']} non-projective training trees skipped"]
-                          if meta_base.get("nonprojective_skipped") else []),
+        "notes": notes,
+    }
+
+
+def training_meta_base(request: TrainRequest, train_sents: Sequence[Sentence], seed: int, processes: int) -> dict[str, Any]:
+    """The meta every model file of this run records: task, data, seed, when."""
+    return {
+        "task": request.task,
+        "train": os.path.abspath(request.train.path) if isinstance(request.train.path, str) else request.train.name,
+        "dev": os.path.abspath(request.dev.path) if isinstance(request.dev.path, str) else request.dev.name,
+        "train_sentences": len(train_sents),
+        "train_tokens": sum(len(s) for s in train_sents),
+        "seed": seed,
+        "processes": processes,
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
 
@@ -246,8 +263,10 @@ def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None
     from tagger.inference import predict
 
     tagger, _ = model_file.load(pos_model)
-    if not hasattr(tagger, "tag_vocab") or column is None:
-        raise TaggerError("--pos-model must be a tagger, for a model that reads a POS column", pos_model)
+    if tagger.kind != "tagger":
+        raise TaggerError(f"--pos-model must be a tagger model, this is a {tagger.name} model", pos_model)
+    if column is None:
+        raise TaggerError("--pos-model retags the POS column a parser reads (--task dep)", pos_model)
     for sentence, tags in zip(sentences, predict(tagger, sentences)):
         sentence.columns[column] = tags
 
