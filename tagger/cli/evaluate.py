@@ -173,7 +173,7 @@ def evaluate_model(
     from tagger.training.run import resolve_device
 
     model, meta = model_file.load(model_path, resolve_device(device))
-    apply(model, precision)
+    apply(model, precision, in_place=True)
     gold = read_sentences(data_path, data_format, columns_spec)
     if not gold:
         raise TaggerError("no sentences to evaluate", data_path)

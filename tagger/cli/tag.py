@@ -55,7 +55,7 @@ def command(model_path, inputs, output, input_format, columns, output_format, to
     if threads:
         torch.set_num_threads(threads)
     model, meta = model_file.load(model_path, resolve_device(device))
-    apply(model, precision)
+    apply(model, precision, in_place=True)
     options = {}
     if columns:
         from tagger.formats.columns import parse_column_spec

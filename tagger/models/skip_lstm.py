@@ -166,9 +166,11 @@ class SkipLSTMTagger(nn.Module):
                 banned[self.tag_vocab.index(special)] = True
         self.register_buffer("banned", banned, persistent=False)
 
-    def set_precision(self, dtype: torch.dtype | None) -> None:
-        """Inference matrix products in ``dtype`` (None: float32; see :mod:`tagger.modules.precision`)."""
-        self.rnn.set_matmul_dtype(dtype)
+    def set_precision(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
+        """Inference matrix products in ``dtype`` (None: float32; see :mod:`tagger.modules.precision`).
+        ``in_place``: the recurrent matrices themselves become ``dtype`` (one copy in memory; for
+        inference only, see :meth:`tagger.modules.recurrent.BiLayer.set_matmul_dtype`)."""
+        self.rnn.set_matmul_dtype(dtype, in_place)
 
     # ----------------------------------------------------------------------------- data → tensors
     @staticmethod
