@@ -164,11 +164,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
     elif request.column:
         overrides.insert(0, f"tag_column={request.column}")
     config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
-    pos_column = None
-    if request.pos_model:
-        column = getattr(config, "tag_column", None)  # upos+feats: the tagger predicts the upos part
-        pos_column = column.split("+")[0] if column else None
-        retag(request.pos_model, pos_column, train_sents + dev_sents)
+    pos_meta = retag_for_parser(request.pos_model, config, train_sents + dev_sents) if request.pos_model else {}
     for sentences, spec in ((train_sents, request.train), (dev_sents, request.dev)):
         check_columns(cls, config, sentences, spec.name)
 
@@ -213,9 +209,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         torch.manual_seed(options.seed + 7919 * context.rank)  # dropout differs per process
 
     facts, data_notes = cls.training_meta(config, train_sents)  # e.g. non-projective trees to skip
-    meta_base = {**training_meta_base(request, train_sents, options.seed, context.world), **facts}
-    if request.pos_model:  # named when the parser is given untagged input
-        meta_base.update(pos_model=os.path.abspath(request.pos_model), pos_model_column=pos_column)
+    meta_base = {**training_meta_base(request, train_sents, options.seed, context.world), **facts, **pos_meta}
     notes += data_notes
     for note in notes:  # before training starts, not after it
         reporter.note(note)
@@ -255,6 +249,16 @@ def training_meta_base(request: TrainRequest, train_sents: Sequence[Sentence], s
         "processes": processes,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
+
+
+def retag_for_parser(pos_model: str, config: Any, sentences: list[Sentence]) -> dict[str, Any]:
+    """:func:`retag` the POS column the parser of ``config`` reads (of ``upos+feats`` the tagger
+    predicts the upos part); returns the meta naming the tagger, which the parser names when it
+    is given untagged input."""
+    column = getattr(config, "tag_column", None)
+    column = column.split("+")[0] if column else None
+    retag(pos_model, column, sentences)
+    return {"pos_model": os.path.abspath(pos_model), "pos_model_column": column}
 
 
 def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None:
