@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
             "model": name, "arch": arch, "bootstrapped_from": str(ffn_path) if boot else None,
             "gates": (args.gates or "all") if boot else None,
             "reduced": "; ".join(reduced) or None,
-            "train_sentences": len(train), "nonprojective_skipped": model.skipped_nonprojective,
+            "train_sentences": len(train), "nonprojective_skipped": TransitionParser.count_nonprojective(train),
             "epochs": len(state.history), "best_epoch": state.best_epoch,
             "train_seconds": round(train_seconds, 1),
             "train_tokens_per_s": round(state.tokens / state.elapsed) if state.elapsed else None,

@@ -17,7 +17,7 @@ from tagger.corpus.batching import read_ahead
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats.placement import check_output, place
-from tagger.inference import predict
+from tagger.inference import InputCheck, predict
 
 OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper")
 
@@ -123,13 +123,16 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
 
 def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
         top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 2048,
-        on_error: str = "fail", supertag_in: str = "misc") -> dict[str, int]:
+        on_error: str = "fail", supertag_in: str = "misc",
+        check: Callable[[list[Sentence]], None] | None = None) -> dict[str, int]:
     """Tag ``sentences`` and write them to ``stream``; returns counts. A format that cannot show
     the model's output (a tree as tagged text, ...) is refused before any input is read
     (:func:`tagger.formats.placement.check_output`). Reader errors end the run
     after the sentences before them are written. (Skipping malformed sentences is the reader's
     part: ``formats.read(..., on_error=SkipReport())``; a reader's generator cannot go on after
-    raising, so errors that reach this function always end the run, whatever ``on_error``.)"""
+    raising, so errors that reach this function always end the run, whatever ``on_error``.)
+    ``check`` sees each chunk before the model does (default :class:`InputCheck`: refuse input
+    without a column the model reads)."""
     if on_error not in ON_ERROR:
         raise TaggerError(f"--on-error must be one of {', '.join(ON_ERROR)}")
     if output_format not in OUTPUT_FORMATS:
@@ -140,8 +143,10 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
     check_output(model.output_columns, output_format, supertag_in)
     decode = multitag_decoder(model, top_k, beta) if multi else None
     counts = {"sentences": 0, "tokens": 0}
+    check = check or InputCheck(model)
     for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size, on_error)):
         if chunk:
+            check(chunk)
             predictions = predict(model, chunk, max_tokens, decode)
             extra = None
             for sentence, prediction in zip(chunk, predictions):

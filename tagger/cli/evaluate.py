@@ -159,29 +159,32 @@ def evaluate_model(
     train_words: set[str] | None,
     precision: str = "fp32",
     column: str | None = None,
+    allow_missing_columns: bool = False,
 ) -> tuple[str | None, dict[str, Metric]]:
     """Tag/parse ``data_path`` with the model at ``model_path`` and score it against its gold columns.
 
     Returns what :func:`evaluate_files` does: the tag column scored and the metrics under
     ``"tagging"``/``"parsing"``, plus ``"multitag"`` (:class:`MultiTagMetric`) when ``beta``
     is given. Unseen-word accuracy uses ``train_words``, or else the model's own training file
-    when it is still where it was.
+    when it is still where it was. A parser refuses DATA without the POS/FEATS it reads
+    (:class:`tagger.inference.InputCheck`) unless ``allow_missing_columns``.
     """
     import copy
     import os
 
     from tagger import model_file
     from tagger.evaluation.metrics import MultiTagMetric
-    from tagger.inference import predict
+    from tagger.inference import InputCheck, predict
     from tagger.devices import resolve_device
     from tagger.modules.precision import apply
     from tagger.tagging import multitag_decoder
 
     model, meta = model_file.load(model_path, resolve_device(device))
-    apply(model, precision)
+    apply(model, precision, in_place=True)
     gold = read_sentences(data_path, data_format, columns_spec)
     if not gold:
         raise TaggerError("no sentences to evaluate", data_path)
+    InputCheck(model, allow_missing_columns, meta)(gold)
     if train_words is None and meta.get("train") and os.path.exists(meta["train"]):
         train_words = training_words(meta["train"], "auto", None)
     outputs = model.output_columns
@@ -295,6 +298,8 @@ Examples:
 @click.option("--precision", type=click.Choice(("auto", "fp32", "bf16")), default="auto", show_default=True,
               help="With --model: inference matrix products in bf16 (inputs rounded to bfloat16, sums in float32) "
                    "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32.")
+@click.option("--allow-missing-columns", is_flag=True,
+              help="With --model: run a parser on DATA without the UPOS/FEATS it reads instead of refusing.")
 def command(
     data: str | None,
     model_path: str | None,
@@ -315,6 +320,7 @@ def command(
     split: str | None,
     threads: int | None,
     precision: str,
+    allow_missing_columns: bool,
 ) -> None:
     """Score predictions against gold annotation: accuracy table, or --json.
 
@@ -338,7 +344,7 @@ def command(
 
             source = split_files(data, split, "pos" if task == "auto" else task)["test"]
         chosen, results = evaluate_model(model_path, source, gold_format, columns_spec, beta, device, train_words, precision,
-                                         column)
+                                         column, allow_missing_columns)
         _emit({"model": model_path, "data": data, "column": chosen}, results, as_json, top, punct)
         return
     if gold_path is None or pred_path is None:

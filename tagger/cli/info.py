@@ -33,6 +33,10 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
             record["metric"] = record.get("metric") or metric
         history.append(record)
     return shown, history
+#: Entries of ``vocabs`` that hold a number, not a vocabulary: where the words seen once start, and
+#: (in model files of older versions) the count of non-projective training trees, which the meta's
+#: ``nonprojective_skipped`` shows.
+NOT_VOCABULARIES = ("rare_word_from", "nonprojective")
 
 
 def describe(path: str) -> dict:
@@ -47,7 +51,7 @@ def describe(path: str) -> dict:
         "tagger_version": archive.get("tagger_version"),
         "model": archive.get("name"),
         "parameters": sum(t.numel() for t in state.values()),
-        "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k != "rare_word_from"},
+        "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k not in NOT_VOCABULARIES},
         "config": archive.get("config", {}),
         "meta": meta,
         "history": history,

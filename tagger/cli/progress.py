@@ -31,6 +31,11 @@ class RichReporter:
         self.console, self.metric_name, self.bar, self.quiet = console, metric_name, bar, quiet
         self.progress: Progress | None = None
 
+    def note(self, message: str) -> None:
+        """A line about the run, printed as it is known (before training starts)."""
+        if not self.quiet:
+            self.console.print(message, markup=False, highlight=False)
+
     def epoch_start(self, epoch: int, batches: int) -> None:
         self.started, self.tokens, self.loss = time.monotonic(), 0, 0.0
         if self.quiet or not self.bar:

@@ -10,6 +10,7 @@ import torch
 from tagger import formats, model_file
 from tagger.formats.base import open_output
 from tagger.formats.supertags import SUPERTAG_IN
+from tagger.inference import InputCheck
 from tagger.modules.precision import PRECISIONS, apply
 from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, SkipReport, input_stream, tag
 from tagger.devices import resolve_device
@@ -38,15 +39,19 @@ from tagger.devices import resolve_device
               help="Malformed input sentence: fail (stop after writing what came before), or skip it "
                    "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
                    "text, tagged and pipe input.")
+@click.option("--allow-missing-columns", is_flag=True,
+              help="Run a model on input that lacks a column it reads (a parser's UPOS or FEATS: plain text, or "
+                   "'_' there) instead of refusing it; its output will be poor.")
 def command(model_path, inputs, output, input_format, input_format_alias, columns, output_format, supertag_in, top_k,
-            beta, chunk_size, device, threads, precision, on_error) -> None:
+            beta, chunk_size, device, threads, precision, on_error, allow_missing_columns) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
     comes back byte for byte with only the predicted columns filled in. The prediction goes
     where each output format shows it: supertags in MISC 'supertag=' (or XPOS), a generic
     column (--columns form=1,tag=2) in XPOS; in tagged and pipe output the tag is the predicted
-    one. A format that cannot hold the prediction (a tree as tagged text) is refused.
+    one. A format that cannot hold the prediction (a tree as tagged text) is refused. A parser
+    refuses input without the POS (or FEATS) it reads: pipe it through a tagger first, as below.
 
     \b
     Examples:
@@ -59,8 +64,8 @@ def command(model_path, inputs, output, input_format, input_format_alias, column
         input_format = input_format_alias
     if threads:
         torch.set_num_threads(threads)
-    model, _ = model_file.load(model_path, resolve_device(device))
-    apply(model, precision)
+    model, meta = model_file.load(model_path, resolve_device(device))
+    apply(model, precision, in_place=True)
     options = {}
     if columns:
         from tagger.formats.columns import parse_column_spec
@@ -72,7 +77,8 @@ def command(model_path, inputs, output, input_format, input_format_alias, column
         output_format = "jsonl" if (top_k or beta is not None) else "conllu"
     stream = open_output(output)
     try:
-        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error, supertag_in=supertag_in)
+        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error,
+            supertag_in=supertag_in, check=InputCheck(model, allow_missing_columns, meta))
     finally:
         if skipped is not None and skipped.count:
             click.echo(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped", err=True)

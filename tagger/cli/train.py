@@ -125,9 +125,6 @@ def run_and_report(request: TrainRequest, quiet: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(summary))
         return
-    if not quiet:
-        for note in summary["notes"]:
-            say(note)
     console.print(summary_line(summary), markup=False, highlight=False)
 
 

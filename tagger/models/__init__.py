@@ -1,7 +1,9 @@
 """The model zoo: a plain registry from model name to class.
 
-Every model class has ``name``, ``Config`` (a dataclass), ``PRESETS``, ``default_preset``,
-``vocabs_from(config, sentences)``, ``required_columns(config)``, ``collate(sentences, with_gold)``,
+Every model class has ``name``, ``kind`` (``"tagger"`` or ``"parser"``), ``Config`` (a dataclass),
+``PRESETS``, ``default_preset``, ``vocabs_from(config, sentences)``, ``training_meta(config,
+sentences)``, ``required_columns(config)``, ``input_columns`` (what it reads besides the words),
+``collate(sentences, with_gold)``,
 ``forward``, ``loss``, ``decode``, ``annotate``, ``output_columns`` and ``metric``; the trainer and
 the CLI use nothing else.
 """

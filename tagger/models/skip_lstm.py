@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, fields
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
@@ -129,6 +129,9 @@ class SkipLSTMTagger(nn.Module):
     """Input layer → stacked bidirectional skip/shortcut layers → softmax over tags."""
 
     name = "skip_lstm"
+    kind = "tagger"  # what it is to the CLI: a tagger model (``--pos-model``) or a parser
+    #: The columns of its input it reads besides the words: none (it reads words only).
+    input_columns: list[str] = []
     Config = TaggerConfig
     PRESETS = PRESETS
     default_preset = "fast"
@@ -163,14 +166,21 @@ class SkipLSTMTagger(nn.Module):
                 banned[self.tag_vocab.index(special)] = True
         self.register_buffer("banned", banned, persistent=False)
 
-    def set_precision(self, dtype: torch.dtype | None) -> None:
-        """Inference matrix products in ``dtype`` (None: float32; see :mod:`tagger.modules.precision`)."""
-        self.rnn.set_matmul_dtype(dtype)
+    def set_precision(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
+        """Inference matrix products in ``dtype`` (None: float32; see :mod:`tagger.modules.precision`).
+        ``in_place``: the recurrent matrices themselves become ``dtype`` (one copy in memory; for
+        inference only, see :meth:`tagger.modules.recurrent.BiLayer.set_matmul_dtype`)."""
+        self.rnn.set_matmul_dtype(dtype, in_place)
 
     # ----------------------------------------------------------------------------- data → tensors
     @staticmethod
     def required_columns(config: TaggerConfig) -> list[str]:
         return [config.column] + ([config.aux_column] if config.aux_column else [])
+
+    @classmethod
+    def training_meta(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
+        """What the model file's meta records about the training sentences, and notes: nothing."""
+        return {}, []
 
     @classmethod
     def vocabs_from(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:

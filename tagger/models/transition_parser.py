@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
@@ -164,6 +164,7 @@ class TransitionParser(nn.Module):
     """Embeddings of 48 features → FFN or recurrent hidden layer → softmax over 2L+1 actions."""
 
     name = "transition_parser"
+    kind = "parser"  # what it is to the CLI: a tagger model (``--pos-model``) or a parser
     Config = ParserConfig
     PRESETS = PRESETS
     default_preset = "ffn"
@@ -182,9 +183,8 @@ class TransitionParser(nn.Module):
         if not self.label_names:
             raise ValueError("no dependency labels: the parser needs a DEPREL column to learn from")
         self.rare_word_from = int(vocabs.get("rare_word_from", [str(len(self.word_vocab))])[0])
-        #: Non-projective (or otherwise arc-standard-unbuildable) training trees, counted when the
-        #: vocabularies were built; :meth:`collate` skips them (they are not projectivised).
-        self.skipped_nonprojective = int(vocabs.get("nonprojective", ["0"])[0])
+        # Older model files also keep the count of non-projective training trees in
+        # ``vocabs["nonprojective"]``: ignored (the meta's ``nonprojective_skipped`` holds it).
         self.n_labels = len(self.label_names)
         self.n_actions = 2 * self.n_labels + 1
         c = config
@@ -219,6 +219,12 @@ class TransitionParser(nn.Module):
         self._word_ids: dict[str, int] = {}
         self._tables: dict | None = None
 
+    @property
+    def input_columns(self) -> list[str]:
+        """The columns of its input it reads besides the words: the parts of ``tag_column``
+        (``upos+feats`` reads ``upos`` and ``feats``). Input without them parses badly."""
+        return self.config.tag_column.split("+")
+
     # ----------------------------------------------------------------------------- data → tensors
     @classmethod
     def required_columns(cls, config: ParserConfig) -> list[str]:
@@ -241,12 +247,18 @@ class TransitionParser(nn.Module):
         return count
 
     @classmethod
-    def vocabs_from(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
-        """Words (normalised), tags and labels of the training sentences, most frequent first.
+    def training_meta(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
+        """What the model file's meta records about the training sentences, and the notes that
+        report it before training: how many trees arc-standard cannot build (non-projective,
+        several roots, missing heads), which training skips (they are not projectivised)."""
+        count = cls.count_nonprojective(sentences)
+        notes = [f"{count} non-projective training tree{'s' * (count != 1)} will be skipped (of {len(sentences)})"] if count else []
+        return {"nonprojective_skipped": count}, notes
 
-        Also records where the words seen once start (for ``rare_word_dropout``) and how many
-        training trees are non-projective (skipped in training; see :attr:`skipped_nonprojective`).
-        """
+    @classmethod
+    def vocabs_from(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
+        """Words (normalised), tags and labels of the training sentences, most frequent first,
+        and where the words seen once start (for ``rare_word_dropout``)."""
         words, tags, labels = Counter(), Counter(), Counter()
         for sentence in sentences:
             words.update(normalize(w) for w in sentence.words)
@@ -264,7 +276,6 @@ class TransitionParser(nn.Module):
             "tags": Vocab.build(tags, specials=SPECIALS).to_list(),
             "labels": sorted(labels, key=lambda k: (-labels[k], k)),
             "rare_word_from": [str(rare_from)],
-            "nonprojective": [str(cls.count_nonprojective(sentences))],
         }
 
     def _word_id(self, word: str) -> int:

@@ -4,7 +4,9 @@ Only the products' inputs are rounded (weights and activations, 8 bits of mantis
 accumulate and come back in float32, and everything else (gates, cell state, softmax) stays in
 float32. Training never uses it. ``--precision auto`` takes bf16 only on CPUs that have
 ``avx512_bf16`` or ``amx_bf16`` (there a bf16 product is ~4× faster than fp32; elsewhere it is
-emulated and slower), so the default is the fastest path of the machine at hand.
+emulated and slower), so the default is the fastest path of the machine at hand. ``tagger
+tag`` and ``tagger evaluate`` convert the big matrices in place (:func:`apply` ``in_place``):
+one copy of them in memory.
 """
 
 from __future__ import annotations
@@ -82,10 +84,12 @@ def lowered_matmul(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return torch.matmul(low, weight)[..., :n, :].float()
 
 
-def apply(model: torch.nn.Module, precision: str) -> torch.dtype | None:
+def apply(model: torch.nn.Module, precision: str, in_place: bool = False) -> torch.dtype | None:
     """Set ``model``'s inference products to ``precision`` (auto, fp32, bf16) on the device its
     parameters are on, where the model supports it (models without ``set_precision`` stay
-    float32); returns the dtype chosen."""
+    float32); returns the dtype chosen. ``in_place`` (``tagger tag``, ``tagger evaluate``: a
+    model loaded only to be applied): the big matrices themselves are converted, so that bf16
+    holds one copy of them, not float32 weights and bf16 copies."""
     if not hasattr(model, "set_precision"):
         return None
     device = next(model.parameters()).device
@@ -93,5 +97,5 @@ def apply(model: torch.nn.Module, precision: str) -> torch.dtype | None:
     if precision == "bf16" and device.type == "cpu" and not cpu_has_bf16():
         print("warning: --precision bf16 on a CPU without avx512_bf16/amx_bf16: the products are emulated "
               "and several times slower than fp32 (auto picks fp32 here)", file=sys.stderr)
-    model.set_precision(dtype)
+    model.set_precision(dtype, in_place)
     return dtype

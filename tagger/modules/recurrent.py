@@ -83,7 +83,27 @@ class BiLayer(nn.Module):
         """``w_x``, ``w_h`` or ``w_g`` as the products use it: in ``matmul_dtype`` when autograd
         is off, else the parameter itself."""
         weight = getattr(self, name)
-        return weight if torch.is_grad_enabled() else self._lowered(weight, self.matmul_dtype)
+        if not torch.is_grad_enabled():
+            return self._lowered(weight, self.matmul_dtype)
+        if weight.dtype != self.bias.dtype:
+            raise RuntimeError(f"{name} was converted to {weight.dtype} for inference (set_matmul_dtype in_place): "
+                               f"set_matmul_dtype(None) before training")
+        return weight
+
+    def set_matmul_dtype(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
+        """Inference products in ``dtype`` (None: the parameters' float32). By default ``w_x``,
+        ``w_h`` and ``w_g`` stay float32 and the products use copies in ``dtype`` (made on first
+        use: both in memory). ``in_place`` converts them themselves (one copy, for inference:
+        their float32 values are gone; ``None`` afterwards turns them back into float32 holding
+        the rounded values)."""
+        self.matmul_dtype = dtype
+        self._lowered = Lowered()  # no copy outlives the choice it was made for
+        target = dtype if in_place and dtype is not None else self.bias.dtype
+        with torch.no_grad():
+            for name in ("w_x", "w_h", "w_g"):
+                weight = getattr(self, name)
+                if weight is not None and weight.dtype != target:
+                    weight.data = weight.data.to(target)
 
     def reset_parameters(self) -> None:
         """Recurrent matrices orthogonal, the rest N(0, 1/sqrt(fan_in)) × init_scale, biases 0 (SPEC §3)."""
@@ -277,10 +297,11 @@ class StackedBiRNN(nn.Module):
         )
         self.dropouts = nn.ModuleList(nn.Dropout(p) for p in (dropouts or (0.0,) * layers))
 
-    def set_matmul_dtype(self, dtype: torch.dtype | None) -> None:
-        """Inference products in ``dtype`` (None: float32) in every layer."""
+    def set_matmul_dtype(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
+        """Inference products in ``dtype`` (None: float32) in every layer (see
+        :meth:`BiLayer.set_matmul_dtype`)."""
         for layer in self.layers:
-            layer.matmul_dtype = dtype
+            layer.set_matmul_dtype(dtype, in_place)
 
     @property
     def output_size(self) -> int:

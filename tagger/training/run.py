@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import torch
 
@@ -165,9 +165,17 @@ def read_data(request: TrainRequest) -> Data:
     return data
 
 
-def train(request: TrainRequest, reporter: Reporter, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+class TrainReporter(Reporter, Protocol):
+    """A :class:`Reporter` that is also told notes about the run (vectors loaded, training trees
+    skipped) as they are known, before training starts."""
+
+    def note(self, message: str) -> None: ...
+
+
+def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Train and save a model; returns a plain summary (for tables and ``--json``); scores in it
-    are percentages. ``say`` gets the lines worth showing as they happen (resuming, warnings).
+    are percentages. ``say`` gets the lines worth showing as they happen (resuming, warnings);
+    ``reporter.note`` the notes about the run, before training starts.
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) every process calls this: it joins the process group,
     trains its shard through DistributedDataParallel (``batch_size`` sentences per process, so
@@ -189,8 +197,9 @@ def _model_class(request: TrainRequest) -> type:
     return cls
 
 
-def _config(request: TrainRequest, cls: type, data: Data) -> Any:
-    """The model's config from preset, file and overrides; the data checked against it."""
+def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, dict[str, Any]]:
+    """The model's config from preset, file and overrides, the data checked against it (its POS
+    retagged first with ``--pos-model``); and the meta naming that tagger."""
     overrides = list(request.overrides)
     if cls.name == "skip_lstm":
         column = request.column or default_column(request.task, data.train)
@@ -200,12 +209,10 @@ def _config(request: TrainRequest, cls: type, data: Data) -> Any:
     elif request.column:
         overrides.insert(0, f"tag_column={request.column}")
     config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
-    if request.pos_model:
-        column = getattr(config, "tag_column", None)  # upos+feats: the tagger predicts the upos part
-        retag(request.pos_model, column.split("+")[0] if column else None, data.train + data.dev)
+    pos_meta = retag_for_parser(request.pos_model, config, data.train + data.dev) if request.pos_model else {}
     check_columns(cls, config, data.train, request.train.name)
     check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name)
-    return config
+    return config, pos_meta
 
 
 def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any] | None:
@@ -257,11 +264,11 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
     return model, notes
 
 
-def _train(request: TrainRequest, reporter: Reporter, context: distributed.Context,
+def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.Context,
            say: Callable[[str], None]) -> dict[str, Any]:
     cls = _model_class(request)
     data = read_data(request)
-    config = _config(request, cls, data)
+    config, pos_meta = _config(request, cls, data)
     torch.manual_seed(request.options.seed)
     resumed = _resumed(request, say)
     model, notes = _build_model(request, cls, config, data, resumed)
@@ -283,8 +290,11 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
         "processes": context.world,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    if hasattr(model, "skipped_nonprojective"):
-        meta_base["nonprojective_skipped"] = model.skipped_nonprojective
+    facts, data_notes = cls.training_meta(config, data.train)  # e.g. non-projective trees to skip
+    meta_base.update(facts, **pos_meta)
+    notes += data_notes
+    for note in notes:  # before training starts, not after it
+        reporter.note(note)
 
     def save_best(meta: dict[str, Any]) -> None:
         model_file.save(request.out, model, {**meta_base, **meta})
@@ -296,8 +306,6 @@ def _train(request: TrainRequest, reporter: Reporter, context: distributed.Conte
                             net=net, shard=(context.rank, context.world))
     if context.is_main and not Path(request.out).exists():
         raise TaggerError("training ended before any model was saved", request.out)
-    if meta_base.get("nonprojective_skipped"):
-        notes.append(f"{meta_base['nonprojective_skipped']} non-projective training trees skipped")
     return _summary(request, cls, state, data, context, notes)
 
 
@@ -323,14 +331,26 @@ def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, co
     }
 
 
+def retag_for_parser(pos_model: str, config: Any, sentences: list[Sentence]) -> dict[str, Any]:
+    """:func:`retag` the POS column the parser of ``config`` reads (of ``upos+feats`` the tagger
+    predicts the upos part); returns the meta naming the tagger, which the parser names when it
+    is given untagged input."""
+    column = getattr(config, "tag_column", None)
+    column = column.split("+")[0] if column else None
+    retag(pos_model, column, sentences)
+    return {"pos_model": os.path.abspath(pos_model), "pos_model_column": column}
+
+
 def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None:
     """Replace ``column`` of ``sentences`` with the predictions of the tagger in ``pos_model``, so
     that a parser trains (and selects its best epoch) on the POS it will see at tagging time."""
     from tagger.inference import predict
 
     tagger, _ = model_file.load(pos_model)
-    if not hasattr(tagger, "tag_vocab") or column is None:
-        raise TaggerError("--pos-model must be a tagger, for a model that reads a POS column", pos_model)
+    if tagger.kind != "tagger":
+        raise TaggerError(f"--pos-model must be a tagger model, this is a {tagger.name} model", pos_model)
+    if column is None:
+        raise TaggerError("--pos-model retags the POS column a parser reads (--task dep)", pos_model)
     for sentence, tags in zip(sentences, predict(tagger, sentences)):
         sentence.columns[column] = tags
 
