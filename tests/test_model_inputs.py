@@ -344,3 +344,14 @@ def test_bf16_tagging_peaks_below_fp32(tmp_path):
         assert [len(s) for s in formats.read(str(tmp_path / f"{precision}.conllu"), "conllu")] == [7, 2], done.stderr
         peaks[precision] = int(done.stderr.split()[-1]) // 1024
     assert peaks["bf16"] < peaks["fp32"], peaks  # measured: 307 against 327 MB (344 with the copies)
+
+
+def test_a_tagger_whose_every_tag_is_rare_is_refused_not_trained_to_output_padding():
+    """CCG's rare_tag_count=10 on a tiny corpus made every tag RARE: the model then output
+    '<pad>' for every word. Training must stop with one line saying what to lower."""
+    sentences = [Sentence(["a", "b"], {"supertag": ["N", "S"]}, source="tiny.auto", line=1)]
+    config = TaggerConfig(column="supertag", rare_tag_count=10)
+    with pytest.raises(TaggerError, match="rare_tag_count") as error:
+        SkipLSTMTagger.vocabs_from(config, sentences)
+    assert str(error.value).startswith("tiny.auto") and "\n" not in str(error.value)
+    assert sorted(SkipLSTMTagger.vocabs_from(TaggerConfig(column="supertag", rare_tag_count=1), sentences)["tags"][1:]) == ["N", "S"]

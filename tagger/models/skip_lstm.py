@@ -14,6 +14,7 @@ from torch.nn import functional as F
 from tagger.config import TrainingConfig
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
+from tagger.errors import TaggerError
 from tagger.evaluation.metrics import TagMetric
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
@@ -204,6 +205,10 @@ class SkipLSTMTagger(nn.Module):
         word_vocab = Vocab.build(words, config.min_word_count)
         rare_from = next((i for i, w in enumerate(word_vocab.itos) if words.get(w, 2) < 2), len(word_vocab))
         kept_tags = Vocab.build(tags, max(1, config.rare_tag_count), specials=(PAD,))
+        if len(kept_tags) == 1:  # only padding: every tag would be RARE, and RARE is never output
+            raise TaggerError(f"no '{config.column}' tag is seen {config.rare_tag_count} times in the training data, "
+                              f"so every tag would be rare and none could be predicted: lower it with "
+                              f"--set rare_tag_count=N (1 keeps every tag)", sentences[0].source if sentences else None)
         tag_list = kept_tags.to_list() + ([RARE] if len(kept_tags) - 1 < len(tags) else [])
         vocabs = {
             "words": word_vocab.to_list(),
