@@ -106,6 +106,10 @@ def test_column_files_are_still_detected_and_the_layout_guess_is_noted(capsys):
     assert given[0].columns["upos"][:2] == ["DET", "NOUN"] and capsys.readouterr().err == ""
     dp = (DATA / "sample.dp").read_text()
     assert formats.guess_format(None, dp) == ("dp", None)
+    one_sentence = b"a\tDT\nb\tNN\n\n"  # on stdin, its one block ends with the input's last line
+    assert [s.words for s in formats.read(io.BytesIO(one_sentence), columns="form=1")] == [["a", "b"]]
+    assert [s.words for s in formats.read(io.TextIOWrapper(io.BytesIO(one_sentence)))] == [["a", "b"]]
+    assert "read as columns" in capsys.readouterr().err
     long_sentence = "".join(f"w{i}\tNN\n" for i in range(40)) + "\n"  # first block longer than the peek
     assert formats.guess_format(None, long_sentence)[0] == "columns"
     _, replay = peek(io.BytesIO(long_sentence.encode() + b"x\tNN\n\n"))

@@ -144,7 +144,7 @@ def resolve_format(source: Source, fmt: str, columns_given: bool = False) -> tup
     """The concrete format of ``source`` and a source to read instead (stdin is replayed).
 
     ``auto`` detects it as :func:`tagger.formats.read` does (CCGbank AUTO files included),
-    with a ``note:`` on stderr where the guess is unsure.
+    with a ``note:`` on stderr where the guess is unsure (see :func:`tagger.formats.sniff`).
     """
     if fmt != "auto":
         return fmt, source
@@ -194,7 +194,8 @@ def command(
     if columns_spec is None and target_format == "columns":
         raise click.UsageError("--to columns needs --columns, e.g. --columns form=1,xpos=2")
     source: Source = sys.stdin if input_path == "-" else input_path
-    resolved, source = resolve_format(source, source_format, columns_spec is not None)
+    # Columns without --columns are refused below, so a sniffed layout is never guessed here.
+    resolved, source = resolve_format(source, source_format, columns_given=True)
     if resolved == "columns":
         if columns_spec is None:
             raise TaggerError("reading the 'columns' format needs --columns, e.g. --columns form=2,xpos=5",

@@ -59,11 +59,15 @@ def guess_format(path: str | os.PathLike | None, sample_text: str) -> tuple[str,
     ``======`` or ``[ ]`` chunks -> pos; ``w|P|S`` tokens -> pipe; ``w/TAG`` tokens -> tagged;
     anything else -> text (noted when its lines hold tabs: a column file that is not one token
     per line in blank-line separated blocks is read as text, and its words are all kept)."""
+    return _guess(path, sample_text.splitlines())
+
+
+def _guess(path: str | os.PathLike | None, lines: list[str]) -> tuple[str, str | None]:
     if path is not None:
         suffix = Path(path).suffix.lower()
         if suffix in BY_EXTENSION:
             return BY_EXTENSION[suffix], None
-    return _sniff(window(sample_text.splitlines()))
+    return _sniff(window(lines))
 
 
 def _is_conll_id(value: str) -> bool:
@@ -95,29 +99,30 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
     if tagged:
         return "tagged", None
     if any("\t" in line for line in body):
-        return "text", ("read as plain text, one sentence per line: its lines hold tabs, but not one token "
-                        "per line in blank-line separated blocks (for a column file, name the format: columns)")
+        return "text", ("read as plain text, one sentence per line (its lines hold tabs, but not one token per "
+                        "line in blank-line separated blocks); for a column file give the input format: columns")
     return "text", None
 
 
 def _tabular(lines: list[str], body: list[str]) -> tuple[str, str | None] | None:
     """conllu, dp or columns if the non-comment lines ``body`` are rows of tab-separated fields
     (the CoNLL-2003 ``-DOCSTART-`` line aside); ``None`` if they are not."""
-    rows = [line.split("\t") for line in body if not line.startswith("-DOCSTART-")]
+    data = [line for line in body if not line.startswith("-DOCSTART-")]
+    rows = [line.split("\t") for line in data]
     if not rows or not all(len(r) > 1 for r in rows):
         return None
     conll = sum(len(r) == 10 and _is_conll_id(r[0]) for r in rows)
     if conll == len(rows) or conll > len(rows) / 2:
         return "conllu", None
     widths = {len(r) for r in rows}
-    if any(" " in line for line in body) or not _in_blocks(lines):
+    if any(" " in line for line in data) or not _in_blocks(lines):
         return None
     if widths <= {3, 4} and all(r[2].isdigit() or r[2] == "_" for r in rows):
         return "dp", None
     if len(widths) > 1:
         return None
     return "columns", (f"read as columns: the word in column 1, a tag in column 2 (of {widths.pop()}); "
-                       "give the layout with --columns, e.g. form=2,tag=4")
+                       "--columns gives the layout, e.g. --columns form=2,upos=4")
 
 
 def _in_blocks(lines: list[str]) -> bool:
@@ -144,7 +149,7 @@ def sniff(source: Source, columns_given: bool = False) -> tuple[str, Source]:
     if path is not None and Path(path).suffix.lower() in BY_EXTENSION:
         return BY_EXTENSION[Path(path).suffix.lower()], source
     lines, replay = peek(source)
-    fmt, note = guess_format(path, "\n".join(lines))
+    fmt, note = _guess(path, lines)  # the lines as they are: a blank last line ends a block
     if note is not None and not (fmt == "columns" and columns_given):
         print(f"note: {source_name(source)}: {note}", file=sys.stderr, flush=True)
     return fmt, replay
