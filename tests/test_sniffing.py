@@ -17,6 +17,7 @@ from tagger import formats, model_file
 from tagger.cli.main import cli
 from tagger.config import build_config
 from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
 from tagger.formats.base import peek
 from tagger.models import MODELS, TASK_MODELS
 from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
@@ -140,7 +141,7 @@ def test_conllu_is_detected_past_a_long_comment_header(comments):
 def test_a_mostly_conllu_stream_is_read_as_conllu_so_its_bad_line_is_reported():
     text = f"{ROW.format(1, 'a')}\n{ROW.format(2, 'b')}\n\n{ROW.format('x', 'c')}\n\n{ROW.format(1, 'd')}\n\n"
     assert formats.detect_format(None, text) == "conllu"
-    with pytest.raises(formats.TaggerError) as info:
+    with pytest.raises(TaggerError) as info:
         list(formats.read(io.BytesIO(text.encode())))
     assert info.value.line == 4 and "bad ID 'x'" in info.value.message
 
