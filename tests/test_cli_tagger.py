@@ -110,7 +110,7 @@ def test_bad_training_input(tmp_path):
     assert_one_line_error(run(*base, "--preset", "nope"), "unknown preset 'nope'")
     empty = tmp_path / "empty.conllu"
     empty.write_text("")
-    assert_one_line_error(run("train", "--train", str(empty), "--dev", "data/sample.conllu", "--out", out), str(empty), "empty")
+    assert_one_line_error(run("train", "--train", str(empty), "--dev", "data/sample.conllu", "--out", out), str(empty), "no sentences to train on")
     assert_one_line_error(run(*base, "--column", "supertag"), "no 'supertag'")
     assert_one_line_error(run(*base, "--set", "aux_column=supertag"), "data/sample.conllu:", "no 'supertag'", "aux_column")
     vectors = tmp_path / "vectors.txt"

@@ -102,7 +102,7 @@ def test_ccgbank_auto_samples(shared_data):
         sentences = list(formats.read(path))
         counts[path.name] = (len(sentences), sum(map(len, sentences)))
         out = io.StringIO()
-        formats.write(sentences, out, "auto")
+        formats.write(sentences, out, "ccgbank")
         assert out.getvalue().encode() == path.read_bytes()
         out = io.StringIO()
         formats.write(sentences, out, "pipe")

@@ -13,8 +13,8 @@ import sys
 import click
 
 from tagger.errors import TaggerError
-from tagger.formats import FORMATS, detect_format, read, write
-from tagger.formats.base import Source, open_output, peek
+from tagger.formats import FORMATS, OUTPUT_ALIASES, read, sniff, write
+from tagger.formats.base import Source, open_output
 from tagger.formats.columns import parse_column_spec
 from tagger.formats.placement import map_columns
 from tagger.formats.supertags import SUPERTAG_IN
@@ -22,16 +22,15 @@ from tagger.formats.supertags import SUPERTAG_IN
 from tagger.formats.supertags import misc_get, misc_set, supertags_from_conll, supertags_into_conll  # noqa: F401
 
 
-def resolve_format(source: Source, fmt: str) -> tuple[str, Source]:
+def resolve_format(source: Source, fmt: str, columns_given: bool = False) -> tuple[str, Source]:
     """The concrete format of ``source`` and a source to read instead (stdin is replayed).
 
-    ``auto`` detects it as :func:`tagger.formats.read` does (CCGbank AUTO files included).
+    ``auto`` detects it as :func:`tagger.formats.read` does (CCGbank AUTO files included),
+    with a ``note:`` on stderr where the guess is unsure (see :func:`tagger.formats.sniff`).
     """
     if fmt != "auto":
         return fmt, source
-    lines, replay = peek(source)
-    path = source if isinstance(source, str) else None
-    return detect_format(path, "\n".join(lines)), replay
+    return sniff(source, columns_given)
 
 
 EPILOG = """\b
@@ -47,12 +46,19 @@ Examples:
 FORMAT_NAMES = sorted(FORMATS)
 
 
+class OutputFormat(click.Choice):
+    """The format names, and old names still taken but not listed (``auto``: CCGbank AUTO)."""
+
+    def convert(self, value, param, ctx):
+        return super().convert(OUTPUT_ALIASES.get(value, value), param, ctx)
+
+
 @click.command("convert", epilog=EPILOG)
 @click.argument("input_path", metavar="INPUT", default="-")
-@click.option("--from", "source_format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
-              help="Input format; 'auto' detects it (CCGbank AUTO files included).")
-@click.option("--to", "target_format", type=click.Choice(FORMAT_NAMES), required=True,
-              help="Output format ('auto' is CCGbank AUTO, 'mrg' bracketed trees: only sentences read from "
+@click.option("--from", "source_format", type=click.Choice(["auto", *FORMAT_NAMES]), default="auto",
+              show_default=True, help="Input format; 'auto' detects it (CCGbank AUTO files included).")
+@click.option("--to", "target_format", type=OutputFormat(FORMAT_NAMES), required=True,
+              help="Output format ('ccgbank' is CCGbank AUTO, 'mrg' bracketed trees: only sentences read from "
               "such files, with their derivation or tree).")
 @click.option("--columns", "columns_spec", metavar="SPEC",
               help="Column layout for the 'columns' format (input or output), e.g. form=2,xpos=5.")
@@ -72,7 +78,8 @@ def command(
     if columns_spec is None and target_format == "columns":
         raise click.UsageError("--to columns needs --columns, e.g. --columns form=1,xpos=2")
     source: Source = sys.stdin if input_path == "-" else input_path
-    resolved, source = resolve_format(source, source_format)
+    # Columns without --columns are refused below, so a sniffed layout is never guessed here.
+    resolved, source = resolve_format(source, source_format, columns_given=True)
     if resolved == "columns":
         if columns_spec is None:
             raise TaggerError("reading the 'columns' format needs --columns, e.g. --columns form=2,xpos=5",

@@ -21,7 +21,7 @@ from tagger.evaluation.report import render_table, score
 from tagger.formats.columns import parse_column_spec
 from tagger.formats.supertags import supertags_from_conll
 
-FORMAT_NAMES = sorted(formats.FORMATS)
+FORMAT_NAMES = ["auto", *sorted(formats.FORMATS)]  # input formats: auto detects
 
 #: Tag columns in the order ``--column`` falls back through when not given.
 TAG_COLUMNS = ("upos", "xpos", "supertag", "tag")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
@@ -25,10 +26,14 @@ from conllu.parser import parse_id_value
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats import ccgbank, columns, conll, conllx, dp, mrg, pipe, pos, ptb, text
-from tagger.formats.base import OnError, Source, peek, source_name
+from tagger.formats.base import OnError, Source, peek, source_name, window
 
 #: Format name -> module.
 FORMATS = {m.NAME: m for m in (conll, conllx, ptb, pos, mrg, dp, ccgbank, pipe, text, columns)}
+
+#: Old names of formats, still taken where a format is written: ``auto`` was CCGbank AUTO's name
+#: (where a format is read, ``auto`` means "detect the format").
+OUTPUT_ALIASES = {"auto": "ccgbank"}
 
 #: File extension -> format name. ``.txt`` says little (plain or tagged text, ...): it is sniffed.
 BY_EXTENSION = {ext: m.NAME for m in FORMATS.values() for ext in m.EXTENSIONS if ext != ".txt"}
@@ -38,15 +43,31 @@ _SEPARATOR = re.compile(r"={6,}")
 
 def detect_format(path: str | os.PathLike | None, sample_text: str) -> str:
     """The format of a file: by its extension when that is known, else by ``sample_text`` (its
-    first lines): ``ID=`` lines -> auto; 10 tab columns with a CoNLL ID -> conllu; 3-4 tab
-    columns with an integer third -> dp; other tab columns -> columns; a leading ``(`` -> mrg;
+    first lines, see :func:`guess_format`)."""
+    return guess_format(path, sample_text)[0]
+
+
+def guess_format(path: str | os.PathLike | None, sample_text: str) -> tuple[str, str | None]:
+    """The format of a file (as :func:`detect_format`) and, where the guess is unsure, a note
+    saying what was guessed and how to read the file otherwise (``None`` where it is sure).
+
+    By content, looking past ``#`` comment lines at the first lines of :func:`base.window`:
+    ``ID=`` lines -> ccgbank; 10 tab columns with a CoNLL ID (in most lines: a bad line is then
+    the reader's to report) -> conllu; one token per line with 3-4 tab columns, an integer third,
+    in blank-line separated blocks -> dp; the same with any consistent number of tab columns and
+    no spaces -> columns (noted: which column is the word is a guess); a leading ``(`` -> mrg;
     ``======`` or ``[ ]`` chunks -> pos; ``w|P|S`` tokens -> pipe; ``w/TAG`` tokens -> tagged;
-    anything else -> text."""
+    anything else -> text (noted when its lines hold tabs: a column file that is not one token
+    per line in blank-line separated blocks is read as text, and its words are all kept)."""
+    return _guess(path, sample_text.splitlines())
+
+
+def _guess(path: str | os.PathLike | None, lines: list[str]) -> tuple[str, str | None]:
     if path is not None:
         suffix = Path(path).suffix.lower()
         if suffix in BY_EXTENSION:
-            return BY_EXTENSION[suffix]
-    return _sniff([line for line in sample_text.splitlines() if line.strip()][:20])
+            return BY_EXTENSION[suffix], None
+    return _sniff(window(lines))
 
 
 def _is_conll_id(value: str) -> bool:
@@ -56,31 +77,82 @@ def _is_conll_id(value: str) -> bool:
         return False
 
 
-def _sniff(lines: list[str]) -> str:
-    if not lines:
-        return "text"
-    first = lines[0].strip()
+def _sniff(lines: list[str]) -> tuple[str, str | None]:
+    filled = [line for line in lines if line.strip()]
+    if not filled:
+        return "text", None
+    first = filled[0].strip()
     if first.startswith("ID=") or first.startswith("(<"):
-        return "auto"
-    body = [line for line in lines if not line.startswith("#")] or lines
-    rows = [line.split("\t") for line in body]
-    if all(len(r) == 10 and _is_conll_id(r[0]) for r in rows):
-        return "conllu"
-    if all(len(r) in (3, 4) and (r[2].isdigit() or r[2] == "_") for r in rows):
-        return "dp"
-    if all(len(r) > 1 for r in rows):
-        return "columns"
+        return "ccgbank", None
+    body = [line for line in filled if not line.startswith("#")] or filled
+    tabular = _tabular(lines, body)
+    if tabular is not None:
+        return tabular
     if first.startswith("("):
-        return "mrg"
+        return "mrg", None
     tokens = [token for line in body for token in line.split() if not _SEPARATOR.fullmatch(token)]
     tagged = all(t in ("[", "]") or ptb.split_token(t) for t in tokens)
     if tagged and ("[" in tokens or any(_SEPARATOR.fullmatch(line.strip()) for line in lines)):
-        return "pos"
+        return "pos", None
     if all(pipe.split_token(t) for t in tokens):
-        return "pipe"
+        return "pipe", None
     if tagged:
-        return "tagged"
-    return "text"
+        return "tagged", None
+    if any("\t" in line for line in body):
+        return "text", ("read as plain text, one sentence per line (its lines hold tabs, but not one token per "
+                        "line in blank-line separated blocks); for a column file give the input format: columns")
+    return "text", None
+
+
+def _tabular(lines: list[str], body: list[str]) -> tuple[str, str | None] | None:
+    """conllu, dp or columns if the non-comment lines ``body`` are rows of tab-separated fields
+    (the CoNLL-2003 ``-DOCSTART-`` line aside); ``None`` if they are not."""
+    data = [line for line in body if not line.startswith("-DOCSTART-")]
+    rows = [line.split("\t") for line in data]
+    if not rows or not all(len(r) > 1 for r in rows):
+        return None
+    conll = sum(len(r) == 10 and _is_conll_id(r[0]) for r in rows)
+    if conll == len(rows) or conll > len(rows) / 2:
+        return "conllu", None
+    widths = {len(r) for r in rows}
+    if any(" " in line for line in data) or not _in_blocks(lines):
+        return None
+    if widths <= {3, 4} and all(r[2].isdigit() or r[2] == "_" for r in rows):
+        return "dp", None
+    if len(widths) > 1:
+        return None
+    return "columns", (f"read as columns: the word in column 1, a tag in column 2 (of {widths.pop()}); "
+                       "--columns gives the layout, e.g. --columns form=2,upos=4")
+
+
+def _in_blocks(lines: list[str]) -> bool:
+    """Whether ``lines`` come in blocks of several lines, one blank line (at least) ending one."""
+    run = longest = 0
+    ended = False
+    for line in lines:
+        if line.strip():
+            run += 1
+            longest = max(longest, run)
+        else:
+            ended = ended or run > 0
+            run = 0
+    return ended and longest > 1
+
+
+def sniff(source: Source, columns_given: bool = False) -> tuple[str, Source]:
+    """The format of ``source`` (by its extension, else by its first lines: :func:`guess_format`)
+    and a source to read instead (a stream's first lines are replayed). Where the guess is unsure
+    a one-line ``note:`` on stderr says what was guessed (for columns, not when
+    ``columns_given``: the caller has the layout)."""
+    name = source if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
+    path = name if isinstance(name, (str, os.PathLike)) else None
+    if path is not None and Path(path).suffix.lower() in BY_EXTENSION:
+        return BY_EXTENSION[Path(path).suffix.lower()], source
+    lines, replay = peek(source)
+    fmt, note = _guess(path, lines)  # the lines as they are: a blank last line ends a block
+    if note is not None and not (fmt == "columns" and columns_given):
+        print(f"note: {source_name(source)}: {note}", file=sys.stderr, flush=True)
+    return fmt, replay
 
 
 def _module(fmt: str):
@@ -98,7 +170,7 @@ def _call(function: Callable, fmt: str, args: tuple, options: dict) -> Any:
     return function(*args, **options)
 
 
-def _files(folder: Path, fmt: str) -> list[tuple[Path, str]]:
+def _files(folder: Path, fmt: str, columns_given: bool) -> list[tuple[Path, str]]:
     """The files of ``folder`` to read, sorted by name, with their formats: those with the
     format's extensions (with ``auto``: any known extension, all of one format), or, if there are
     none, its ``.txt`` files."""
@@ -115,7 +187,7 @@ def _files(folder: Path, fmt: str) -> list[tuple[Path, str]]:
         return [(p, fmt) for p in chosen]
     found = [(p, BY_EXTENSION[p.suffix.lower()]) for p in paths if p.suffix.lower() in BY_EXTENSION]
     if not found:  # only then are .txt files data rather than a README or LICENSE
-        found = [(p, detect_format(None, "\n".join(peek(p)[0]))) for p in paths if p.suffix.lower() == ".txt"]
+        found = [(p, sniff(p, columns_given)[0]) for p in paths if p.suffix.lower() == ".txt"]
     kinds = sorted({f for _, f in found})
     if not kinds:
         raise TaggerError("no files of a known format in directory", str(folder))
@@ -125,27 +197,18 @@ def _files(folder: Path, fmt: str) -> list[tuple[Path, str]]:
     return found
 
 
-def _inputs(source: Source | Iterable, fmt: str) -> Iterator[tuple[Source, str]]:
+def _inputs(source: Source | Iterable, fmt: str, columns_given: bool) -> Iterator[tuple[Source, str]]:
     """Expand ``source`` into ``(file or stream, format)`` pairs."""
     if isinstance(source, (list, tuple)):
         for item in source:
-            yield from _inputs(item, fmt)
-    elif isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            yield from _files(path, fmt)
-        elif fmt != "auto":
-            yield source, fmt
-        elif path.suffix.lower() in BY_EXTENSION:
-            yield source, BY_EXTENSION[path.suffix.lower()]
-        else:
-            yield source, detect_format(None, "\n".join(peek(source)[0]))
+            yield from _inputs(item, fmt, columns_given)
+    elif isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
+        yield from _files(Path(source), fmt, columns_given)
     elif fmt != "auto":
         yield source, fmt
     else:
-        name = getattr(source, "name", None)
-        lines, replay = peek(source)
-        yield replay, detect_format(name if isinstance(name, str) else None, "\n".join(lines))
+        kind, replay = sniff(source, columns_given)
+        yield replay, kind
 
 
 def read(source: Source | Iterable, fmt: str = "auto", *, on_error: OnError | None = None,
@@ -153,34 +216,26 @@ def read(source: Source | Iterable, fmt: str = "auto", *, on_error: OnError | No
     """Yield the sentences of a file, a stream, a directory (every file of the format inside,
     sorted by name) or a list of these. ``fmt="auto"`` detects each file's format (see
     :func:`detect_format`); ``options`` go to the format's reader (e.g. ``columns=`` for
-    ``columns``). Input without any sentence is a :class:`TaggerError`.
+    ``columns``). Input without any sentence yields nothing: whether that is an error is the
+    caller's to say (``tagger train`` refuses it; ``tag`` and ``convert`` write nothing).
 
     ``on_error(error, first_line, last_line)``: the readers of one-sentence blocks or lines
     (conllu, conllx, columns, dp, text, tagged, pipe) then report a malformed sentence to it and
-    go on with the next; the others (mrg, pos, auto) still stop at the first error."""
+    go on with the next; the others (mrg, pos, ccgbank) still stop at the first error."""
     if fmt != "auto":
         _module(fmt)
-    count = skipped = 0
-
-    def skip(error: TaggerError, first: int, last: int) -> None:
-        nonlocal skipped
-        skipped += 1
-        on_error(error, first, last)
-
-    for item, kind in _inputs(source, fmt):
+    for item, kind in _inputs(source, fmt, "columns" in options):
         reader = _module(kind).read
-        extra = {"on_error": skip} if on_error is not None and "on_error" in inspect.signature(reader).parameters else {}
-        for sentence in _call(reader, kind, (item,), {**options, **extra}):
-            count += 1
-            yield sentence
-    if count == 0 and skipped == 0:
-        where = source_name(source) if not isinstance(source, (list, tuple)) else None
-        raise TaggerError("empty file: no sentences" if where else "empty input: no sentences", where)
+        extra = {"on_error": on_error} if on_error is not None and "on_error" in inspect.signature(reader).parameters else {}
+        yield from _call(reader, kind, (item,), {**options, **extra})
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO, fmt: str, **options: Any) -> None:
-    """Write ``sentences`` to the text ``stream`` in format ``fmt`` (options go to its writer)."""
+    """Write ``sentences`` to the text ``stream`` in format ``fmt`` (options go to its writer;
+    ``auto`` is taken for ``ccgbank``: :data:`OUTPUT_ALIASES`)."""
+    fmt = OUTPUT_ALIASES.get(fmt, fmt)
     _call(_module(fmt).write, fmt, (sentences, stream), options)
 
 
-__all__ = ["FORMATS", "BY_EXTENSION", "detect_format", "read", "write", "Sentence"]
+__all__ = ["FORMATS", "BY_EXTENSION", "OUTPUT_ALIASES", "detect_format", "guess_format", "sniff", "read", "write",
+           "Sentence"]

@@ -202,40 +202,78 @@ class Replay:
         yield from self.rest
 
 
-def peek(source: Source, count: int = 20) -> tuple[list[str], Source]:
-    """The first ``count`` non-empty lines of ``source`` (decoded leniently, for sniffing only)
-    and a source to read instead of ``source``: the path itself, or a :class:`Replay` stream.
-    """
+#: Sniffing looks at this many non-blank lines that are not ``#`` comments (however many comment
+#: lines come first: some UD treebanks open with a long document header) ...
+PEEK_LINES = 20
+#: ... and at most this many bytes (a very long comment header, or a first block that never ends).
+PEEK_BYTES = 1 << 20
+
+
+class SniffWindow:
+    """How far to peek: :func:`full` is told each line in turn and says when enough is seen:
+    :data:`PEEK_LINES` non-blank lines other than ``#`` comments and, while all of those hold a
+    tab (a one-token-per-line file, perhaps), the blank line that ends their first block; or
+    :data:`PEEK_BYTES` in all."""
+
+    def __init__(self, count: int = PEEK_LINES, limit: int = PEEK_BYTES):
+        self.count, self.limit = count, limit
+        self.size = self.content = 0
+        self.tabbed = True
+        self.block_ended = False
+
+    def full(self, text: str) -> bool:
+        self.size += len(text) + 1
+        stripped = text.strip()
+        if not stripped:
+            self.block_ended = self.block_ended or self.content > 0
+        elif not stripped.startswith("#"):
+            self.content += 1
+            self.tabbed = self.tabbed and "\t" in text
+        enough = self.content >= self.count and (self.block_ended or not self.tabbed)
+        return enough or self.size >= self.limit
+
+
+def window(lines: Iterable[str], count: int = PEEK_LINES) -> list[str]:
+    """The first lines of ``lines`` that a sniffer looks at (see :class:`SniffWindow`)."""
+    seen, limits = [], SniffWindow(count)
+    for text in lines:
+        seen.append(text)
+        if limits.full(text):
+            break
+    return seen
+
+
+def peek(source: Source, count: int = PEEK_LINES) -> tuple[list[str], Source]:
+    """The first lines of ``source``, blank ones included, as far as :class:`SniffWindow` reads
+    (decoded leniently, for sniffing only), and a source to read instead of ``source``: the
+    path itself, or a :class:`Replay` stream."""
     if isinstance(source, (str, os.PathLike)):
         try:
             with open(source, "rb") as f:
-                head = [line for _, line in zip(range(1000), f)]
+                return _head(f, count)[1], source
         except OSError:
             return [], source  # the reader reports it properly
-        return _texts(head, count), source
-    stream = getattr(source, "buffer", source)
-    iterator = iter(stream)
-    head, filled = [], 0
-    for line in iterator:
-        head.append(line)
-        filled += bool(line.strip())
-        if filled >= count or len(head) >= 1000:
-            break
-    return _texts(head, count), Replay(head, iterator, source_name(source))
+    iterator = iter(getattr(source, "buffer", source))
+    head, texts = _head(iterator, count)
+    return texts, Replay(head, iterator, source_name(source))
 
 
-def _texts(lines: list, count: int) -> list[str]:
-    texts = []
+def _head(lines: Iterator, count: int) -> tuple[list, list[str]]:
+    """Lines taken from ``lines`` (bytes or text, as they come) until :class:`SniffWindow` has
+    enough, and their texts; the iterator goes on after them."""
+    head, texts, limits = [], [], SniffWindow(count)
     for line in lines:
         text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-        text = text.lstrip("\ufeff").rstrip("\r\n")
-        if text.strip():
-            texts.append(text)
-    return texts[:count]
+        text = (text.lstrip("\ufeff") if not head else text).rstrip("\r\n")
+        head.append(line)
+        texts.append(text)
+        if limits.full(text):
+            break
+    return head, texts
 
 
 __all__ = ["Source", "OnError", "source_name", "iter_lines", "open_output", "blocks", "each_sentence", "Undecodable",
-           "peek", "Replay", "io"]
+           "peek", "window", "SniffWindow", "Replay", "io"]
 
 
 def parse_head(value: str, name: str, number: int) -> int:

@@ -1,4 +1,5 @@
-"""CCGbank AUTO derivations: an ``ID=wsj_0001.1 PARSER=GOLD NUMPARSE=1`` line, then the
+"""CCGbank AUTO derivations (format name ``ccgbank``; ``auto`` names format detection, and is
+kept as an output-only alias of ``ccgbank``): an ``ID=wsj_0001.1 PARSER=GOLD NUMPARSE=1`` line, then the
 derivation on one line, built from
 
 * internal nodes ``(<T CAT HEAD NCHILD> child [child] )`` and
@@ -8,7 +9,7 @@ Categories contain brackets of their own (``(S[dcl]\\NP)/NP``), so nodes are rec
 their ``(<T``/``(<L`` openers and ``>``/``>)`` closers, never by counting parentheses. Each
 leaf gives a word, its POS (ORIGPOS, column ``xpos``) and its supertag (CAT, ``supertag``).
 
-``raw`` is ``{"format": "auto", "id": ..., "header": the ID line, "derivation": the line}``;
+``raw`` is ``{"format": "ccgbank", "id": ..., "header": the ID line, "derivation": the line}``;
 derivations cannot be rebuilt from tags, so :func:`write` only writes sentences that carry one.
 """
 
@@ -20,7 +21,7 @@ from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import Source, iter_lines, source_name
 
-NAME = "auto"
+NAME = "ccgbank"
 EXTENSIONS = (".auto",)
 
 

@@ -32,7 +32,7 @@ from tagger.formats.supertags import (CONLL_FORMATS, MISSING, SUPERTAG_IN, SUPER
 #: Output formats that hold a dependency tree (heads and labels). ``jsonl`` holds any column.
 HOLDS_TREE = ("conllu", "conllx", "jsonl", "dp", "columns")
 #: Output formats that keep the columns as they are (no POS slot to fill).
-AS_IS = ("jsonl", "msuper", "text", "auto")
+AS_IS = ("jsonl", "msuper", "text", "ccgbank")
 
 
 def check_output(columns: Sequence[str], fmt: str, supertag_in: str = "misc") -> None:

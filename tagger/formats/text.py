@@ -1,4 +1,5 @@
-"""Plain text: one sentence per line, tokens separated by whitespace; blank lines are skipped."""
+"""Plain text: one sentence per line, tokens separated by whitespace (spaces or tabs); blank lines
+are skipped."""
 
 from __future__ import annotations
 
