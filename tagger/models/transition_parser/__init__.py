@@ -1,0 +1,6 @@
+"""The arc-standard transition parser with a feed-forward network and LSTM/GRU/Elman versions
+bootstrapped from it (Elkaref & Bohnet 2017): the model and its presets."""
+
+from tagger.models.transition_parser.model import LABEL_OFFSET, NULL_ID, PRESETS, ParserConfig, TransitionParser
+
+__all__ = ["LABEL_OFFSET", "NULL_ID", "PRESETS", "ParserConfig", "TransitionParser"]
