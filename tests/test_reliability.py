@@ -35,6 +35,7 @@ from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
 from tagger.tagging import SkipReport, tag
 from tagger.training import checkpoint
 from tagger.training.distributed import agree, gather, shard
+from tests.helpers import first_blocks  # noqa: F401 - kept importable from here
 
 ROOT = Path(__file__).resolve().parents[1]
 EWT = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
@@ -43,29 +44,10 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH
 TINY = ["--set", "layers=2", "--set", "hidden=16", "--set", "word_dim=16", "--threads", "1", "--quiet", "--json"]
 
 
-def first_blocks(path: Path, n: int) -> str:
-    """The first ``n`` sentences of a CoNLL-U file, as text."""
-    out, block = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            block.append(line)
-            if not line.strip():
-                out.append("".join(block))
-                block = []
-                if len(out) == n:
-                    break
-    return "".join(out)
-
-
-@pytest.fixture(scope="module")
-def ewt(tmp_path_factory) -> tuple[Path, Path]:
-    if not (EWT / "en_ewt-ud-train.conllu").exists():
-        pytest.skip("needs ../shared/data")
-    folder = tmp_path_factory.mktemp("ewt")
-    train, dev = folder / "train.conllu", folder / "dev.conllu"
-    train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 400), encoding="utf-8")
-    dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 150), encoding="utf-8")
-    return train, dev
+@pytest.fixture
+def ewt(ewt_sample) -> tuple[Path, Path]:
+    """(train, dev): conftest's first 400 EWT train and 150 dev sentences."""
+    return ewt_sample
 
 
 def train_command(data: tuple[Path, Path], out: Path, *extra: str) -> list[str]:
@@ -103,6 +85,7 @@ def finish(process: subprocess.Popen, timeout: float = 300) -> tuple[int, str, s
 # --- 1. checkpoints: kill (and Ctrl-C) at any moment, resume, same model -------------------------
 
 
+@pytest.mark.slow
 @needs_ewt
 def test_interrupt_kill_and_resume_give_the_uninterrupted_weights(ewt, tmp_path):
     common = ["--max-epochs", "2", "--batch-size", "8", "--seed", "7", "--checkpoint-minutes", "0.001"]
@@ -304,7 +287,6 @@ def test_tagging_memory_does_not_grow_with_input_size():
     result = json.loads(done.stdout)
     small, large = result["3000"], result["30000"]
     assert small["in_order"] and large["in_order"]
-    print(f"peak RSS {small['peak'] / 2**20:.1f} MiB (3k sentences), {large['peak'] / 2**20:.1f} MiB (30k)")
     assert large["peak"] - small["peak"] < 8 * 2**20, (small, large)
 
 
@@ -424,6 +406,7 @@ def test_shard_pads_to_equal_steps_and_covers_every_batch():
 NO_DROPOUT = ["--set", "input_dropout=0", "--set", "hidden_dropout=0", "--set", "rare_word_dropout=0"]
 
 
+@pytest.mark.slow
 @needs_ewt
 def test_two_process_ddp_is_one_process_with_the_same_total_batch(ewt, tmp_path):
     """torchrun, 2 CPU processes (gloo), 8 sentences each: the run completes, only rank 0 writes
