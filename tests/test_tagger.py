@@ -225,7 +225,7 @@ def test_tag_streams_in_order_and_keeps_output_before_an_error():
 
 @pytest.mark.slow
 def test_short_real_training_run_on_ewt(ewt_tagger):
-    """conftest's ``ewt_tagger``: ``fast`` with 2 layers of 64, 6 epochs on the first 400 EWT
+    """conftest's ``ewt_tagger``: ``fast`` with 2 layers of 64, 4 epochs on the first 400 EWT
     train sentences, scored on the first 150 of dev."""
     history = ewt_tagger.history
     assert history[-1]["loss"] < history[0]["loss"] / 2
