@@ -88,7 +88,9 @@ def finish(process: subprocess.Popen, timeout: float = 300) -> tuple[int, str, s
 @pytest.mark.slow
 @needs_ewt
 def test_interrupt_kill_and_resume_give_the_uninterrupted_weights(ewt, tmp_path):
-    common = ["--max-epochs", "2", "--batch-size", "8", "--seed", "7", "--checkpoint-minutes", "0.001"]
+    # 200 sentences, 25 batches an epoch; a checkpoint every 60 ms, so several in each epoch
+    common = ["--max-sentences", "200", "--max-epochs", "2", "--batch-size", "8", "--seed", "7",
+              "--checkpoint-minutes", "0.001"]
     reference = subprocess.Popen(train_command(ewt, tmp_path / "ref.tagger", "--checkpoint-dir", str(tmp_path / "ref"),
                                                *common), env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     ck = tmp_path / "ck"
