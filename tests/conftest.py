@@ -45,7 +45,7 @@ def train_in_process(*args: str) -> dict:
 @pytest.fixture(scope="session")
 def sample_tagger(tmp_path_factory) -> Path:
     """A tiny POS tagger (2 layers of 16) trained through ``tagger train`` on data/sample.conllu
-    (dev = train) for 40 epochs: it tags its training data almost perfectly."""
+    (dev = train) for 40 epochs; it scores over 0.8 on that data."""
     path = tmp_path_factory.mktemp("sample-tagger") / "sample.tagger"
     summary = train_in_process("--task", "pos", "--train", "data/sample.conllu", "--dev", "data/sample.conllu",
                                "--out", str(path), "--max-epochs", "40", "--patience", "0", "--set", "lr=0.01",
