@@ -1,48 +1,26 @@
-"""The tagger through the CLI, as a user runs it: train, tag, evaluate, info, and bad input."""
+"""The tagger through the CLI, as a user runs it: train, tag, evaluate, info, and bad input.
+
+Most commands run in this process (click's runner, :func:`tests.helpers.invoke`); those about the
+process itself (a real ``tagger`` reading stdin and writing stdout, what reaches its stderr on
+bad input, what it wrote before failing) run as real processes (:func:`tests.helpers.run`)."""
 
 from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tagger import formats
 from tagger.modules.precision import cpu_has_bf16
-
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data"
-SMALL = ["--set", "layers=2", "--set", "hidden=16", "--set", "word_dim=16", "--threads", "1"]
+from tests.helpers import DATA, ROOT, SMALL, assert_one_line_error, invoke, run  # noqa: F401 - other test files import these
 
 
-def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "tagger", *args], input=stdin, capture_output=True, env=env, cwd=ROOT, timeout=300)
-
-
-def assert_one_line_error(done: subprocess.CompletedProcess, *fragments: str) -> None:
-    err = done.stderr.decode()
-    assert done.returncode != 0, err
-    assert "Traceback" not in err, err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    for fragment in fragments:
-        assert fragment in lines[0], err
-
-
-@pytest.fixture(scope="module")
-def model(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("models") / "sample.tagger"
-    done = run("train", "--task", "pos", "--train", "data/sample.conllu", "--dev", "data/sample.conllu",
-               "--out", str(path), "--max-epochs", "40", "--patience", "0", "--set", "lr=0.01", "--set", "lr_halving=false", "--quiet", "--json", *SMALL)
-    assert done.returncode == 0, done.stderr.decode()
-    summary = json.loads(done.stdout)
-    assert summary["best_dev"] > 0.8 and summary["epochs"] >= 1
-    return path
+@pytest.fixture
+def model(sample_tagger) -> Path:
+    """conftest's tiny tagger, trained through ``tagger train`` on data/sample.conllu (dev > 0.8)."""
+    return sample_tagger
 
 
 def test_tag_plain_text_gives_conllu(model):
@@ -56,9 +34,9 @@ def test_tag_plain_text_gives_conllu(model):
 
 def test_tag_conllu_keeps_every_other_column_byte_for_byte(model):
     original = (DATA / "sample.conllu").read_bytes()
-    done = run("tag", "--model", str(model), "data/sample.conllu")
-    assert done.returncode == 0, done.stderr.decode()
-    out_lines, in_lines = done.stdout.decode().split("\n"), original.decode().split("\n")
+    done = invoke("tag", "--model", model, "data/sample.conllu")
+    assert done.exit_code == 0, done.output
+    out_lines, in_lines = done.stdout_bytes.decode().split("\n"), original.decode().split("\n")
     assert len(out_lines) == len(in_lines)
     for got, want in zip(out_lines, in_lines):
         g, w = got.split("\t"), want.split("\t")
@@ -70,33 +48,34 @@ def test_tag_conllu_keeps_every_other_column_byte_for_byte(model):
 
 def test_chain_tagger_output_into_evaluate(model, tmp_path):
     pred = tmp_path / "pred.conllu"
-    assert run("tag", "--model", str(model), "data/sample.conllu", "-o", str(pred)).returncode == 0
-    done = run("evaluate", "--gold", "data/sample.conllu", "--pred", str(pred), "--json")
-    assert done.returncode == 0, done.stderr.decode()
+    assert invoke("tag", "--model", model, "data/sample.conllu", "-o", pred).exit_code == 0
+    done = invoke("evaluate", "--gold", "data/sample.conllu", "--pred", pred, "--json")
+    assert done.exit_code == 0, done.output
     via_files = json.loads(done.stdout)["tagging"]["accuracy"]
-    done = run("evaluate", "--model", str(model), "data/sample.conllu", "--json")
-    assert done.returncode == 0, done.stderr.decode()
+    done = invoke("evaluate", "--model", model, "data/sample.conllu", "--json")
+    assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["tagging"]["accuracy"] == via_files
 
 
 def test_info_and_multitag_outputs(model):
-    done = run("info", str(model), "--json")
+    done = invoke("info", model, "--json")
     info = json.loads(done.stdout)
     assert info["model"] == "skip_lstm" and info["config"]["column"] == "upos" and info["meta"]["dev_score"] > 0.8
-    done = run("tag", "--model", str(model), "--top-k", "3", stdin=b"The cat sat .\n")
+    done = invoke("tag", "--model", model, "--top-k", "3", stdin=b"The cat sat .\n")
     record = json.loads(done.stdout)
     assert record["words"] == ["The", "cat", "sat", "."]
     assert all(len(tags) == 3 and tags[0][1] >= tags[1][1] >= tags[2][1] for tags in record["multitags"])
-    done = run("tag", "--model", str(model), "--beta", "1.0", "--output-format", "msuper", stdin=b"The cat\n")
-    assert [line.split("\t")[1] for line in done.stdout.decode().splitlines() if line] == ["1", "1"]
+    done = invoke("tag", "--model", model, "--beta", "1.0", "--output-format", "msuper", stdin=b"The cat\n")
+    assert [line.split("\t")[1] for line in done.stdout.splitlines() if line] == ["1", "1"]
 
 
 def test_stdin_edge_cases(model):
     long_line = " ".join(["word"] * 10_000).encode()
-    done = run("tag", "--model", str(model), "--output-format", "tagged", stdin=b"\n\nThe cat\n\n\n" + long_line + b"\n")
-    assert done.returncode == 0, done.stderr.decode()
-    lines = done.stdout.decode().splitlines()
+    done = invoke("tag", "--model", model, "--output-format", "tagged", stdin=b"\n\nThe cat\n\n\n" + long_line + b"\n")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
     assert len(lines) == 2 and len(lines[1].split()) == 10_000
+    # a real process: what it wrote before the bad line reaches its stdout, one line on its stderr
     done = run("tag", "--model", str(model), "--output-format", "tagged", "--chunk-size", "1",
                stdin=b"The cat sat\nA dog\nbad \xff byte here\nnever reached\n")
     assert_one_line_error(done, "<stdin>:3:", "UTF-8")
@@ -106,34 +85,34 @@ def test_stdin_edge_cases(model):
 def test_bad_training_input(tmp_path):
     out = str(tmp_path / "m.tagger")
     base = ["train", "--train", "data/sample.conllu", "--dev", "data/sample.conllu", "--out", out, "--max-epochs", "1"]
-    assert_one_line_error(run(*base, "--set", "hiden=3"), "unknown config key", "hiden")
-    assert_one_line_error(run(*base, "--preset", "nope"), "unknown preset 'nope'")
+    assert_one_line_error(invoke(*base, "--set", "hiden=3"), "unknown config key", "hiden")
+    assert_one_line_error(invoke(*base, "--preset", "nope"), "unknown preset 'nope'")
     empty = tmp_path / "empty.conllu"
     empty.write_text("")
-    assert_one_line_error(run("train", "--train", str(empty), "--dev", "data/sample.conllu", "--out", out), str(empty), "no sentences to train on")
-    assert_one_line_error(run(*base, "--column", "supertag"), "no 'supertag'")
-    assert_one_line_error(run(*base, "--set", "aux_column=supertag"), "data/sample.conllu:", "no 'supertag'", "aux_column")
+    assert_one_line_error(invoke("train", "--train", str(empty), "--dev", "data/sample.conllu", "--out", out), str(empty), "no sentences to train on")
+    assert_one_line_error(invoke(*base, "--column", "supertag"), "no 'supertag'")
+    assert_one_line_error(invoke(*base, "--set", "aux_column=supertag"), "data/sample.conllu:", "no 'supertag'", "aux_column")
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("the 0.1 0.2 0.3\ncat 0.1 0.2\n")
-    assert_one_line_error(run(*base, "--embeddings", str(vectors)), f"{vectors}:2:", "dimensions")
+    assert_one_line_error(run(*base, "--embeddings", str(vectors)), f"{vectors}:2:", "dimensions")  # a real process
     assert not Path(out).exists()
 
 
 def test_bad_model_files_on_the_command_line(tmp_path):
     junk = tmp_path / "junk.tagger"
     junk.write_bytes(b"\x80\x04not a model")
-    assert_one_line_error(run("tag", "--model", str(junk), stdin=b"a b\n"), str(junk))
-    assert_one_line_error(run("info", str(tmp_path / "missing.tagger")), "no such model file")
+    assert_one_line_error(run("tag", "--model", str(junk), stdin=b"a b\n"), str(junk))  # a real process
+    assert_one_line_error(invoke("info", tmp_path / "missing.tagger"), "no such model file")
 
 
 def test_embeddings_initialise_word_vectors(tmp_path):
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("the " + " ".join(["0.5"] * 16) + "\ncat " + " ".join(["-0.5"] * 16) + "\n")
     out = tmp_path / "m.tagger"
-    done = run("train", "--train", "data/sample.conllu", "--dev", "data/sample.conllu", "--out", str(out),
-               "--max-epochs", "1", "--embeddings", str(vectors), "--set", "lr=0", *SMALL)
-    assert done.returncode == 0, done.stderr.decode()
-    assert "2 word vectors loaded" in done.stderr.decode()
+    done = invoke("train", "--train", "data/sample.conllu", "--dev", "data/sample.conllu", "--out", out,
+                  "--max-epochs", "1", "--embeddings", vectors, "--set", "lr=0", *SMALL)
+    assert done.exit_code == 0, done.output
+    assert "2 word vectors loaded" in done.stderr
     from tagger import model_file
 
     loaded, _ = model_file.load(out)
@@ -146,13 +125,13 @@ def test_precision_options_tag_the_same_words_and_evaluate_agrees(model):
     same tags (a model this small is far from any tie), and evaluate accepts the option too."""
     outputs = {}
     for precision in ("fp32", "bf16", "auto"):
-        done = run("tag", "--model", str(model), "--precision", precision, "data/sample.conllu")
-        assert done.returncode == 0, done.stderr.decode()
-        outputs[precision] = [s.column("upos") for s in formats.read(io.BytesIO(done.stdout), "conllu")]
+        done = invoke("tag", "--model", model, "--precision", precision, "data/sample.conllu")
+        assert done.exit_code == 0, done.output
+        outputs[precision] = [s.column("upos") for s in formats.read(io.BytesIO(done.stdout_bytes), "conllu")]
         # forcing bf16 where the CPU only emulates it works, with a warning that it is slow
-        assert ("emulated" in done.stderr.decode()) == (precision == "bf16" and not cpu_has_bf16())
+        assert ("emulated" in done.stderr) == (precision == "bf16" and not cpu_has_bf16())
     assert outputs["fp32"] == outputs["bf16"] == outputs["auto"]
-    done = run("evaluate", "--model", str(model), "data/sample.conllu", "--precision", "bf16", "--json")
-    assert done.returncode == 0 and json.loads(done.stdout)["tagging"]["accuracy"] > 80
-    bad = run("tag", "--model", str(model), "--precision", "fp8", "data/sample.conllu")
-    assert bad.returncode != 0 and "Traceback" not in bad.stderr.decode()
+    done = invoke("evaluate", "--model", model, "data/sample.conllu", "--precision", "bf16", "--json")
+    assert done.exit_code == 0 and json.loads(done.stdout)["tagging"]["accuracy"] > 80
+    bad = invoke("tag", "--model", model, "--precision", "fp8", "data/sample.conllu")
+    assert bad.exit_code != 0 and isinstance(bad.exception, SystemExit) and "Traceback" not in bad.stderr

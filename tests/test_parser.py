@@ -275,7 +275,11 @@ def test_short_real_training_run_beats_a_trivial_baseline() -> None:
     from tagger.training.trainer import RunOptions, fit
 
     train, dev = _read(EWT / "en_ewt-ud-train.conllu", 400), _read(EWT / "en_ewt-ud-dev.conllu", 200)
-    config = ParserConfig(arch="ffn", batch_size=2, max_epochs=4, patience=0)
+    # Narrower than the paper's FFN (100-dim inputs, 256 hidden): four times faster and, this short,
+    # better: over seeds 1-3, 0.65-0.70 UAS / 0.53-0.57 LAS after these 3 epochs (0.62-0.65 / 0.41-0.43
+    # after 2, 0.68-0.70 / 0.60-0.61 after 4); the paper's size, 4 epochs at batch 8: 0.50-0.53 UAS.
+    config = ParserConfig(arch="ffn", word_dim=50, tag_dim=20, label_dim=20, hidden=128, batch_size=2, max_epochs=3,
+                          patience=0)
     torch.manual_seed(1)
     model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
 

@@ -3,14 +3,13 @@ held-out sentences that the model never saw (an honest score, not the training d
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import invoke
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,10 +35,11 @@ def test_heldout_sample_shares_no_sentence_with_the_training_sample():
 
 @pytest.mark.slow
 def test_readme_quickstart_scores_held_out_text(tmp_path):
+    """The README's steps with its own arguments, through the CLI in this process (click's runner;
+    real processes of ``tagger tag`` and ``evaluate`` are tested in test_cli_*)."""
     commands = quickstart_commands()
     assert [c[1] for c in commands] == ["train", "tag", "evaluate"]
     assert "data/heldout.conllu" in commands[0] and "data/heldout.conllu" in commands[2]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     outputs = []
     for command in commands:
         args = [a if not a.endswith(".tagger") else str(tmp_path / a) for a in command[1:]]
@@ -47,10 +47,9 @@ def test_readme_quickstart_scores_held_out_text(tmp_path):
         if "<" in args:  # shell redirection: the file goes to stdin
             at = args.index("<")
             stdin, args = (ROOT / args[at + 1]).read_bytes(), args[:at] + args[at + 2:]
-        done = subprocess.run([sys.executable, "-m", "tagger", *args], input=stdin, capture_output=True, cwd=ROOT,
-                              env=env, timeout=300)
-        assert done.returncode == 0, done.stderr.decode()
-        outputs.append(done.stdout.decode())
+        done = invoke(*args, stdin=stdin)
+        assert done.exit_code == 0, (done.stderr, done.exception)
+        outputs.append(done.stdout)
     tagged = [line.split("\t") for line in outputs[1].splitlines() if line and not line.startswith("#")]
     assert len(tagged) == 81 and all(row[3] != "_" for row in tagged)  # every held-out word tagged
     accuracy = float(re.search(r"token accuracy\s*│\s*([\d.]+)", outputs[2]).group(1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -270,16 +271,19 @@ def test_features_initial_state():
     assert labs == [0] * 12
 
 
-def test_speed_of_apply_and_extract(capsys):
-    """Prints microseconds per call (timer overhead included); asserts nothing about speed."""
+def test_speed_of_apply_and_extract():
+    """Oracle steps on 200 random 30-word trees, each call timed: per tree, extract, the legal-action
+    mask and apply take a few microseconds a call (medians over the trees measured on a busy
+    machine: 5.3, 0.6 and 0.6). The median over trees is robust to the process being descheduled
+    mid-call, which inflates a few trees by 100 times; the bound, 100 us, catches a slow path."""
     rng = random.Random(0)
     n, n_labels = 30, 40
     words, tags = ids(n)
-    calls = 0
-    t_extract = t_mask = t_apply = 0.0
+    per_tree: dict[str, list[float]] = {"extract": [], "mask": [], "apply": []}
     for _ in range(200):
         actions = oracle(*greedy(n, n_labels, rng).tree())
         state = State(n)
+        t_extract = t_mask = t_apply = 0.0
         for a in actions:
             t0 = time.perf_counter()
             extract(state, words, tags, null_word=0, null_tag=0, null_label=0)
@@ -291,13 +295,11 @@ def test_speed_of_apply_and_extract(capsys):
             t_extract += t1 - t0
             t_mask += t2 - t1
             t_apply += t3 - t2
-            calls += 1
-    with capsys.disabled():
-        print(
-            f"\n[transitions] extract {1e6 * t_extract / calls:.2f} us/call, "
-            f"legal_actions_mask {1e6 * t_mask / calls:.2f} us/call, "
-            f"apply {1e6 * t_apply / calls:.2f} us/call"
-        )
+        assert len(actions) == 2 * n and is_final(state)
+        for name, total in (("extract", t_extract), ("mask", t_mask), ("apply", t_apply)):
+            per_tree[name].append(1e6 * total / len(actions))
+    medians = {name: statistics.median(values) for name, values in per_tree.items()}
+    assert all(value < 100 for value in medians.values()), medians
 
 
 # -- the whole EWT training set -----------------------------------------------------------------
@@ -327,7 +329,7 @@ def read_trees(path: Path):
 
 
 @pytest.mark.skipif(not EWT_TRAIN.exists(), reason="EWT data not available")
-def test_oracle_rebuilds_every_projective_ewt_tree(capsys):
+def test_oracle_rebuilds_every_projective_ewt_tree():
     label_index: dict[str, int] = {}
     total = nonprojective = 0
     for heads, rels in read_trees(EWT_TRAIN):
@@ -345,13 +347,9 @@ def test_oracle_rebuilds_every_projective_ewt_tree(capsys):
         assert state.tree() == (heads, labels)
         if total % 50 == 0:
             check_children(state)
-    with capsys.disabled():
-        print(
-            f"\n[transitions] EWT train: {total} trees, {nonprojective} non-projective "
-            f"({100 * nonprojective / total:.2f}%), {len(label_index)} labels"
-        )
     assert total == 12544
     assert 0 < nonprojective < 0.1 * total
+    assert (nonprojective, len(label_index)) == (288, 51)  # UD English EWT 2.x train: 2.30% non-projective
 
 
 def test_import_does_not_pull_in_torch():
