@@ -67,14 +67,14 @@ class EvaluationResult:
 
 
 def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", columns: ColumnSpec = None,
-                what: str = "file") -> list[Sentence]:
-    """The sentences of a file to score (``-``: stdin); an explicit ``columns`` format needs its
-    layout (``columns``) here: a layout is never guessed for a file that is scored."""
+                empty: str = "no sentences in the file") -> list[Sentence]:
+    """The sentences of a file to score (``-``: stdin); ``empty`` is the error for a file without
+    any. A file named as ``columns`` needs its layout (``columns``)."""
     if fmt == "columns" and not columns:
         raise TaggerError("the 'columns' format needs --columns, e.g. --columns form=2,tag=6", _name(path))
     sentences = read_corpus(path, fmt, columns)
     if not sentences:
-        raise TaggerError(f"no sentences in {what}" if what != "data" else "no sentences to evaluate", _name(path))
+        raise TaggerError(empty, _name(path))
     return sentences
 
 
@@ -183,8 +183,8 @@ def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: 
     ``pos``/``ccg`` a tag column, ``dep`` heads; ``column`` names the tag column. Accuracy on
     words unseen in training needs ``train_words`` (:func:`training_words`)."""
     _check_task(task)
-    gold_sentences = read_scored(gold, format, columns, "gold file")
-    pred_sentences = read_scored(pred, pred_format or format, columns, "predicted file")
+    gold_sentences = read_scored(gold, format, columns, "no sentences in gold file")
+    pred_sentences = read_scored(pred, pred_format or format, columns, "no sentences in predicted file")
     return evaluate_sentences(gold_sentences, pred_sentences, column=column, task=task, train_words=train_words,
                               gold_name=os.fspath(gold), pred_name=os.fspath(pred))
 
@@ -253,7 +253,7 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     apply(model, precision, in_place=True)
     chosen, parse = model_targets(model, column, model_path)
     source = _data_files(data, split, task, meta)
-    gold = read_scored(source, format, columns, "data")
+    gold = read_scored(source, format, columns, "no sentences to evaluate")
     InputCheck(model, allow_missing_columns, meta)(gold)
     if chosen is not None and not has_column(gold, chosen):
         raise TaggerError(f"no gold '{chosen}' column to score the model's tags against", _name(source))
