@@ -192,8 +192,8 @@ def test_mrg_traces_dropped_and_tree_kept():
     assert len(sentences) == 4 and sentences[3].line == 20
     last = sentences[3]
     assert last.words[:2] == ["Please", "send"] and "*" not in last.words
-    assert ("-NONE-", "*") in mrg.leaves(last.raw["tree"])
-    assert last.raw["tree"][0] == "" and last.raw["tree"][1][0][0] == "S"
+    assert ("-NONE-", "*") in mrg.leaves(last.tree)
+    assert last.tree.label == "" and last.tree.children[0].label == "S"
 
 
 def test_mrg_several_trees_per_line_and_round_trip():

@@ -61,7 +61,7 @@ def test_wsj_mrg_counts_and_sample_split(shared_data):
     out = io.StringIO()
     formats.write(sentences, out, "mrg")
     again = list(formats.read(io.BytesIO(out.getvalue().encode()), "mrg"))
-    assert [s.raw for s in again] == [s.raw for s in sentences]
+    assert [s.tree for s in again] == [s.tree for s in sentences]
 
 
 def test_wsj_dp_matches_mrg(shared_data):

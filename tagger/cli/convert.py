@@ -1,9 +1,6 @@
 """``tagger convert``: read one corpus format, write another.
 
-Thin over :func:`tagger.formats.read` and :func:`tagger.formats.write`, with
-:func:`tagger.formats.placement.map_columns` in between: it moves CCG supertags in and out of
-CoNLL files (CoNLL has no supertag column; see :mod:`tagger.formats.supertags`) and puts
-generic columns (``--columns form=1,tag=2``) where the target format shows them.
+Thin over :func:`tagger.formats.conversion.convert`.
 """
 
 from __future__ import annotations
@@ -12,25 +9,13 @@ import sys
 
 import click
 
-from tagger.errors import TaggerError
-from tagger.formats import FORMATS, OUTPUT_ALIASES, read, sniff, write
-from tagger.formats.base import Source, open_output
-from tagger.formats.columns import parse_column_spec
-from tagger.formats.placement import map_columns
+from tagger.formats import FORMATS, OUTPUT_ALIASES
+from tagger.formats.base import Source
+from tagger.formats.conversion import convert
 from tagger.formats.supertags import SUPERTAG_IN
 # Re-exported for code that imported them from here before they moved to tagger.formats.
+from tagger.formats.placement import map_columns  # noqa: F401
 from tagger.formats.supertags import misc_get, misc_set, supertags_from_conll, supertags_into_conll  # noqa: F401
-
-
-def resolve_format(source: Source, fmt: str, columns_given: bool = False) -> tuple[str, Source]:
-    """The concrete format of ``source`` and a source to read instead (stdin is replayed).
-
-    ``auto`` detects it as :func:`tagger.formats.read` does (CCGbank AUTO files included),
-    with a ``note:`` on stderr where the guess is unsure (see :func:`tagger.formats.sniff`).
-    """
-    if fmt != "auto":
-        return fmt, source
-    return sniff(source, columns_given)
 
 
 EPILOG = """\b
@@ -78,23 +63,5 @@ def command(
     if columns_spec is None and target_format == "columns":
         raise click.UsageError("--to columns needs --columns, e.g. --columns form=1,xpos=2")
     source: Source = sys.stdin if input_path == "-" else input_path
-    # Columns without --columns are refused below, so a sniffed layout is never guessed here.
-    resolved, source = resolve_format(source, source_format, columns_given=True)
-    if resolved == "columns":
-        if columns_spec is None:
-            raise TaggerError("reading the 'columns' format needs --columns, e.g. --columns form=2,xpos=5",
-                              input_path)
-        sentences = read(source, "columns", columns=parse_column_spec(columns_spec))
-    else:
-        sentences = read(source, resolved)
-    spec = parse_column_spec(columns_spec) if target_format == "columns" and columns_spec else {}
-    mapped = (map_columns(s, resolved, target_format, supertag_in, list(spec)) for s in sentences)
-    stream = open_output(output_path)
-    try:
-        if target_format == "columns":
-            write(mapped, stream, "columns", columns=spec)
-        else:
-            write(mapped, stream, target_format)
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
+    convert(source, output_path, target_format, source_format=source_format, columns=columns_spec,
+            supertag_in=supertag_in)

@@ -66,13 +66,8 @@ def command(model_path, inputs, output, input_format, input_format_alias, column
         torch.set_num_threads(threads)
     model, meta = model_file.load(model_path, resolve_device(device))
     apply(model, precision, in_place=True)
-    options = {}
-    if columns:
-        from tagger.formats.columns import parse_column_spec
-
-        options["columns"] = parse_column_spec(columns)
     skipped = SkipReport() if on_error == "skip" else None
-    sentences = formats.read(input_stream(inputs), input_format, on_error=skipped, **options)
+    sentences = formats.read(input_stream(inputs), input_format, on_error=skipped, columns=columns or None)
     if output_format is None:
         output_format = "jsonl" if (top_k or beta is not None) else "conllu"
     stream = open_output(output)

@@ -69,10 +69,6 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         raise click.UsageError("--resume needs --checkpoint-dir (the folder of the run to continue)")
     if threads:
         torch.set_num_threads(threads)
-    shortcuts = [f"arch={arch}"] if arch else []
-    for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size), ("patience", patience)):
-        if value is not None:
-            shortcuts.append(f"{key}={value}")
     train_source, dev_source = train_path, dev_path
     if split:
         parts = split_files(train_path, split, task)
@@ -86,7 +82,11 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         model=model,
         preset=preset,
         config_file=config_file,
-        overrides=tuple(shortcuts) + tuple(overrides),
+        overrides=tuple(overrides),
+        arch=arch or None,
+        max_epochs=max_epochs,
+        batch_size=batch_size,
+        patience=patience,
         embeddings=embeddings,
         bootstrap=bootstrap,
         gates=gates,

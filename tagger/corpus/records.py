@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tagger.corpus.trees import Tree
 from tagger.errors import TaggerError
 
 #: Column names with a fixed meaning across formats. Readers may add others (``columns`` format).
@@ -22,6 +23,10 @@ class Sentence:
     ``source`` and ``line`` say where the sentence starts, for error messages. ``raw`` is a
     format-specific payload that the same format's writer may use to reproduce the input
     exactly (CoNLL-U keeps its original lines there); it is never used for learning.
+
+    ``tree`` is the sentence's constituency tree where it has one (read from ``.mrg`` files; see
+    :class:`tagger.corpus.trees.Tree`): its leaves other than empty elements are the words with
+    their ``xpos`` tags, in order.
     """
 
     words: list[str]
@@ -29,6 +34,7 @@ class Sentence:
     source: str = "<stdin>"
     line: int = 0
     raw: Any = None
+    tree: Tree | None = None
 
     def __len__(self) -> int:
         return len(self.words)

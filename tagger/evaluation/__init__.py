@@ -8,6 +8,7 @@ from tagger.evaluation.metrics import (
     MultiTagMetric,
     TagMetric,
     is_punct,
+    punct_flags,
     universal_label,
 )
 from tagger.evaluation.report import paired, render_table, score, score_parsing, score_tagging, to_json
@@ -20,6 +21,7 @@ __all__ = [
     "MultiTagMetric",
     "TagMetric",
     "is_punct",
+    "punct_flags",
     "universal_label",
     "paired",
     "render_table",

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
+
+if TYPE_CHECKING:
+    from tagger.corpus.records import Sentence
 
 #: PTB punctuation tags excluded from the "no punctuation" attachment scores (Chen & Manning).
 PTB_PUNCT_TAGS = frozenset({"``", "''", ",", ".", ":"})
@@ -33,6 +36,16 @@ def is_punct(upos: str | None, xpos: str | None) -> bool:
     if upos not in (None, "", MISSING):
         return upos == "PUNCT"
     return xpos in PTB_PUNCT_TAGS
+
+
+def punct_flags(sentence: Sentence) -> list[bool]:
+    """Which words of ``sentence`` are punctuation (:func:`is_punct`): by its UPOS, or where it
+    has none by its PTB XPOS tags. The one rule of the "no punctuation" attachment scores, in
+    ``tagger evaluate`` and in a parser's dev score alike (both decide it from the gold sentence)."""
+    n = len(sentence)
+    upos = sentence.columns.get("upos") or [MISSING] * n
+    xpos = sentence.columns.get("xpos") or [MISSING] * n
+    return [is_punct(u, x) for u, x in zip(upos, xpos)]
 
 
 def universal_label(deprel: str) -> str:

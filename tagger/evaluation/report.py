@@ -22,7 +22,7 @@ from tagger.evaluation.metrics import (
     Metric,
     MultiTagMetric,
     TagMetric,
-    is_punct,
+    punct_flags,
 )
 
 
@@ -89,11 +89,6 @@ def head_values(sentence: Sentence) -> list[int]:
     """The sentence's heads, ``-1`` (missing) for every word if it lacks them."""
     values = sentence.columns.get("head")
     return list(values) if values is not None else [-1] * len(sentence)
-
-
-def punct_flags(sentence: Sentence) -> list[bool]:
-    """Which words are punctuation, by the sentence's UPOS or (without UPOS) PTB XPOS tags."""
-    return [is_punct(u, x) for u, x in zip(tag_values(sentence, "upos"), tag_values(sentence, "xpos"))]
 
 
 def score(

@@ -14,11 +14,12 @@ directories and lists of files::
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TextIO
+from typing import Any, Callable, Iterable, Iterator, Mapping, TextIO
 
 from conllu.exceptions import ParseException
 from conllu.parser import parse_id_value
@@ -26,7 +27,9 @@ from conllu.parser import parse_id_value
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats import ccgbank, columns, conll, conllx, dp, mrg, pipe, pos, ptb, text
+from tagger.formats import columns as columns_format
 from tagger.formats.base import OnError, Source, peek, source_name, window
+from tagger.formats.supertags import supertags_from_conll
 
 #: Format name -> module.
 FORMATS = {m.NAME: m for m in (conll, conllx, ptb, pos, mrg, dp, ccgbank, pipe, text, columns)}
@@ -212,22 +215,59 @@ def _inputs(source: Source | Iterable, fmt: str, columns_given: bool) -> Iterato
 
 
 def read(source: Source | Iterable, fmt: str = "auto", *, on_error: OnError | None = None,
-         **options: Any) -> Iterator[Sentence]:
+         columns: Mapping[str, int] | str | None = None, **options: Any) -> Iterator[Sentence]:
     """Yield the sentences of a file, a stream, a directory (every file of the format inside,
     sorted by name) or a list of these. ``fmt="auto"`` detects each file's format (see
-    :func:`detect_format`); ``options`` go to the format's reader (e.g. ``columns=`` for
-    ``columns``). Input without any sentence yields nothing: whether that is an error is the
-    caller's to say (``tagger train`` refuses it; ``tag`` and ``convert`` write nothing).
+    :func:`detect_format`); ``options`` go to the format's reader. Input without any sentence
+    yields nothing: whether that is an error is the caller's to say (``tagger train`` refuses
+    it; ``tag`` and ``convert`` write nothing).
+
+    ``columns`` is the layout of the files read as ``columns`` (a ``--columns`` spec such as
+    ``"form=2,tag=6"``, or its mapping; checked here, once, for every command): with ``auto``
+    it goes to the files detected as columns and no other; a format named that is not
+    ``columns`` has no such option.
 
     ``on_error(error, first_line, last_line)``: the readers of one-sentence blocks or lines
     (conllu, conllx, columns, dp, text, tagged, pipe) then report a malformed sentence to it and
     go on with the next; the others (mrg, pos, ccgbank) still stop at the first error."""
     if fmt != "auto":
         _module(fmt)
-    for item, kind in _inputs(source, fmt, "columns" in options):
+    layout = column_layout(columns)  # a bad spec or format is an error before anything is read
+    if layout is not None and fmt not in ("auto", columns_format.NAME):
+        raise TaggerError(f"the '{fmt}' format has no option 'columns'")
+    return _read(source, fmt, on_error, layout, options)
+
+
+def _read(source: Source | Iterable, fmt: str, on_error: OnError | None, layout: dict[str, int] | None,
+          options: dict[str, Any]) -> Iterator[Sentence]:
+    for item, kind in _inputs(source, fmt, layout is not None):
         reader = _module(kind).read
         extra = {"on_error": on_error} if on_error is not None and "on_error" in inspect.signature(reader).parameters else {}
+        if layout is not None and kind == columns_format.NAME:
+            extra["columns"] = layout
         yield from _call(reader, kind, (item,), {**options, **extra})
+
+
+def column_layout(spec: Mapping[str, int] | str | None) -> dict[str, int] | None:
+    """The one reading of a ``--columns`` spec: ``"form=2,tag=6"`` (or a mapping) -> ``{"form": 2,
+    "tag": 6}``, checked (a one-line :class:`TaggerError` if malformed); ``None`` for none."""
+    if spec is None:
+        return None
+    return columns_format.parse_column_spec(spec) if isinstance(spec, str) else columns_format.check_columns(spec)
+
+
+def read_corpus(path: Source | Iterable, fmt: str = "auto", columns: Mapping[str, int] | str | None = None, *,
+                max_sentences: int | None = None) -> list[Sentence]:
+    """The sentences of a corpus as :func:`read` gives them (``path``: a file, ``-`` for stdin, a
+    folder or a list of files; ``columns``: the layout of column files), at most
+    ``max_sentences``, empty ones left out, and with the CCG supertags that CoNLL files carry
+    in MISC (``supertag=CAT``, as ``tagger convert`` writes them) brought out into the
+    ``supertag`` column. What ``tagger train`` and ``tagger evaluate`` read."""
+    source = sys.stdin if isinstance(path, str) and path == "-" else path
+    sentences: Iterable[Sentence] = read(source, fmt, columns=columns)
+    if max_sentences:
+        sentences = itertools.islice(sentences, max_sentences)
+    return [supertags_from_conll(sentence, "misc") for sentence in sentences if len(sentence)]
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO, fmt: str, **options: Any) -> None:
@@ -237,5 +277,5 @@ def write(sentences: Iterable[Sentence], stream: TextIO, fmt: str, **options: An
     _call(_module(fmt).write, fmt, (sentences, stream), options)
 
 
-__all__ = ["FORMATS", "BY_EXTENSION", "OUTPUT_ALIASES", "detect_format", "guess_format", "sniff", "read", "write",
-           "Sentence"]
+__all__ = ["FORMATS", "BY_EXTENSION", "OUTPUT_ALIASES", "detect_format", "guess_format", "sniff", "read", "read_corpus",
+           "column_layout", "write", "Sentence"]

@@ -2,12 +2,9 @@
 
 Trees may span many lines and several may share one. Leaves are ``(TAG word)``; the words of a
 sentence are its leaves except ``-NONE-`` empty elements (traces), their tags the ``xpos``
-column. The whole tree, traces included, is kept as plain data in ``raw``::
-
-    {"format": "mrg", "tree": tree}
-
-where a tree is ``(label, word)`` for a leaf and ``(label, (child, ...))`` otherwise; the
-unlabelled outer bracket of the WSJ files has the label ``""``.
+column. The whole tree, traces included, is kept in :attr:`Sentence.tree` (a plain
+:class:`~tagger.corpus.trees.Tree`, a leaf ``(TAG word)`` a tree over one word; the unlabelled
+outer bracket of the WSJ files is labelled ``""``), which :func:`write` writes back.
 """
 
 from __future__ import annotations
@@ -16,13 +13,13 @@ import re
 from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
+from tagger.corpus.trees import Tree
 from tagger.errors import TaggerError
 from tagger.formats.base import Source, iter_lines, source_name
 
 NAME = "mrg"
 EXTENSIONS = (".mrg",)
 
-Tree = tuple  # (label, word: str) or (label, children: tuple[Tree, ...])
 _TOKEN = re.compile(r"[()]|[^\s()]+")
 TRACE = "-NONE-"
 
@@ -60,38 +57,26 @@ def _node(label: str | None, children: list, name: str, line: int) -> Tree:
         raise TaggerError(f"empty constituent '({label or ''})'", name, line)
     if words and (len(children) > 1 or not label):
         raise TaggerError(f"word '{words[0]}' outside a (TAG word) leaf", name, line)
-    if words:
-        return (label, words[0])
-    return (label or "", tuple(children))
+    return Tree(label or "", tuple(children))
 
 
 def leaves(tree: Tree) -> list[tuple[str, str]]:
     """The ``(tag, word)`` leaves of ``tree`` in order, traces included."""
-    out, stack = [], [tree]
-    while stack:
-        label, rest = stack.pop()
-        if isinstance(rest, str):
-            out.append((label, rest))
-        else:
-            stack.extend(reversed(rest))
-    return out
+    return tree.leaves()
 
 
 def _sentence(tree: Tree, name: str, line: int) -> Sentence:
-    pairs = [(tag, word) for tag, word in leaves(tree) if tag != TRACE]
+    pairs = [(tag, word) for tag, word in tree.leaves() if tag != TRACE]
     if not pairs:
         raise TaggerError("tree has no words (only empty elements)", name, line)
     words = [word for _, word in pairs]
-    return Sentence(words, {"xpos": [tag for tag, _ in pairs]}, source=name, line=line,
-                    raw={"format": NAME, "tree": tree})
+    return Sentence(words, {"xpos": [tag for tag, _ in pairs]}, source=name, line=line, tree=tree)
 
 
 def to_string(tree: Tree) -> str:
     """``tree`` in bracketed form on one line."""
-    label, rest = tree
-    if isinstance(rest, str):
-        return f"({label} {rest})"
-    return f"({label} {' '.join(to_string(child) for child in rest)})"
+    inside = " ".join(child if isinstance(child, str) else to_string(child) for child in tree.children)
+    return f"({tree.label} {inside})"
 
 
 def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
@@ -99,13 +84,12 @@ def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
     position = iter(range(len(words)))
 
     def walk(node: Tree) -> Tree:
-        label, rest = node
-        if isinstance(rest, str):
-            if label == TRACE:
-                return node
-            i = next(position)
-            return (tags[i] if tags else label, words[i])
-        return (label, tuple(walk(child) for child in rest))
+        if not node.is_preterminal:
+            return Tree(node.label, tuple(walk(child) for child in node.children))  # type: ignore[arg-type]
+        if node.label == TRACE:
+            return node
+        i = next(position)
+        return Tree(tags[i] if tags else node.label, (words[i],))
 
     return walk(tree)
 
@@ -116,10 +100,9 @@ def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
     is a :class:`TaggerError`: a phrase-structure tree cannot be made up from tags, and a flat
     ``(X ...)`` tree would pass for one."""
     for sentence in sentences:
-        raw = sentence.raw if isinstance(sentence.raw, dict) else {}
         tags = sentence.columns.get("xpos") if sentence.has("xpos") else None
-        tree = raw.get("tree") if raw.get("format") == NAME else None
-        if tree is None or sum(tag != TRACE for tag, _ in leaves(tree)) != len(sentence.words):
+        tree = sentence.tree
+        if tree is None or sum(tag != TRACE for tag, _ in tree.leaves()) != len(sentence.words):
             raise TaggerError("cannot write MRG: the sentence has no bracketed tree (only sentences read from "
                               ".mrg files have one; write tagged or conllu instead)", sentence.source, sentence.line)
         tree = _retag(tree, sentence.words, tags)

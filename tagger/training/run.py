@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import time
 from dataclasses import dataclass, field
@@ -66,19 +65,9 @@ def split_files(folder: str, split: str, task: str) -> dict[str, list[Path]]:
 
 
 def read_sentences(spec: DataSpec) -> list[Sentence]:
-    from tagger import formats
-    from tagger.formats.supertags import supertags_from_conll
+    from tagger.formats import read_corpus
 
-    options: dict[str, Any] = {}
-    if spec.columns:
-        from tagger.formats.columns import parse_column_spec
-
-        options["columns"] = parse_column_spec(spec.columns)
-    sentences = formats.read(spec.path, spec.fmt, **options)
-    if spec.max_sentences:
-        sentences = itertools.islice(sentences, spec.max_sentences)
-    # CoNLL files written by `tagger convert` carry CCG supertags in MISC (supertag=CAT).
-    return [supertags_from_conll(s, "misc") for s in sentences if len(s)]
+    return read_corpus(spec.path, spec.fmt, spec.columns, max_sentences=spec.max_sentences)
 
 
 def default_column(task: str, sentences: Sequence[Sentence]) -> str:
@@ -122,7 +111,11 @@ class TrainRequest:
     model: str | None = None
     preset: str | None = None
     config_file: str | None = None
-    overrides: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()  # "key=value" config overrides (--set), applied after the fields below
+    arch: str | None = None  # parser architecture (ffn, lstm, gru, elman); None: the preset's
+    max_epochs: int | None = None  # None: the preset's
+    batch_size: int | None = None
+    patience: int | None = None
     embeddings: str | None = None
     bootstrap: str | None = None
     gates: str | None = None
@@ -200,7 +193,9 @@ def _model_class(request: TrainRequest) -> type:
 def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, dict[str, Any]]:
     """The model's config from preset, file and overrides, the data checked against it (its POS
     retagged first with ``--pos-model``); and the meta naming that tagger."""
-    overrides = list(request.overrides)
+    typed = {"arch": request.arch, "max_epochs": request.max_epochs, "batch_size": request.batch_size,
+             "patience": request.patience}
+    overrides = [f"{key}={value}" for key, value in typed.items() if value is not None] + list(request.overrides)
     if cls.name == "skip_lstm":
         column = request.column or default_column(request.task, data.train)
         overrides.insert(0, f"column={column}")

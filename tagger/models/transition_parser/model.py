@@ -37,7 +37,7 @@ from torch.nn import functional as F
 from tagger.config import TrainingConfig
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, UNK, Vocab
-from tagger.evaluation.metrics import AttachmentMetric, is_punct
+from tagger.evaluation.metrics import AttachmentMetric, punct_flags
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import State, apply, legal_code, mask_templates, oracle
 from tagger.transitions.features import TOKEN_SLOTS, token_slots
@@ -577,11 +577,9 @@ class TransitionParser(nn.Module):
         metric = AttachmentMetric()
         for sentence, (heads, rels) in zip(sentences, predictions):
             n = len(sentence)
-            upos = sentence.columns.get("upos") or ["_"] * n
-            xpos = sentence.columns.get("xpos") or ["_"] * n
             gold_heads = sentence.columns.get("head") or [-1] * n
             gold_rels = sentence.columns.get("deprel") or ["_"] * n
-            metric.update(gold_heads, gold_rels, heads, rels, [is_punct(u, x) for u, x in zip(upos, xpos)])
+            metric.update(gold_heads, gold_rels, heads, rels, punct_flags(sentence))
         return metric
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:

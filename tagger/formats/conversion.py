@@ -1,0 +1,64 @@
+"""Converting a corpus from one format to another: what ``tagger convert`` does.
+
+Reads with :func:`tagger.formats.read`, writes with :func:`tagger.formats.write`, and between
+them :func:`tagger.formats.placement.map_columns` moves CCG supertags in and out of CoNLL files
+(CoNLL has no supertag column; see :mod:`tagger.formats.supertags`) and puts generic columns
+(``columns="form=1,tag=2"``) where the target format shows them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterator, Mapping, TextIO
+
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.formats import OUTPUT_ALIASES, column_layout, read, sniff, write
+from tagger.formats.base import Source, open_output, source_name
+from tagger.formats.placement import map_columns
+
+
+def converted(source: Source, target_format: str, *, source_format: str = "auto",
+              columns: Mapping[str, int] | str | None = None, supertag_in: str = "misc") -> Iterator[Sentence]:
+    """The sentences of ``source`` (a file or a stream) made ready for ``target_format``'s writer.
+
+    What can be refused before anything is read is refused here, at the call: ``auto``
+    detects the input's format (CCGbank AUTO files included, with a ``note:`` on stderr where
+    the guess is unsure); ``columns``, the layout of a ``columns`` file, is needed to read one
+    and to write one (a layout is never guessed here); ``supertag_in``: where CoNLL files carry
+    CCG supertags (``misc`` or ``xpos``)."""
+    target_format = OUTPUT_ALIASES.get(target_format, target_format)
+    layout = column_layout(columns)
+    if layout is None and target_format == "columns":
+        raise TaggerError("writing the 'columns' format needs --columns, e.g. --columns form=1,xpos=2")
+    name = source_name(source)
+    resolved, source = (source_format, source) if source_format != "auto" else sniff(source, columns_given=True)
+    if resolved == "columns" and layout is None:
+        raise TaggerError("reading the 'columns' format needs --columns, e.g. --columns form=2,xpos=5", name)
+    sentences = read(source, resolved, columns=layout if resolved == "columns" else None)
+    names = list(layout) if target_format == "columns" and layout else []
+    return (map_columns(s, resolved, target_format, supertag_in, names) for s in sentences)
+
+
+def convert(source: Source, output: str | os.PathLike | TextIO | None, target_format: str, *,
+            source_format: str = "auto", columns: Mapping[str, int] | str | None = None,
+            supertag_in: str = "misc") -> None:
+    """Write the sentences of ``source`` to ``output`` (a path, created with its folders; a text
+    stream; ``None``/``-``: stdout) in ``target_format``; see :func:`converted`. Input that is
+    refused before reading leaves ``output`` untouched."""
+    sentences = converted(source, target_format, source_format=source_format, columns=columns,
+                          supertag_in=supertag_in)
+    target_format = OUTPUT_ALIASES.get(target_format, target_format)
+    stream = open_output(output) if output is None or isinstance(output, (str, os.PathLike)) else output
+    try:
+        if target_format == "columns":
+            write(sentences, stream, "columns", columns=column_layout(columns))
+        else:
+            write(sentences, stream, target_format)
+    finally:
+        if stream is not sys.stdout and stream is not output:
+            stream.close()
+
+
+__all__ = ["convert", "converted"]

@@ -1,0 +1,275 @@
+"""Scoring as plain functions: what ``tagger evaluate`` does, for the CLI and for Python callers.
+
+- :func:`evaluate_files`: a predicted file against a gold one (no model);
+- :func:`evaluate_model`: a model tags or parses a data file, scored against its gold columns;
+- :func:`evaluate_sentences`: the same policy for sentences already read.
+
+Each returns an :class:`EvaluationResult`: the tag column scored and the metric objects of
+:mod:`tagger.evaluation` (``tagging``, ``parsing``, ``multitag``). Here is all the policy of what
+is scored: which tag column (given, a task's, or the first present in both files; with a
+model, the one the model predicts), whether attachment is, and the one-line errors when
+something asked for cannot be scored. Files are read with :func:`tagger.formats.read_corpus`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.evaluation.metrics import AttachmentMetric, Metric, MultiTagMetric, TagMetric
+from tagger.evaluation.report import score
+from tagger.formats import read_corpus
+
+#: The tag columns each task scores, in the order a missing ``--column`` falls back through
+#: (the task registry's columns, in its order); ``dep`` scores heads and no tag column.
+TASK_COLUMNS: dict[str, tuple[str, ...]] = {"pos": ("upos", "xpos"), "dep": (), "ccg": ("supertag",)}
+
+#: ``--task auto``: every task's tag columns in turn, then the ``columns`` format's generic ``tag``.
+AUTO_COLUMNS: tuple[str, ...] = (*dict.fromkeys(c for names in TASK_COLUMNS.values() for c in names), "tag")
+
+#: The columns of a dependency tree: scored as attachment, never as a tag column.
+TREE_COLUMNS = ("head", "deprel")
+
+#: What ``task`` may be.
+SCORING_TASKS = ("auto", *TASK_COLUMNS)
+
+ColumnSpec = Mapping[str, int] | str | None
+
+
+@dataclass
+class EvaluationResult:
+    """What was scored: the tag column (``None``: no tagging scores) and the metrics, under
+    ``"tagging"`` (:class:`TagMetric`), ``"parsing"`` (:class:`AttachmentMetric`) and
+    ``"multitag"`` (:class:`MultiTagMetric`) as present, in that order."""
+
+    column: str | None
+    metrics: dict[str, Metric] = field(default_factory=dict)
+
+    @property
+    def tagging(self) -> TagMetric | None:
+        return self.metrics.get("tagging")  # type: ignore[return-value]
+
+    @property
+    def parsing(self) -> AttachmentMetric | None:
+        return self.metrics.get("parsing")  # type: ignore[return-value]
+
+    @property
+    def multitag(self) -> MultiTagMetric | None:
+        return self.metrics.get("multitag")  # type: ignore[return-value]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"column": ..., "tagging": {...}, ...}``: plain JSON-able data, scores in percent."""
+        return {"column": self.column, **{name: metric.to_dict() for name, metric in self.metrics.items()}}
+
+
+def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", columns: ColumnSpec = None,
+                empty: str = "no sentences in the file") -> list[Sentence]:
+    """The sentences of a file to score (``-``: stdin); ``empty`` is the error for a file without
+    any. A file named as ``columns`` needs its layout (``columns``)."""
+    if fmt == "columns" and not columns:
+        raise TaggerError("the 'columns' format needs --columns, e.g. --columns form=2,tag=6", _name(path))
+    sentences = read_corpus(path, fmt, columns)
+    if not sentences:
+        raise TaggerError(empty, _name(path))
+    return sentences
+
+
+def training_words(path: str | os.PathLike, fmt: str = "auto", columns: ColumnSpec = None) -> set[str]:
+    """The word forms of a training file (for the accuracy on words unseen in training)."""
+    return {word for sentence in read_corpus(path, fmt, columns) for word in sentence.words}
+
+
+def _name(path: Any) -> str:
+    return os.fspath(path) if isinstance(path, (str, os.PathLike)) else f"{len(path)} files from {Path(path[0]).parent}"
+
+
+def has_column(sentences: Sequence[Sentence], name: str) -> bool:
+    """True if any sentence has column ``name`` annotated (not all ``_``/-1)."""
+    return any(sentence.has(name) for sentence in sentences)
+
+
+def _missing_column(which: str, name: str, sentences: Sequence[Sentence]) -> str:
+    """The message for a column that a file lacks, naming the tag columns it has."""
+    present = sorted({c for s in sentences[:100] for c in s.columns if c not in TREE_COLUMNS and s.has(c)})
+    return f"{which} has no '{name}' column to score (it has: {', '.join(present) or 'none'})"
+
+
+def _check_task(task: str) -> None:
+    if task not in SCORING_TASKS:
+        raise TaggerError(f"--task must be one of {', '.join(SCORING_TASKS)}, not {task!r}")
+
+
+def choose_column(task: str, column: str | None, gold: Sequence[Sentence], pred: Sequence[Sentence],
+                  gold_name: str, pred_name: str) -> str | None:
+    """The tag column to score, or ``None`` for no tagging scores.
+
+    An explicit ``column``, or a task's only column (``ccg``: ``supertag``), must be present
+    in both; otherwise the first of the task's :data:`TASK_COLUMNS` present in both is scored
+    (for ``pos`` one must be), and with ``auto`` the first of :data:`AUTO_COLUMNS` present in
+    both, if any (tagging is then simply left out)."""
+    if task == "dep" and column is None:
+        return None
+    candidates = TASK_COLUMNS.get(task, AUTO_COLUMNS)
+    wanted = column or (candidates[0] if len(candidates) == 1 else None)
+    if wanted is not None:
+        if not has_column(gold, wanted):
+            raise TaggerError(_missing_column("gold file", wanted, gold), gold_name)
+        if not has_column(pred, wanted):
+            raise TaggerError(_missing_column("predicted file", wanted, pred), pred_name)
+        return wanted
+    for name in candidates:
+        if has_column(gold, name) and has_column(pred, name):
+            return name
+    if task != "auto":
+        raise TaggerError(f"no {task.upper()} column ({' or '.join(candidates)}) present in both gold and "
+                          f"predicted files", pred_name)
+    return None
+
+
+def choose_parsing(task: str, gold: Sequence[Sentence], pred: Sequence[Sentence], gold_name: str,
+                   pred_name: str) -> bool:
+    """Whether to score attachment: both files have heads (required for ``dep``; never for a
+    tagging task)."""
+    if task != "auto" and task != "dep":
+        return False
+    gold_heads, pred_heads = has_column(gold, "head"), has_column(pred, "head")
+    if task == "dep":
+        if not gold_heads:
+            raise TaggerError("gold file has no heads to score", gold_name)
+        if not pred_heads:
+            raise TaggerError("predicted file has no heads to score", pred_name)
+    return gold_heads and pred_heads
+
+
+def scored(gold: Sequence[Sentence], pred: Sequence[Sentence], column: str | None, parse: bool,
+           train_words: set[str] | None) -> EvaluationResult:
+    """The metrics of ``pred`` against ``gold``: tagging of ``column`` (unless ``None``),
+    attachment if ``parse``."""
+    tagging, parsing = score(gold, pred, column, parse, train_words)
+    metrics: dict[str, Metric] = {}
+    if tagging is not None:
+        metrics["tagging"] = tagging
+    if parsing is not None:
+        metrics["parsing"] = parsing
+    return EvaluationResult(column, metrics)
+
+
+def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, column: str | None = None,
+                       task: str = "auto", train_words: set[str] | None = None, gold_name: str = "gold",
+                       pred_name: str = "predicted") -> EvaluationResult:
+    """Score ``pred`` against ``gold`` (the same words, sentence by sentence) as
+    :func:`evaluate_files` does; ``gold_name``/``pred_name`` name them in errors."""
+    _check_task(task)
+    chosen = choose_column(task, column, gold, pred, gold_name, pred_name)
+    parse = choose_parsing(task, gold, pred, gold_name, pred_name)
+    if chosen is None and not parse:
+        raise TaggerError("nothing to score: no tag column or heads present in both gold and predicted files",
+                          pred_name)
+    return scored(gold, pred, chosen, parse, train_words)
+
+
+def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto",
+                   pred_format: str | None = None, columns: ColumnSpec = None, column: str | None = None,
+                   task: str = "auto", train_words: set[str] | None = None) -> EvaluationResult:
+    """Score the predicted file ``pred`` (``-``: stdin) against the gold file ``gold``.
+
+    ``format`` is the gold file's format (``auto`` detects it), ``pred_format`` the predicted
+    one's (default: ``format``); ``columns`` the layout of column files. ``task`` says what to
+    score: ``auto`` the tag column (:func:`choose_column`) and the heads present in both,
+    ``pos``/``ccg`` a tag column, ``dep`` heads; ``column`` names the tag column. Accuracy on
+    words unseen in training needs ``train_words`` (:func:`training_words`)."""
+    _check_task(task)
+    gold_sentences = read_scored(gold, format, columns, "no sentences in gold file")
+    pred_sentences = read_scored(pred, pred_format or format, columns, "no sentences in predicted file")
+    return evaluate_sentences(gold_sentences, pred_sentences, column=column, task=task, train_words=train_words,
+                              gold_name=os.fspath(gold), pred_name=os.fspath(pred))
+
+
+def model_targets(model: Any, column: str | None, model_path: str) -> tuple[str | None, bool]:
+    """What a model's predictions are scored on, as the model declares it (``output_columns``):
+    the tag column it predicts (``None`` for a parser; ``column`` must be one it predicts, and
+    names the one to score where it predicts several) and whether it predicts heads."""
+    outputs = list(model.output_columns)
+    tags = [name for name in outputs if name not in TREE_COLUMNS]
+    if column is not None and column not in tags:
+        raise TaggerError(f"--column {column}: this model predicts {' and '.join(tags) or 'no tag column'}, "
+                          f"not {column}", model_path)
+    if column is None and len(tags) > 1:
+        raise TaggerError(f"this model predicts several tag columns ({', '.join(tags)}): name one with --column",
+                          model_path)
+    return column or (tags[0] if tags else None), "head" in outputs
+
+
+def _data_files(data: str | os.PathLike, split: str | None, task: str, meta: dict[str, Any]) -> Any:
+    """``data`` itself, or with ``split`` the test files of that folder of WSJ files, split by
+    sections of ``task`` (``auto``: the task the model was trained for)."""
+    if split is None:
+        return data
+    from tagger.training.run import split_files
+
+    sections = (meta.get("task") or "pos") if task == "auto" else task
+    return split_files(os.fspath(data), split, sections)["test"]
+
+
+def _predictions(model: Any, gold: Sequence[Sentence], beta: float | None) -> tuple[list[Sentence], list | None]:
+    """Copies of ``gold`` annotated with the model's predictions; with ``beta``, also each
+    token's kept tags, best first (one pass gives both: the 1-best tag is the first kept)."""
+    from tagger.inference import predict
+    from tagger.tagging import multitag_decoder
+
+    multitags = predict(model, gold, decode=multitag_decoder(model, None, beta)) if beta is not None else None
+    predictions = [[tags[0][0] for tags in sentence] for sentence in multitags] if multitags else predict(model, gold)
+    pred = [replace(sentence, columns=dict(sentence.columns)) for sentence in gold]
+    for sentence, predicted in zip(pred, predictions):
+        model.annotate(sentence, predicted)
+    return pred, multitags
+
+
+def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "auto", columns: ColumnSpec = None,
+                   column: str | None = None, beta: float | None = None, device: str = "cpu",
+                   precision: str = "fp32", allow_missing_columns: bool = False,
+                   train_words: set[str] | None = None, split: str | None = None,
+                   task: str = "auto") -> EvaluationResult:
+    """Tag or parse ``data`` with the model at ``model_path`` and score it against its gold columns.
+
+    What is scored is what the model predicts (:func:`model_targets`): its tag column, and
+    attachment for a parser; ``data`` must have that gold annotation. ``beta`` adds CCG
+    multi-tagging (tags with p >= beta * p_best). Unseen-word accuracy uses ``train_words``, or
+    else the model's training file when it is still where it was. A parser refuses data
+    without the POS/FEATS it reads unless ``allow_missing_columns``. With ``split`` (``wsj``,
+    ``sample``) ``data`` is a folder of WSJ files and its test part is scored, by the sections
+    of ``task`` (``auto``: the model's own task)."""
+    from tagger import model_file
+    from tagger.devices import resolve_device
+    from tagger.inference import InputCheck
+    from tagger.modules.precision import apply
+
+    _check_task(task)
+    model, meta = model_file.load(model_path, resolve_device(device))
+    apply(model, precision, in_place=True)
+    chosen, parse = model_targets(model, column, model_path)
+    source = _data_files(data, split, task, meta)
+    gold = read_scored(source, format, columns, "no sentences to evaluate")
+    InputCheck(model, allow_missing_columns, meta)(gold)
+    if chosen is not None and not has_column(gold, chosen):
+        raise TaggerError(f"no gold '{chosen}' column to score the model's tags against", _name(source))
+    if parse and not has_column(gold, "head"):
+        raise TaggerError("no gold heads to score the parser against", _name(source))
+    if train_words is None and meta.get("train") and os.path.exists(meta["train"]):
+        train_words = training_words(meta["train"], "auto", columns)
+    pred, multitags = _predictions(model, gold, beta)
+    result = scored(gold, pred, chosen, parse, train_words)
+    if multitags is not None and chosen is not None:
+        multitag = MultiTagMetric()
+        for sentence, tags in zip(gold, multitags):
+            multitag.update(sentence.column(chosen), [{tag for tag, _ in token} for token in tags])
+        result.metrics["multitag"] = multitag
+    return result
+
+
+__all__ = ["EvaluationResult", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
+           "model_targets", "TASK_COLUMNS", "AUTO_COLUMNS"]
