@@ -105,6 +105,18 @@ def test_decode_gives_single_rooted_trees_on_random_sentences(arch: str) -> None
     assert singles == predictions[:8]
 
 
+def test_nan_scores_still_give_trees_that_keep_the_root_label_rule() -> None:
+    """Scores that cannot choose (NaN weights) fall back to a legal action under all the rules of
+    tagger.transitions, the root-label rule included."""
+    for precompute in (10000, 0):
+        model = make(precompute=precompute).eval()
+        with torch.no_grad():
+            model.output.weight.fill_(float("nan"))
+        for s, (heads, rels) in zip(TRAIN, predict(model, TRAIN)):
+            assert_tree(heads, len(s))
+            assert [r == "root" for r in rels] == [h == 0 for h in heads], (heads, rels)
+
+
 def test_collated_features_are_the_chen_manning_features() -> None:
     model = make()
     batch = model.collate(TRAIN[:4])
