@@ -154,7 +154,8 @@ def test_legality_hand_cases():
 
 def test_root_label_rule():
     """UD: the one arc from ROOT is labelled root, and no other arc is."""
-    assert root_label(["punct", "nsubj", "root"]) == 2 and root_label(["_"]) is None
+    assert root_label(["punct", "nsubj", "root"]) == 2 and root_label(["_", "dep"]) is None
+    assert root_label(["root"]) is None  # no other label for the other arcs: no rule
     state = run(3, [S, S, S, R(0)])  # [0, 1, 2], buffer empty: arcs between words only
     assert legal(state, 3) == bytes([0, 1, 1, 1, 1, 1, 1])
     assert legal(state, 3, root=1) == bytes([0, 1, 1, 0, 0, 1, 1])  # L(1), R(1) carry the root label
@@ -166,6 +167,8 @@ def test_root_label_rule():
     assert legal(run(2, [S]), 3, root=1) == bytes([1, 0, 0, 0, 0, 0, 0])
     with pytest.raises(ValueError):
         mask_templates(3, 3)
+    with pytest.raises(ValueError):  # some action must stay legal in every non-final state
+        mask_templates(1, 0)
 
 
 def check_legality(state: State, n_labels: int, root: int | None) -> None:

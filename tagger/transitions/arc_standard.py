@@ -9,8 +9,8 @@ Conventions used throughout :mod:`tagger.transitions`:
 * LEFT-ARC(k): arc s0 → s1 with label k, pop s1; illegal when s1 is ROOT.
   RIGHT-ARC(k): arc s1 → s0 with label k, pop s0; when s1 is ROOT it is legal only once the
   buffer is empty, so ROOT gets exactly one dependent. SHIFT: legal while the buffer is non-empty.
-* Labels (UD): when the labels include ``root`` (:func:`root_label`), the arc from ROOT must be
-  labelled ``root`` and no other arc may be. Legality is :func:`legal_code` (which kinds of
+* Labels (UD): when the labels include ``root`` and others (:func:`root_label`), the arc from
+  ROOT must be labelled ``root`` and no other arc may be. Legality is :func:`legal_code` (which kinds of
   action, from the stack and buffer) indexing :func:`mask_templates` (the actions, with labels).
 * A state is final when the buffer is empty and the stack is ``[0]``. Some action is legal in
   every non-final state, so greedy decoding with illegal actions masked always ends in a
@@ -143,7 +143,10 @@ ROOT_LABEL = "root"
 
 
 def root_label(label_names: Sequence[str]) -> int | None:
-    """The index of :data:`ROOT_LABEL` in ``label_names``; ``None`` (no root-label rule) without it."""
+    """The index of :data:`ROOT_LABEL` in ``label_names``: the rule's label. ``None`` (no
+    root-label rule) without it, or when it is the only label (the other arcs need another)."""
+    if len(label_names) < 2:
+        return None
     for k, name in enumerate(label_names):
         if name == ROOT_LABEL:
             return k
@@ -164,6 +167,8 @@ def mask_templates(n_labels: int, root: int | None = None) -> tuple[bytes, ...]:
     """
     if root is not None and not 0 <= root < n_labels:
         raise ValueError(f"root label {root} out of range for {n_labels} labels")
+    if root is not None and n_labels < 2:  # the other arcs would have no label left
+        raise ValueError("the root-label rule needs a second label")
     templates = _TEMPLATES.get((n_labels, root))
     if templates is None:
         templates = _TEMPLATES[n_labels, root] = tuple(_template(code, n_labels, root) for code in range(8))

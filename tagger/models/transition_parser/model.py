@@ -38,7 +38,8 @@ from tagger.evaluation.metrics import AttachmentMetric, is_punct
 from tagger.models.transition_parser import bootstrap as bootstrapping
 from tagger.models.transition_parser import decoder
 from tagger.models.transition_parser.batch import ParserBatch, collate, tag_column_values
-from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID, SPECIALS, UNK_ID
+from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, SPECIALS, UNK_ID
+from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the package exports it from here)
 from tagger.models.transition_parser.precompute import RowTable, precomputed_words, weights_key
 from tagger.modules.cells import step
 from tagger.modules.input_layer import normalize
