@@ -43,7 +43,7 @@ from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the pack
 from tagger.models.transition_parser.precompute import RowTable, precomputed_words, weights_key
 from tagger.modules.cells import step
 from tagger.modules.input_layer import normalize
-from tagger.transitions.arc_standard import mask_templates, oracle, root_label
+from tagger.transitions.arc_standard import mask_templates, n_actions, oracle, root_label
 
 ARCHS = ("ffn", "lstm", "gru", "elman")
 GATES = {"ffn": (), "lstm": ("i", "j", "f", "o"), "gru": ("r", "z", "h"), "elman": ("h",)}
@@ -132,7 +132,7 @@ class TransitionParser(nn.Module):
         # Older model files also keep the count of non-projective training trees in
         # ``vocabs["nonprojective"]``: ignored (the meta's ``nonprojective_skipped`` holds it).
         self.n_labels = len(self.label_names)
-        self.n_actions = 2 * self.n_labels + 1
+        self.n_actions = n_actions(self.n_labels)
         c = config
         self.input_size = N_SLOTS * c.word_dim + N_SLOTS * c.tag_dim + N_CHILD * c.label_dim
         self.gates = GATES[c.arch]
