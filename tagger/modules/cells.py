@@ -9,14 +9,15 @@ The cells of TensorFlow 1 (as used by Elkaref & Bohnet 2017), without peepholes:
 * ``elman``: ``h = relu(pre + W_h h)``
 
 ``pre`` and ``W_h`` hold the gates stacked in the order above (``[G·H, ...]``; the parser's
-``GATES`` names them); the caller
-computes ``pre`` for all steps at once, so a step is one matrix product with ``W_h``.
+``GATES`` names them); the caller computes ``pre`` for all steps at once, so a step is one
+matrix product with ``W_h``.
 """
 
 from __future__ import annotations
 
 import torch
 from torch.nn import functional as F
+
 
 def step(kind: str, pre: torch.Tensor, h: torch.Tensor, c: torch.Tensor | None, w_h: torch.Tensor,
          forget_bias: float = 1.0) -> tuple[torch.Tensor, torch.Tensor | None]:
