@@ -15,7 +15,7 @@ from tagger.corpus.records import Sentence
 from tagger.inference import predict
 from tagger.models import MODELS, TASK_MODELS
 from tagger.models.transition_parser import LABEL_OFFSET, NULL_ID, ParserConfig, TransitionParser
-from tagger.transitions import State, apply, extract, is_projective, oracle
+from tagger.transitions import State, apply, is_projective, oracle, token_slots
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EWT = DATA / "ud-english-ewt"
@@ -95,6 +95,7 @@ def test_decode_gives_single_rooted_trees_on_random_sentences(arch: str) -> None
     for s, (heads, rels) in zip(sentences, predictions):
         assert_tree(heads, len(s))
         assert len(rels) == len(s) and set(rels) <= set(model.label_names)
+        assert [r == "root" for r in rels] == [h == 0 for h in heads]  # UD: root labels the arc from ROOT only
     # the precomputed W·e rows change nothing but speed
     model.config.precompute = 0
     assert predict(model, sentences, max_tokens=600) == predictions
@@ -102,6 +103,18 @@ def test_decode_gives_single_rooted_trees_on_random_sentences(arch: str) -> None
     model.config.precompute = 6
     singles = [model.decode(model.collate([s], with_gold=False))[0] for s in sentences[:8]]
     assert singles == predictions[:8]
+
+
+def test_nan_scores_still_give_trees_that_keep_the_root_label_rule() -> None:
+    """Scores that cannot choose (NaN weights) fall back to a legal action under all the rules of
+    tagger.transitions, the root-label rule included."""
+    for precompute in (10000, 0):
+        model = make(precompute=precompute).eval()
+        with torch.no_grad():
+            model.output.weight.fill_(float("nan"))
+        for s, (heads, rels) in zip(TRAIN, predict(model, TRAIN)):
+            assert_tree(heads, len(s))
+            assert [r == "root" for r in rels] == [h == 0 for h in heads], (heads, rels)
 
 
 def test_collated_features_are_the_chen_manning_features() -> None:
@@ -117,9 +130,10 @@ def test_collated_features_are_the_chen_manning_features() -> None:
         for step, action in enumerate(oracle(s.columns["head"], labels)):
             pos = batch.positions[row, step]
             got = (batch.words[pos].tolist(), batch.tags[pos].tolist(), batch.labels[pos[6:]].tolist())
-            want = extract(state, word_ids, tag_ids, null_word=NULL_ID, null_tag=NULL_ID, null_label=NULL_ID,
-                           label_offset=LABEL_OFFSET)
-            assert got == tuple(want)
+            slots = token_slots(state)
+            want = ([word_ids[p] if p >= 0 else NULL_ID for p in slots], [tag_ids[p] if p >= 0 else NULL_ID for p in slots],
+                    [state.labels[p] + LABEL_OFFSET if p >= 0 else NULL_ID for p in slots[6:]])
+            assert got == want
             assert batch.actions[row, step] == action
             apply(state, action)
         assert (batch.actions[row, 2 * n :] == -100).all()

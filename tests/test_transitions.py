@@ -14,7 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagger.transitions import (
+    FEATURE_NAMES,
+    FIRST_CHILD_SLOT,
     LEFT,
+    N_FEATURES,
     RIGHT,
     SHIFT,
     State,
@@ -22,17 +25,16 @@ from tagger.transitions import (
     apply,
     decode,
     encode,
-    extract,
+    first_legal,
     is_final,
-    is_legal,
     is_projective,
-    legal_actions_mask,
     legal_code,
-    legal_kinds,
+    mask_templates,
     n_actions,
     oracle,
+    root_label,
+    token_slots,
 )
-from tagger.transitions.features import FEATURE_NAMES, N_FEATURES
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EWT_TRAIN = DATA / "ud-english-ewt" / "en_ewt-ud-train.conllu"
@@ -126,64 +128,97 @@ def test_is_projective_hand_cases():
 # -- legality ------------------------------------------------------------------------------
 
 
+def legal(state: State, n_labels: int, root: int | None = None) -> bytes:
+    """The legal actions, as the parser finds them: the template of the state's legal code."""
+    return mask_templates(n_labels, root)[legal_code(state)]
+
+
 def test_legality_hand_cases():
     state = State(2)
-    assert legal_kinds(state) == (True, False, False)
+    assert legal_code(state) == 1  # SHIFT only
     apply(state, S)  # [0, 1]
-    assert legal_kinds(state) == (True, False, False)  # ROOT -> 1 must wait for the buffer
+    assert legal_code(state) == 1  # ROOT -> 1 must wait for the buffer
     with pytest.raises(ValueError):
         apply(state, R(0))
     with pytest.raises(ValueError):
         apply(state, L(0))
     apply(state, S)  # [0, 1, 2]
-    assert legal_kinds(state) == (False, True, True)
+    assert legal_code(state) == 6 and legal(state, 2) == bytes([0, 1, 1, 1, 1])
     with pytest.raises(ValueError):
         apply(state, S)
     apply(state, R(0))  # [0, 1]
-    assert legal_kinds(state) == (False, False, True)
+    assert legal_code(state) == 4 and legal(state, 2) == bytes([0, 0, 1, 0, 1])
     apply(state, R(1))
-    assert is_final(state) and legal_kinds(state) == (False, False, False)
-    assert legal_actions_mask(state, 3) == bytes(7)
+    assert is_final(state) and legal_code(state) == 0
+    assert legal(state, 3) == bytes(7) and legal(state, 3, root=1) == bytes(7) and first_legal(state, 3) == -1
 
 
-def check_legality(state: State, n_labels: int) -> None:
-    """The mask, the kinds, the code and is_legal agree, and apply refuses what is illegal."""
-    mask = legal_actions_mask(state, n_labels)
+def test_root_label_rule():
+    """UD: the one arc from ROOT is labelled root, and no other arc is."""
+    assert root_label(["punct", "nsubj", "root"]) == 2 and root_label(["_", "dep"]) is None
+    assert root_label(["root"]) is None  # no other label for the other arcs: no rule
+    state = run(3, [S, S, S, R(0)])  # [0, 1, 2], buffer empty: arcs between words only
+    assert legal(state, 3) == bytes([0, 1, 1, 1, 1, 1, 1])
+    assert legal(state, 3, root=1) == bytes([0, 1, 1, 0, 0, 1, 1])  # L(1), R(1) carry the root label
+    assert first_legal(state, 3, root=0) == L(1)
+    apply(state, L(2))  # [0, 2]: only ROOT -> 2 is left
+    assert legal(state, 3) == bytes([0, 0, 1, 0, 1, 0, 1])
+    assert legal(state, 3, root=1) == bytes([0, 0, 0, 0, 1, 0, 0])  # R(root) and nothing else
+    assert first_legal(state, 3, root=1) == R(1) and first_legal(state, 3) == R(0)
+    assert legal(run(2, [S]), 3, root=1) == bytes([1, 0, 0, 0, 0, 0, 0])
+    with pytest.raises(ValueError):
+        mask_templates(3, 3)
+    with pytest.raises(ValueError):  # some action must stay legal in every non-final state
+        mask_templates(1, 0)
+
+
+def check_legality(state: State, n_labels: int, root: int | None) -> None:
+    """The mask agrees with apply: each action it allows applies, each kind it refuses raises;
+    an action it refuses that applies breaks the root-label rule."""
+    mask = legal(state, n_labels, root)
     assert len(mask) == n_actions(n_labels)
-    legal = [is_legal(state, a) for a in range(n_actions(n_labels))]
-    assert list(mask) == [int(x) for x in legal]
-    can_shift, can_left, can_right = legal_kinds(state)
-    assert legal_code(state) == can_shift | can_left << 1 | can_right << 2
-    assert legal[0] == can_shift and legal[1] == can_left and legal[2] == can_right
-    assert any(legal) != is_final(state)
-    for a in (0, 1, 2):
-        if not legal[a]:
-            with pytest.raises(ValueError):
-                apply(state.copy(), a)
+    assert any(mask) != is_final(state)
+    assert first_legal(state, n_labels, root) == (mask.index(1) if any(mask) else -1)
+    for action in range(n_actions(n_labels)):
+        try:
+            apply(state.copy(), action)
+            applies = True
+        except ValueError:
+            applies = False
+        kind, label = decode(action)
+        from_root = kind == RIGHT and len(state.stack) == 2  # s1 is ROOT
+        if mask[action]:
+            assert applies and (root is None or kind == SHIFT or (label == root) == from_root)
+        else:
+            assert not applies or (root is not None and kind != SHIFT and (label == root) != from_root)
 
 
-def greedy(n: int, n_labels: int, rng: random.Random, check: bool = False) -> State:
+def greedy(n: int, n_labels: int, rng: random.Random, check: bool = False, root: int | None = None) -> State:
     """Greedy decoding with random scores and illegal actions masked."""
     state = State(n)
     while not is_final(state):
         if check:
-            check_legality(state, n_labels)
-        mask = legal_actions_mask(state, n_labels)
+            check_legality(state, n_labels, root)
+        mask = legal(state, n_labels, root)
         scores = [rng.gauss(0, 1) for _ in mask]
         action = max((a for a, ok in enumerate(mask) if ok), key=scores.__getitem__)
         apply(state, action)
     if check:
-        check_legality(state, n_labels)
+        check_legality(state, n_labels, root)
     return state
 
 
 @settings(max_examples=200, deadline=None)
-@given(n=st.integers(0, 30), n_labels=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
-def test_greedy_decoding_yields_a_single_rooted_projective_tree(n, n_labels, seed):
-    state = greedy(n, n_labels, random.Random(seed), check=True)
+@given(n=st.integers(0, 30), n_labels=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
+       root=st.one_of(st.none(), st.integers(0, 4)))
+def test_greedy_decoding_yields_a_single_rooted_projective_tree(n, n_labels, seed, root):
+    root = None if root is None or n_labels < 2 else root % n_labels
+    state = greedy(n, n_labels, random.Random(seed), check=True, root=root)
     heads, labels = state.tree()
     assert heads.count(0) == (1 if n else 0)
     assert all(0 <= h <= n for h in heads) and all(0 <= lab < n_labels for lab in labels)
+    if root is not None:  # the root label on the arc from ROOT, and only there
+        assert [lab == root for lab in labels] == [h == 0 for h in heads]
     for j in range(1, n + 1):  # every word reaches ROOT: no cycles
         seen, h = set(), j
         while h != 0:
@@ -221,32 +256,19 @@ def test_copy_is_independent():
 
 # -- features --------------------------------------------------------------------------------
 
-NULL_W, NULL_T, NULL_L = 0, 0, 0
-ROOT_W, ROOT_T = 1, 2
 
-
-def ids(n: int) -> tuple[list[int], list[int]]:
-    """Word ids 10+p and tag ids 20+p for position p, ROOT ids at 0."""
-    positions = range(1, n + 1)
-    return [ROOT_W] + [10 + p for p in positions], [ROOT_T] + [20 + p for p in positions]
-
-
-def feats(state: State):
-    words, tags = ids(state.n)
-    return extract(
-        state, words, tags, null_word=NULL_W, null_tag=NULL_T, null_label=NULL_L, label_offset=1
-    )
+def slot_labels(state: State) -> list[int]:
+    """The label features: the arc label of each child slot, -1 where empty."""
+    return [state.labels[p] if p >= 0 else -1 for p in token_slots(state)[FIRST_CHILD_SLOT:]]
 
 
 def test_features_children_of_s1():
     heads, labels, actions = BOTH_SIDES  # She ate fish quickly .
     state = run(5, actions[:6])  # stack [0, ate, quickly], buffer [.]
     assert state.stack == [0, 2, 4] and state.i == 5
-    words, tags, labs = feats(state)
     # s0 s1 s2 b0 b1 b2 | s0 has no children | lc1(s1)=She rc1(s1)=fish
-    assert words == [14, 12, ROOT_W, 15, 0, 0] + [0] * 6 + [11, 13, 0, 0, 0, 0]
-    assert tags == [24, 22, ROOT_T, 25, 0, 0] + [0] * 6 + [21, 23, 0, 0, 0, 0]
-    assert labs == [0, 0, 0, 0, 0, 0, 1 + 0, 1 + 2, 0, 0, 0, 0]  # nsubj, obj (+ offset 1)
+    assert token_slots(state) == [4, 2, 0, 5, -1, -1] + [-1] * 6 + [1, 3, -1, -1, -1, -1]
+    assert slot_labels(state) == [-1] * 6 + [0, 2, -1, -1, -1, -1]  # nsubj, obj
 
 
 def test_features_deep_children_of_s0():
@@ -256,50 +278,40 @@ def test_features_deep_children_of_s0():
     actions = oracle(heads, labels)
     state = run(7, actions[:-1])  # everything but ROOT -> 4
     assert state.stack == [0, 4] and state.i == 8
-    words, tags, labs = feats(state)
     # s0=4 s1=ROOT, no s2 or buffer; lc1(s0)=2 rc1(s0)=6 lc2(s0)=3 rc2(s0)=5 lc1(lc1)=1 rc1(rc1)=7
-    assert words == [14, ROOT_W, 0, 0, 0, 0, 12, 16, 13, 15, 11, 17] + [0] * 6
-    assert tags == [24, ROOT_T, 0, 0, 0, 0, 22, 26, 23, 25, 21, 27] + [0] * 6
-    assert labs == [1 + 12, 1 + 16, 1 + 13, 1 + 15, 1 + 11, 1 + 17] + [0] * 6
-    assert len(words) + len(tags) + len(labs) == N_FEATURES == len(FEATURE_NAMES) == 48
+    assert token_slots(state) == [4, 0, -1, -1, -1, -1, 2, 6, 3, 5, 1, 7] + [-1] * 6
+    assert slot_labels(state) == [12, 16, 13, 15, 11, 17] + [-1] * 6
+    assert 2 * len(token_slots(state)) + len(slot_labels(state)) == N_FEATURES == len(FEATURE_NAMES) == 48
 
 
 def test_features_initial_state():
-    words, tags, labs = feats(State(2))
-    assert words == [ROOT_W, 0, 0, 11, 12, 0] + [0] * 12
-    assert tags == [ROOT_T, 0, 0, 21, 22, 0] + [0] * 12
-    assert labs == [0] * 12
+    assert token_slots(State(2)) == [0, -1, -1, 1, 2, -1] + [-1] * 12
+    assert slot_labels(State(2)) == [-1] * 12
 
 
-def test_speed_of_apply_and_extract():
-    """Oracle steps on 200 random 30-word trees, each call timed: per tree, extract, the legal-action
-    mask and apply take a few microseconds a call (medians over the trees measured on a busy
-    machine: 5.3, 0.6 and 0.6). The median over trees is robust to the process being descheduled
-    mid-call, which inflates a few trees by 100 times; the bound, 100 us, catches a slow path."""
+def test_decoder_step_work_is_cheap_and_never_forbids_a_gold_action():
+    """What the decoder does per transition in Python (token_slots, legal_code, apply): the
+    oracle of every tree that keeps the root-label rule passes the masks, rebuilds its tree, and
+    costs microseconds per transition (bound 50 us, some 30 times what it takes; the median over
+    trees, robust to the process being descheduled mid-tree on a busy machine)."""
     rng = random.Random(0)
-    n, n_labels = 30, 40
-    words, tags = ids(n)
-    per_tree: dict[str, list[float]] = {"extract": [], "mask": [], "apply": []}
+    n, n_labels, root = 30, 40, 3
+    templates = mask_templates(n_labels, root)
+    transitions, per_tree = 0, []
     for _ in range(200):
-        actions = oracle(*greedy(n, n_labels, rng).tree())
+        heads, labels = greedy(n, n_labels, rng, root=root).tree()
+        actions = oracle(heads, labels)
         state = State(n)
-        t_extract = t_mask = t_apply = 0.0
-        for a in actions:
-            t0 = time.perf_counter()
-            extract(state, words, tags, null_word=0, null_tag=0, null_label=0)
-            t1 = time.perf_counter()
-            legal_actions_mask(state, n_labels)
-            t2 = time.perf_counter()
-            apply(state, a)
-            t3 = time.perf_counter()
-            t_extract += t1 - t0
-            t_mask += t2 - t1
-            t_apply += t3 - t2
-        assert len(actions) == 2 * n and is_final(state)
-        for name, total in (("extract", t_extract), ("mask", t_mask), ("apply", t_apply)):
-            per_tree[name].append(1e6 * total / len(actions))
-    medians = {name: statistics.median(values) for name, values in per_tree.items()}
-    assert all(value < 100 for value in medians.values()), medians
+        start = time.perf_counter()
+        for action in actions:
+            token_slots(state)
+            assert templates[legal_code(state)][action]
+            apply(state, action)
+        per_tree.append((time.perf_counter() - start) / len(actions))
+        transitions += len(actions)
+        assert state.tree() == (heads, labels)
+    assert transitions == 200 * 2 * n
+    assert statistics.median(per_tree) < 50e-6, f"{1e6 * statistics.median(per_tree):.1f} us per transition"
 
 
 # -- the whole EWT training set -----------------------------------------------------------------
@@ -330,7 +342,8 @@ def read_trees(path: Path):
 
 @pytest.mark.skipif(not EWT_TRAIN.exists(), reason="EWT data not available")
 def test_oracle_rebuilds_every_projective_ewt_tree():
-    label_index: dict[str, int] = {}
+    label_index: dict[str, int] = {"root": 0}
+    templates = mask_templates(60, root_label(label_index))  # EWT has 50 labels
     total = nonprojective = 0
     for heads, rels in read_trees(EWT_TRAIN):
         total += 1
@@ -342,12 +355,13 @@ def test_oracle_rebuilds_every_projective_ewt_tree():
             continue
         state = State(len(heads))
         for a in oracle(heads, labels):
+            assert templates[legal_code(state)][a]  # the root-label rule never forbids a gold arc
             apply(state, a)
         assert is_final(state)
         assert state.tree() == (heads, labels)
         if total % 50 == 0:
             check_children(state)
-    assert total == 12544
+    assert total == 12544 and len(label_index) <= 60
     assert 0 < nonprojective < 0.1 * total
     assert (nonprojective, len(label_index)) == (288, 51)  # UD English EWT 2.x train: 2.30% non-projective
 

@@ -1,35 +1,38 @@
 """Transition systems for dependency parsing (plain Python; never imports torch).
 
-:mod:`~tagger.transitions.arc_standard` holds the arc-standard system, its legality masks and
-static oracle; :mod:`~tagger.transitions.features` the 48 Chen & Manning features.
+:mod:`~tagger.transitions.arc_standard` holds the arc-standard system, its legality rules (the
+UD root-label rule included) and static oracle; :mod:`~tagger.transitions.features` the token
+slots of the 48 Chen & Manning features. This is the API the parser uses; nothing else.
 """
 
 from tagger.transitions.arc_standard import (
     LEFT,
     RIGHT,
+    ROOT_LABEL,
     SHIFT,
     State,
     action_name,
     apply,
     decode,
     encode,
+    first_legal,
     is_final,
-    is_legal,
     is_projective,
-    legal_actions_mask,
     legal_code,
-    legal_kinds,
     mask_templates,
     n_actions,
     oracle,
+    root_label,
 )
-from tagger.transitions.features import FEATURE_NAMES, N_FEATURES, TOKEN_SLOTS, extract, token_slots
+from tagger.transitions.features import FEATURE_NAMES, FIRST_CHILD_SLOT, N_FEATURES, TOKEN_SLOTS, token_slots
 
 __all__ = [
     "FEATURE_NAMES",
+    "FIRST_CHILD_SLOT",
     "LEFT",
     "N_FEATURES",
     "RIGHT",
+    "ROOT_LABEL",
     "SHIFT",
     "State",
     "TOKEN_SLOTS",
@@ -37,15 +40,13 @@ __all__ = [
     "apply",
     "decode",
     "encode",
-    "extract",
+    "first_legal",
     "is_final",
-    "is_legal",
     "is_projective",
-    "legal_actions_mask",
     "legal_code",
-    "legal_kinds",
     "mask_templates",
     "n_actions",
     "oracle",
+    "root_label",
     "token_slots",
 ]

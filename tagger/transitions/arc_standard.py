@@ -9,11 +9,16 @@ Conventions used throughout :mod:`tagger.transitions`:
 * LEFT-ARC(k): arc s0 → s1 with label k, pop s1; illegal when s1 is ROOT.
   RIGHT-ARC(k): arc s1 → s0 with label k, pop s0; when s1 is ROOT it is legal only once the
   buffer is empty, so ROOT gets exactly one dependent. SHIFT: legal while the buffer is non-empty.
+* Labels (UD): when the labels include ``root`` and others (:func:`root_label`), the arc from
+  ROOT must be labelled ``root`` and no other arc may be. Legality is :func:`legal_code` (which kinds of
+  action, from the stack and buffer) indexing :func:`mask_templates` (the actions, with labels).
 * A state is final when the buffer is empty and the stack is ``[0]``. Some action is legal in
   every non-final state, so greedy decoding with illegal actions masked always ends in a
-  single-rooted projective tree.
+  single-rooted projective tree (with one ``root`` arc, from ROOT, when the labels have one).
 
-Plain Python, no torch: this module is run once per transition per sentence.
+Plain Python, no torch: this module is run once per transition per sentence. The parser
+(:mod:`tagger.models.transition_parser`) batches it: per step it collects :func:`legal_code` of
+every sentence and indexes a tensor made once from :func:`mask_templates`.
 """
 
 from __future__ import annotations
@@ -120,17 +125,12 @@ def is_final(state: State) -> bool:
     return state.i > state.n and len(state.stack) == 1
 
 
-def legal_kinds(state: State) -> tuple[bool, bool, bool]:
-    """``(can_shift, can_left, can_right)``: which kinds of action are legal (any label)."""
-    depth = len(state.stack)
-    done = state.i > state.n
-    return (not done, depth > 2, depth > 2 or (depth == 2 and done))
-
-
 def legal_code(state: State) -> int:
-    """:func:`legal_kinds` packed as ``shift | left << 1 | right << 2`` (0..7).
+    """Which kinds of action are legal, packed as ``shift | left << 1 | right << 2`` (0..7).
 
-    Index :func:`mask_templates` (or a tensor built from them) with it to get the mask.
+    SHIFT while the buffer is non-empty; LEFT-ARC when s1 is a word; RIGHT-ARC when s1 is a
+    word, or when s1 is ROOT and the buffer is empty (so ROOT gets exactly one dependent). Index
+    :func:`mask_templates` with it to get the legal actions.
     """
     depth = len(state.stack)
     if state.i <= state.n:
@@ -138,46 +138,61 @@ def legal_code(state: State) -> int:
     return 0 if depth == 1 else (4 if depth == 2 else 6)
 
 
-_TEMPLATES: dict[int, tuple[bytes, ...]] = {}
+#: The root-label rule's label (UD): the one arc from ROOT has it, no other arc does.
+ROOT_LABEL = "root"
 
 
-def mask_templates(n_labels: int) -> tuple[bytes, ...]:
+def root_label(label_names: Sequence[str]) -> int | None:
+    """The index of :data:`ROOT_LABEL` in ``label_names``: the rule's label. ``None`` (no
+    root-label rule) without it, or when it is the only label (the other arcs need another)."""
+    if len(label_names) < 2:
+        return None
+    for k, name in enumerate(label_names):
+        if name == ROOT_LABEL:
+            return k
+    return None
+
+
+_TEMPLATES: dict[tuple[int, int | None], tuple[bytes, ...]] = {}
+
+
+def mask_templates(n_labels: int, root: int | None = None) -> tuple[bytes, ...]:
     """The 8 possible legal-action masks for ``n_labels`` labels, indexed by :func:`legal_code`.
 
-    Each mask is ``bytes`` of length ``2 * n_labels + 1`` holding 0/1 (cached per label count).
+    Each mask is ``bytes`` of length ``2 * n_labels + 1`` holding 1 where the action is legal
+    (cached per label count). With ``root`` (a label index, see :func:`root_label`) the
+    root-label rule holds too: RIGHT-ARC from ROOT only with label ``root``, no other arc with it.
+    The masks of a batch of states become a tensor with one index:
+    ``torch.tensor([list(m) for m in templates])[codes]``.
     """
-    templates = _TEMPLATES.get(n_labels)
+    if root is not None and not 0 <= root < n_labels:
+        raise ValueError(f"root label {root} out of range for {n_labels} labels")
+    if root is not None and n_labels < 2:  # the other arcs would have no label left
+        raise ValueError("the root-label rule needs a second label")
+    templates = _TEMPLATES.get((n_labels, root))
     if templates is None:
-        out = []
-        for code in range(8):
-            mask = bytearray(2 * n_labels + 1)
-            mask[0] = code & 1
-            mask[1::2] = bytes([(code >> 1) & 1]) * n_labels
-            mask[2::2] = bytes([(code >> 2) & 1]) * n_labels
-            out.append(bytes(mask))
-        templates = _TEMPLATES[n_labels] = tuple(out)
+        templates = _TEMPLATES[n_labels, root] = tuple(_template(code, n_labels, root) for code in range(8))
     return templates
 
 
-def legal_actions_mask(state: State, n_labels: int) -> bytes:
-    """0/1 per action (length ``2 * n_labels + 1``): 1 where :func:`is_legal`.
+def _template(code: int, n_labels: int, root: int | None) -> bytes:
+    mask = bytearray(2 * n_labels + 1)
+    mask[0] = code & 1
+    mask[1::2] = bytes([(code >> 1) & 1]) * n_labels
+    mask[2::2] = bytes([(code >> 2) & 1]) * n_labels
+    if root is not None:
+        if code & 4 and not code & 2:  # RIGHT-ARC legal but LEFT-ARC not: s1 is ROOT
+            mask[2::2] = bytes(n_labels)
+            mask[2 + 2 * root] = 1
+        else:
+            mask[1 + 2 * root] = mask[2 + 2 * root] = 0
+    return bytes(mask)
 
-    The result is a shared immutable ``bytes``; a batch of them becomes a tensor with
-    ``torch.frombuffer(b"".join(masks), dtype=torch.uint8).view(len(masks), -1)``.
-    """
-    return mask_templates(n_labels)[legal_code(state)]
 
-
-def is_legal(state: State, action: int) -> bool:
-    """True if ``action`` may be applied to ``state`` (any label index >= 0 is accepted)."""
-    if action < 0:
-        return False
-    depth = len(state.stack)
-    if action == 0:
-        return state.i <= state.n
-    if action & 1:  # LEFT-ARC: s1 must be a word
-        return depth > 2
-    return depth > 2 or (depth == 2 and state.i > state.n)  # RIGHT-ARC
+def first_legal(state: State, n_labels: int, root: int | None = None) -> int:
+    """The lowest-numbered legal action (-1 in a final state): a decoder's fallback when its
+    scores cannot choose (NaN)."""
+    return mask_templates(n_labels, root)[legal_code(state)].find(1)
 
 
 def apply(state: State, action: int) -> None:

@@ -12,16 +12,14 @@ features. Slot order (also :data:`TOKEN_SLOTS`):
  5    b2              11    rc1(rc1(s0))    17    rc1(rc1(s1))
 ====  ==============  ====  ==============  ====  ==============
 
-Label feature ``j`` (0..11) is the arc label of token slot ``6 + j``. ``lc1``/``lc2`` are the
-leftmost/second leftmost left children and ``rc1``/``rc2`` the rightmost/second rightmost right
-children. A slot with no token gets the NULL id of its type; ROOT (position 0) gets
-``word_ids[0]``/``tag_ids[0]``, which the caller sets to its ROOT ids. ROOT is never a child, so
-it never has a label.
+Label feature ``j`` (0..11) is the arc label of token slot ``6 + j`` (:data:`FIRST_CHILD_SLOT`).
+``lc1``/``lc2`` are the leftmost/second leftmost left children and ``rc1``/``rc2`` the
+rightmost/second rightmost right children. :func:`token_slots` gives the positions in the slots
+(-1 for an empty slot); the parser looks their words, tags and labels up itself (a slot with no
+token reads NULL, ROOT reads the ROOT entries). ROOT is never a child, so it never has a label.
 """
 
 from __future__ import annotations
-
-from typing import Sequence
 
 from tagger.transitions.arc_standard import State
 
@@ -31,13 +29,15 @@ TOKEN_SLOTS = (
     "lc1(s1)", "rc1(s1)", "lc2(s1)", "rc2(s1)", "lc1(lc1(s1))", "rc1(rc1(s1))",
 )  # fmt: skip
 N_WORD_FEATURES = N_TAG_FEATURES = len(TOKEN_SLOTS)  # 18
-N_LABEL_FEATURES = 12
+#: Slots from here on are children: they also give a label feature.
+FIRST_CHILD_SLOT = 6
+N_LABEL_FEATURES = len(TOKEN_SLOTS) - FIRST_CHILD_SLOT  # 12
 N_FEATURES = N_WORD_FEATURES + N_TAG_FEATURES + N_LABEL_FEATURES  # 48
 #: Names of the 48 features in the order ``words + tags + labels``.
 FEATURE_NAMES = (
     tuple(f"{slot}.w" for slot in TOKEN_SLOTS)
     + tuple(f"{slot}.t" for slot in TOKEN_SLOTS)
-    + tuple(f"{slot}.l" for slot in TOKEN_SLOTS[6:])
+    + tuple(f"{slot}.l" for slot in TOKEN_SLOTS[FIRST_CHILD_SLOT:])
 )
 
 
@@ -58,27 +58,3 @@ def token_slots(state: State) -> list[int]:
         l0, r0, lc2[s0], rc2[s0], lc1[l0], rc1[r0],
         l1, r1, lc2[s1], rc2[s1], lc1[l1], rc1[r1],
     ]  # fmt: skip
-
-
-def extract(
-    state: State,
-    word_ids: Sequence[int],
-    tag_ids: Sequence[int],
-    *,
-    null_word: int,
-    null_tag: int,
-    null_label: int,
-    label_offset: int = 0,
-) -> tuple[list[int], list[int], list[int]]:
-    """``(words18, tags18, labels12)`` ids for ``state``, in the slot order of the module doc.
-
-    ``word_ids``/``tag_ids`` are per position (index 0 = ROOT, then words 1..n), already
-    numbered by the caller. A label feature is ``state.labels[p] + label_offset`` (transition
-    label index shifted into the caller's label-embedding numbering) or ``null_label``.
-    """
-    slots = token_slots(state)
-    words = [word_ids[p] if p >= 0 else null_word for p in slots]
-    tags = [tag_ids[p] if p >= 0 else null_tag for p in slots]
-    labels = state.labels
-    labs = [labels[p] + label_offset if p >= 0 else null_label for p in slots[6:]]
-    return words, tags, labs

@@ -1,0 +1,129 @@
+"""Batched greedy decoding: all sentences of a batch advance together, one transition per step
+(a sentence of n words takes exactly 2n), with the illegal actions of each masked (the rules of
+:mod:`tagger.transitions`, the UD root-label rule included), so each result is a single-rooted
+projective tree.
+
+The hidden layer's input at a step comes either from the Chen & Manning precomputed rows
+(:class:`RowInputs`, one ``embedding_bag`` sum) or from the embeddings (:class:`EmbeddingInputs`);
+both give the same trees (the rows only change the speed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch.nn import functional as F
+
+from tagger.models.transition_parser.batch import ParserBatch
+from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_SLOTS, NULL_ID, SCRATCH, SENTINEL
+from tagger.modules.cells import step
+from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
+from tagger.transitions.features import token_slots
+
+if TYPE_CHECKING:
+    from tagger.models.transition_parser.model import TransitionParser
+
+
+class RowInputs:
+    """``W x + b`` of a step as one sum of 48 precomputed rows. Per global position: the first
+    row of its word and tag, and (updated as arcs are made) of its label; slot s adds s."""
+
+    def __init__(self, model: TransitionParser, batch: ParserBatch):
+        rows = model.row_table()
+        ext = rows.batch_words(model, batch.words)
+        device = ext.device
+        self.table = rows.table
+        self.l0 = rows.l0
+        self.word_tag_rows = torch.stack([rows.w0 + ext * N_SLOTS, rows.t0 + batch.tags * N_SLOTS], 1)
+        self.label_rows = torch.full_like(ext, rows.l0 + NULL_ID * N_SLOTS)
+        self.slot = torch.arange(N_SLOTS, device=device).unsqueeze(1)
+        self.child_slot = torch.arange(FIRST_CHILD, N_SLOTS, device=device)
+
+    def pre(self, pos: torch.Tensor) -> torch.Tensor:
+        """[B, G·H] for the global positions ``pos`` [B, 18] of the token slots."""
+        index = torch.cat([(self.word_tag_rows[pos] + self.slot).view(len(pos), 2 * N_SLOTS),
+                           self.label_rows[pos[:, FIRST_CHILD:]] + self.child_slot], 1)
+        return F.embedding_bag(index, self.table, mode="sum")
+
+    def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
+        """Positions ``dependent`` got arcs labelled ``label`` (transition label indices)."""
+        self.label_rows[dependent] = self.l0 + (label + LABEL_OFFSET) * N_SLOTS
+
+
+class EmbeddingInputs:
+    """``W x + b`` of a step from the embeddings of the 48 features."""
+
+    def __init__(self, model: TransitionParser, batch: ParserBatch):
+        self.model = model
+        self.words, self.tags = batch.words, batch.tags
+        self.labels = torch.full_like(batch.words, NULL_ID)
+
+    def pre(self, pos: torch.Tensor) -> torch.Tensor:
+        return self.model.hidden(self.model.embed(pos, self.words, self.tags, self.labels))
+
+    def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
+        self.labels[dependent] = label + LABEL_OFFSET
+
+
+@torch.inference_mode()
+def decode(model: TransitionParser, batch: ParserBatch) -> list[tuple[list[int], list[str]]]:
+    """Greedy parse of every sentence of ``batch``: ``(heads, deprels)`` per sentence, in order."""
+    lengths = batch.lengths.tolist()
+    n_sent = len(lengths)
+    if n_sent == 0:
+        return []
+    order = sorted(range(n_sent), key=lambda b: -lengths[b])
+    states = [State(lengths[b]) for b in order]
+    base = batch.bases[torch.tensor(order, device=batch.words.device)].unsqueeze(1)
+    inputs = RowInputs(model, batch) if model.config.precompute > 0 else EmbeddingInputs(model, batch)
+    _greedy(model, states, [2 * lengths[b] for b in order], base, inputs)
+    results: list = [None] * n_sent
+    names = model.label_names
+    for b, state in zip(order, states):
+        heads, labels = state.tree()
+        results[b] = (heads, [names[k] for k in labels])
+    return results
+
+
+def _greedy(model: TransitionParser, states: list[State], steps: list[int], base: torch.Tensor,
+            inputs: RowInputs | EmbeddingInputs) -> None:
+    """Run ``states`` (longest first; ``steps`` transitions each) to the end, ``base`` [B, 1]
+    their ROOT's global position."""
+    device = base.device
+    n_sent = len(states)
+    arch, w_h, forget_bias = model.config.arch, model.recurrent, model.config.forget_bias
+    h = c = None
+    if arch != "ffn":
+        h = torch.zeros(n_sent, model.config.hidden, device=device)
+        c = torch.zeros_like(h) if arch == "lstm" else None
+    mask_bias = model.mask_bias
+    w_out = model.output.weight.t()
+    active = n_sent
+    for t in range(steps[0]):
+        while steps[active - 1] <= t:
+            active -= 1
+        live = states[:active] if active < n_sent else states
+        flat: list[int] = []
+        codes: list[int] = []
+        for state in live:
+            flat += token_slots(state)
+            codes.append(legal_code(state))
+        raw = torch.tensor(flat, dtype=torch.long, device=device).view(active, N_SLOTS)
+        pos = torch.where(raw >= 0, raw + base[:active], SENTINEL)
+        pre = inputs.pre(pos)
+        if arch == "ffn":
+            hid = F.relu(pre)
+        else:
+            hid, c = step(arch, pre, h[:active], c[:active] if c is not None else None, w_h, forget_bias)
+            h = hid
+        scores = hid @ w_out + mask_bias[torch.tensor(codes, device=device)]
+        best = scores.argmax(1)
+        # the label feature of the new dependent: s1 for LEFT-ARC (odd), s0 for RIGHT-ARC
+        dependent = torch.where(best > 0, torch.where(best % 2 == 1, pos[:, 1], pos[:, 0]), SCRATCH)
+        inputs.attach(dependent, (best - 1).clamp(min=0) // 2)
+        for state, action in zip(live, best.tolist()):
+            try:
+                apply(state, action)
+            except ValueError:  # only reachable with NaN scores: take any legal action
+                apply(state, first_legal(state, model.n_labels, root_label(model.label_names)))
