@@ -123,4 +123,5 @@ class Checkpoints:
             torch.set_rng_state(rngs[self.rank]["cpu"])
             if rngs[self.rank].get("cuda") is not None and self.device.type == "cuda":
                 torch.cuda.set_rng_state(rngs[self.rank]["cuda"], self.device)
+        self.last = time.monotonic()  # the next periodic checkpoint is due ``minutes`` after the resume
         return loaded
