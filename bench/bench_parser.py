@@ -30,13 +30,14 @@ from pathlib import Path
 import torch
 
 from tagger import model_file
-from tagger.config import build_config
-from tagger.formats import conll
 from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.formats import conll
 from tagger.inference import predict
-from tagger.models.transition_parser import ParserConfig, TransitionParser
-from tagger.training.run import retag
-from tagger.training.trainer import RunOptions, fit
+from tagger.models.transition_parser import TransitionParser
+from tagger.training import run
+from tagger.training.run import DataSpec, TrainRequest, retag
+from tagger.training.trainer import RunOptions
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
 #: name -> (arch, bootstrapped from the FFN?)
@@ -63,6 +64,9 @@ class StderrReporter:
 
     def epoch_end(self, record: dict) -> None:
         print(f"[{self.name}] {json.dumps(record)}", file=sys.stderr, flush=True)
+
+    def note(self, message: str) -> None:
+        print(f"[{self.name}] {message}", file=sys.stderr, flush=True)
 
 
 def scores(model: TransitionParser, sentences: list, gold: list | None = None) -> dict:
@@ -110,7 +114,7 @@ def parse_minutes(spec: str | None) -> dict[str, float]:
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", default=str(DATA / "en_ewt-ud-train.conllu"))
     parser.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
@@ -138,6 +142,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="extra UDPipe parser options, e.g. 'embedding_upostag=0;embedding_feats=0;"
                              "embedding_xpostag=20' (FORM + XPOS only, like ours with tag_column=xpos)")
     parser.add_argument("--udpipe-name", default="udpipe1", help="name of the UDPipe result and model file")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = arguments()
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     names = [n.strip() for n in args.models.split(",") if n.strip()]
@@ -148,9 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     out_dir = Path(args.out_dir or tempfile.mkdtemp(prefix="bench_parser_"))
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    train = list(conll.read(args.train))
-    if args.max_sentences:
-        train = train[: args.max_sentences]
+    train = run.read_sentences(DataSpec(args.train, max_sentences=args.max_sentences))  # what train_model trains on
     dev, test = list(conll.read(args.dev)), list(conll.read(args.test))
     print(json.dumps({"bench": "parser", "train": args.train, "train_sentences": len(train),
                       "train_words": sum(map(len, train)), "dev_sentences": len(dev), "test_sentences": len(test),
@@ -170,78 +177,80 @@ def main(argv: list[str] | None = None) -> None:
 
     ffn_path = Path(args.ffn_model) if args.ffn_model else None
     for name in names:
-        if args.score_only:
-            path = out_dir / f"{name}.model"
-            if not path.exists():
-                print(json.dumps({"model": name, "skipped": f"{path} does not exist"}))
-                continue
-            best, meta = model_file.load(path)
-            result = {"model": name, "model_file": str(path), "epochs": meta.get("epoch"),
-                      "dev": scores(best, dev), "test": scores(best, test)}
-            for part, sentences in predicted.items():
-                result[f"{part}_predicted_pos"] = scores(best, sentences, gold_parts[part])
-            print(json.dumps(result), flush=True)
-            continue
-        arch, boot = MODELS[name]
-        limit = minutes.get(name, args.max_minutes)
-        overrides = [f"arch={arch}", *args.overrides] + ([f"max_epochs={args.max_epochs}"] if args.max_epochs else [])
-        config = build_config(ParserConfig, TransitionParser.PRESETS, arch, None, overrides)
-        reduced = []
-        if args.max_sentences:
-            reduced.append(f"first {len(train)} training sentences")
-        if limit is not None:
-            reduced.append(f"training stopped after {limit:g} minutes")
-        if args.max_epochs:
-            reduced.append(f"at most {args.max_epochs} epochs")
-        torch.manual_seed(args.seed)
-        if boot:
-            if ffn_path is None or not ffn_path.exists():
-                print(json.dumps({"model": name, "skipped": "needs a trained FFN: put ffn first in --models or give --ffn-model"}))
-                continue
-            ffn, _ = model_file.load(ffn_path)
-            model = TransitionParser(config, ffn.vocabs)
-            gates = [g for g in args.gates.split(",") if g] or None
-            try:
-                model.bootstrap(ffn, gates)
-            except ValueError as e:
-                print(json.dumps({"model": name, "skipped": str(e)}))
-                continue
-        else:
-            model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
         path = out_dir / f"{name}.model"
-
-        def save_best(meta: dict, model=model, path=path) -> None:
-            model_file.save(path, model, meta)
-
-        start = time.perf_counter()
-        state = fit(model, train, dev, config, RunOptions(seed=args.seed, max_minutes=limit), save_best,
-                    StderrReporter(name))
-        train_seconds = time.perf_counter() - start
-        best, meta = model_file.load(path)
-        if name == "ffn":
-            ffn_path = path
-        result = {
-            "model": name, "arch": arch, "bootstrapped_from": str(ffn_path) if boot else None,
-            "gates": (args.gates or "all") if boot else None,
-            "reduced": "; ".join(reduced) or None,
-            "train_sentences": len(train), "nonprojective_skipped": TransitionParser.count_nonprojective(train),
-            "epochs": len(state.history), "best_epoch": state.best_epoch,
-            "train_seconds": round(train_seconds, 1),
-            "train_tokens_per_s": round(state.tokens / state.elapsed) if state.elapsed else None,
-            "dev": scores(best, dev), "test": scores(best, test),
-            **{f"{part}_predicted_pos": scores(best, sentences, gold_parts[part]) for part, sentences in predicted.items()},
-            "speed_test": speeds(best, test, args.repeats, args.max_tokens),
-            "threads": args.threads,
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-            "config": {k: getattr(config, k) for k in ("batch_size", "lr", "momentum", "dropout", "input_dropout",
-                                                        "bptt", "hidden", "precompute", "rare_word_dropout")},
-            "model_file": str(path),
-        }
+        if args.score_only:
+            result = score_saved(name, path, dev, test, predicted, gold_parts)
+        else:
+            result = bench_model(args, name, path, ffn_path, minutes.get(name, args.max_minutes), train, gold_parts,
+                                 predicted)
+            ffn_path = path if name == "ffn" and "skipped" not in result else ffn_path
         print(json.dumps(result), flush=True)
-        del model, best
 
     if not args.no_udpipe:
         udpipe_peer(args, train, dev, test, out_dir, predicted)
+
+
+def score_saved(name: str, path: Path, dev: list, test: list, predicted: dict[str, list], gold_parts: dict) -> dict:
+    """The scores of the model already in ``path`` (``--score-only``)."""
+    if not path.exists():
+        return {"model": name, "skipped": f"{path} does not exist"}
+    best, meta = model_file.load(path)
+    result = {"model": name, "model_file": str(path), "epochs": meta.get("epoch"),
+              "dev": scores(best, dev), "test": scores(best, test)}
+    for part, sentences in predicted.items():
+        result[f"{part}_predicted_pos"] = scores(best, sentences, gold_parts[part])
+    return result
+
+
+def bench_model(args: argparse.Namespace, name: str, path: Path, ffn_path: Path | None, limit: float | None,
+                train: list, gold_parts: dict[str, list], predicted: dict[str, list]) -> dict:
+    """Train model ``name`` into ``path``, then score and time its best checkpoint."""
+    arch, boot = MODELS[name]
+    if boot and (ffn_path is None or not ffn_path.exists()):
+        return {"model": name, "skipped": "needs a trained FFN: put ffn first in --models or give --ffn-model"}
+    try:
+        summary = train_model(args, name, path, ffn_path if boot else None, limit)
+    except TaggerError as e:  # e.g. gates this FFN cannot give
+        return {"model": name, "skipped": e.message}
+    best, _ = model_file.load(path)
+    reduced = []
+    if args.max_sentences:
+        reduced.append(f"first {len(train)} training sentences")
+    if limit is not None:
+        reduced.append(f"training stopped after {limit:g} minutes")
+    if args.max_epochs:
+        reduced.append(f"at most {args.max_epochs} epochs")
+    dev, test = gold_parts["dev"], gold_parts["test"]
+    return {
+        "model": name, "arch": arch, "bootstrapped_from": str(ffn_path) if boot else None,
+        "gates": (args.gates or "all") if boot else None,
+        "reduced": "; ".join(reduced) or None,
+        "train_sentences": len(train), "nonprojective_skipped": TransitionParser.count_nonprojective(train),
+        "epochs": summary["epochs"], "best_epoch": summary["best_epoch"],
+        "train_seconds": summary["seconds"],
+        "train_tokens_per_s": summary["train_tokens_per_second"],
+        "dev": scores(best, dev), "test": scores(best, test),
+        **{f"{part}_predicted_pos": scores(best, sentences, gold_parts[part]) for part, sentences in predicted.items()},
+        "speed_test": speeds(best, test, args.repeats, args.max_tokens),
+        "threads": args.threads,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "config": {k: getattr(best.config, k) for k in ("batch_size", "lr", "momentum", "dropout", "input_dropout",
+                                                         "bptt", "hidden", "precompute", "rare_word_dropout")},
+        "model_file": str(path),
+    }
+
+
+def train_model(args: argparse.Namespace, name: str, path: Path, ffn: Path | None, limit: float | None) -> dict:
+    """Train model ``name`` into ``path`` as ``tagger train --task dep`` does (the same data,
+    config and model builders and loop: :func:`tagger.training.run.train`), bootstrapped from
+    ``ffn`` when given; its summary."""
+    arch, _ = MODELS[name]
+    overrides = [f"arch={arch}", *args.overrides] + ([f"max_epochs={args.max_epochs}"] if args.max_epochs else [])
+    request = TrainRequest(task="dep", train=DataSpec(args.train, max_sentences=args.max_sentences),
+                           dev=DataSpec(args.dev), out=str(path), model=TransitionParser.name, preset=arch,
+                           overrides=tuple(overrides), bootstrap=str(ffn) if ffn else None, gates=args.gates or None,
+                           options=RunOptions(seed=args.seed, max_minutes=limit))
+    return run.train(request, StderrReporter(name), say=lambda line: print(f"[{name}] {line}", file=sys.stderr))
 
 
 def udpipe_peer(args, train, dev, test, out_dir: Path, predicted: dict[str, list]) -> None:

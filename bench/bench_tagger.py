@@ -61,7 +61,7 @@ def fp32_accuracy(model, sentences, column: str, dtype) -> float:
     return round(100 * sum(map(str.__eq__, gold, (t for p in predicted for t in p))) / len(gold), 2)
 
 
-def main() -> None:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", default=str(EWT / "en_ewt-ud-train.conllu"))
     parser.add_argument("--dev", default=str(EWT / "en_ewt-ud-dev.conllu"))
@@ -80,7 +80,11 @@ def main() -> None:
     parser.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"),
                         help="Inference matrix products, for accuracy, model-only and CLI speed alike (auto: bf16 "
                              "where the CPU multiplies it natively). With bf16 the fp32 accuracy is reported too.")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = arguments().parse_args()
 
     import torch
 
@@ -141,28 +145,37 @@ def main() -> None:
           "threads": args.threads, "precision": args.precision, "peak_rss_mb": round(child_peak_rss_mb())})
 
     if "nltk" in args.peers.split(","):
-        from nltk.tag.perceptron import PerceptronTagger
+        nltk_peer(args, train, test, train_words, speed_file, speed_tokens)
 
-        tagger = PerceptronTagger(load=False)
+def nltk_peer(args: argparse.Namespace, train: list, test: list, train_words: set, speed_file: Path,
+              speed_tokens: int) -> None:
+    """NLTK's averaged perceptron trained on the same split and timed in this process."""
+    from nltk.tag.perceptron import PerceptronTagger
+
+    from tagger import formats
+    from tagger.evaluation.metrics import TagMetric
+
+    n_test_tokens = sum(len(s) for s in test)
+    tagger = PerceptronTagger(load=False)
+    start = time.perf_counter()
+    tagger.train([list(zip(s.words, s.column(args.column))) for s in train], nr_iter=5)
+    train_wall = time.perf_counter() - start
+    peer_times = []
+    for _ in range(args.repeats):
         start = time.perf_counter()
-        tagger.train([list(zip(s.words, s.column(args.column))) for s in train], nr_iter=5)
-        train_wall = time.perf_counter() - start
-        peer_times = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            tagged = tagger.tag_sents([s.words for s in test])
-            peer_times.append(time.perf_counter() - start)
-        peer = TagMetric()
-        for sentence, out in zip(test, tagged):
-            peer.update(sentence.words, sentence.column(args.column), [t for _, t in out], train_words)
-        speed_sents = [s.words for s in formats.read(speed_file, args.format)]
-        start = time.perf_counter()
-        tagger.tag_sents(speed_sents)
-        speed_wall = time.perf_counter() - start
-        emit({"bench": "peer-nltk-perceptron", "column": args.column, "accuracy": round(100 * peer.accuracy, 2),
-              "unseen_accuracy": round(100 * peer.unseen_accuracy, 2), "sentence_accuracy": round(100 * peer.sentence_accuracy, 2),
-              "train_s": round(train_wall, 1), "test_tokens_per_s": round(n_test_tokens / statistics.median(peer_times)),
-              "speed_file_tokens_per_s_in_process": round(speed_tokens / speed_wall)})
+        tagged = tagger.tag_sents([s.words for s in test])
+        peer_times.append(time.perf_counter() - start)
+    peer = TagMetric()
+    for sentence, out in zip(test, tagged):
+        peer.update(sentence.words, sentence.column(args.column), [t for _, t in out], train_words)
+    speed_sents = [s.words for s in formats.read(speed_file, args.format)]
+    start = time.perf_counter()
+    tagger.tag_sents(speed_sents)
+    speed_wall = time.perf_counter() - start
+    emit({"bench": "peer-nltk-perceptron", "column": args.column, "accuracy": round(100 * peer.accuracy, 2),
+          "unseen_accuracy": round(100 * peer.unseen_accuracy, 2), "sentence_accuracy": round(100 * peer.sentence_accuracy, 2),
+          "train_s": round(train_wall, 1), "test_tokens_per_s": round(n_test_tokens / statistics.median(peer_times)),
+          "speed_file_tokens_per_s_in_process": round(speed_tokens / speed_wall)})
 
 
 if __name__ == "__main__":

@@ -140,6 +140,57 @@ def test_interrupt_kill_and_resume_give_the_uninterrupted_weights(ewt, tmp_path)
     assert json.loads(out)["best_dev"] == json.loads(ref_out)["best_dev"]
 
 
+#: What a checkpoint's "trainer" entry holds: checkpoints written by earlier versions have exactly these.
+TRAINER_KEYS = {"epoch", "batch", "lr", "best_score", "best_epoch", "metric_name", "prev_error", "elapsed", "tokens",
+                "steps", "epoch_loss", "epoch_tokens", "history", "world", "rng", "average"}
+
+
+def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path):
+    """Ctrl-C inside ``fit`` (delivered after the 3rd update: epoch 2, batch 1) leaves a checkpoint
+    from which ``fit`` ends with the uninterrupted run's weights, weight average, history (lr
+    schedule included) and final checkpoint, bit for bit; the checkpoint keeps its keys."""
+    from tagger.training.trainer import Interrupted, RunOptions, fit
+
+    config = build_config(TaggerConfig, PRESETS, "fast", overrides=["layers=1", "hidden=8", "word_dim=8", "batch_size=1",
+                                                                    "max_epochs=2", "average=0.9", "halve_threshold=0.9"])
+
+    def run(folder: Path, reporter, resume: bool = False) -> tuple[SkipLSTMTagger, list]:
+        torch.manual_seed(0)
+        model = SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, TOY))
+        saved: list = []
+        fit(model, TOY, TOY, config, RunOptions(seed=5, checkpoint_dir=folder, resume=resume),
+            lambda meta: saved.append({k: v.clone() for k, v in model.state_dict().items()}), reporter)
+        return model, saved
+
+    class SigintAt(Quiet):
+        def __init__(self, step: int):
+            self.steps, self.at = 0, step
+
+        def step(self, loss, tokens):
+            self.steps += 1
+            if self.steps == self.at:
+                signal.raise_signal(signal.SIGINT)
+
+    reference, best_reference = run(tmp_path / "ref", Quiet())
+    with pytest.raises(Interrupted) as caught:
+        run(tmp_path / "ck", SigintAt(3))
+    assert (caught.value.epoch, caught.value.batch, caught.value.checkpoint) == (2, 1, tmp_path / "ck")
+    assert set(trainer_state(tmp_path / "ck")) == TRAINER_KEYS
+    resumed, best_resumed = run(tmp_path / "ck", Quiet(), resume=True)
+
+    for name, tensor in reference.state_dict().items():
+        assert torch.equal(resumed.state_dict()[name], tensor), name
+    for name, tensor in best_reference[-1].items():  # the saved (averaged) best
+        assert torch.equal(best_resumed[-1][name], tensor), name
+    final, expected = (torch.load(d / checkpoint.NAME, weights_only=True)["trainer"] for d in (tmp_path / "ck", tmp_path / "ref"))
+    assert set(final) == TRAINER_KEYS
+    assert [{**r, "seconds": 0} for r in final["history"]] == [{**r, "seconds": 0} for r in expected["history"]]
+    assert expected["lr"] == config.lr / 2  # the schedule halved lr after epoch 2 (from epoch 1's error, restored)
+    assert all(torch.equal(a, b) for a, b in zip(final["average"], expected["average"]))
+    assert {k: v for k, v in final.items() if k not in ("history", "average", "rng", "elapsed")} == \
+        {k: v for k, v in expected.items() if k not in ("history", "average", "rng", "elapsed")}
+
+
 # --- 2. model files ------------------------------------------------------------------------------
 
 
