@@ -199,7 +199,9 @@ class Model:
 
             options["columns"] = parse_column_spec(columns)
         skipped = SkipReport() if on_error == "skip" else None
-        source = sys.stdin.buffer if path_in is None else list(path_in) if isinstance(path_in, (list, tuple)) else path_in
+        source = sys.stdin.buffer if path_in is None else path_in
+        if isinstance(path_in, (list, tuple)):
+            source = list(path_in)
         sentences = formats.read(source, input_format, on_error=skipped, **options)
         named = path_out is None or isinstance(path_out, (str, os.PathLike))
         stream = open_output(path_out) if named else path_out
@@ -285,6 +287,11 @@ class _QuietReporter:
         pass  # the notes are in the summary's "notes"
 
 
+def _data_source(path: str | os.PathLike | Sequence[str | os.PathLike]) -> str | list[Path]:
+    """A ``DataSpec`` path: a file or folder's name, or a list of files."""
+    return [Path(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
+
+
 def _warn(line: str) -> None:
     if line.startswith("warning:"):
         print(line, file=sys.stderr, flush=True)
@@ -311,11 +318,11 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
     set_threads(threads)
     overrides = [f"{key}={value}" for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size),
                                                      ("patience", patience)) if value is not None]
-    overrides += [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in (settings or {}).items()]
-    as_source = lambda path: [Path(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)  # noqa: E731
+    overrides += [f"{key}={str(value).lower() if isinstance(value, bool) else value}"
+                  for key, value in (settings or {}).items()]
     request = TrainRequest(
-        task=task, train=DataSpec(as_source(train), format, columns, max_sentences),
-        dev=DataSpec(as_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
+        task=task, train=DataSpec(_data_source(train), format, columns, max_sentences),
+        dev=DataSpec(_data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
         column=column, model=model, preset=preset, config_file=config_file, overrides=tuple(overrides),
         embeddings=embeddings, bootstrap=bootstrap, gates=gates, pos_model=pos_model,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,

@@ -3,6 +3,7 @@ same predictions and bytes as the CLI, input order kept, one thread in worker pr
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
 import random
@@ -113,6 +114,9 @@ def test_tag_file_writes_the_bytes_of_tagger_tag(pos_model, tmp_path, name, outp
     counts = tagger.load(pos_model).tag_file(DATA / name, api_out, format=output_format)
     assert api_out.read_bytes() == cli_out.read_bytes() and cli_out.stat().st_size > 0
     assert counts["sentences"] == len(list(formats.read(str(DATA / name))))
+    stream = io.StringIO()  # streams in and out, as an engine hands a file's bytes over
+    tagger.load(pos_model).tag_file(io.BytesIO((DATA / name).read_bytes()), stream, format=output_format)
+    assert stream.getvalue().encode("utf-8") == cli_out.read_bytes()
 
 
 def test_batch_tagger_rows_join_to_tagger_tag_output(pos_model, tmp_path):
@@ -185,7 +189,8 @@ def test_evaluate_scores_the_models_own_predictions(pos_model, tmp_path):
 
 def test_parser_records_are_heads_and_labels_as_tagger_tag_writes(parser_model, tmp_path):
     out = tmp_path / "parsed.jsonl"
-    run_cli("tag", "--model", str(parser_model), str(DATA / "heldout.conllu"), "--output-format", "jsonl", "-o", str(out))
+    run_cli("tag", "--model", str(parser_model), str(DATA / "heldout.conllu"), "--output-format", "jsonl",
+            "-o", str(out))
     model = tagger.load(parser_model)
     records = model.tag(list(formats.read(str(DATA / "heldout.conllu"))))
     assert records == jsonl(out) and set(records[0]) == {"words", "head", "deprel"}
