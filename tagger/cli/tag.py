@@ -1,19 +1,13 @@
-"""``tagger tag``: thin over :func:`tagger.tagging.tag`."""
+"""``tagger tag``: thin over :meth:`tagger.api.Model.tag_file` (the Python API's ``tag_file``)."""
 
 from __future__ import annotations
 
-import sys
-
 import click
-import torch
 
-from tagger import formats, model_file
-from tagger.formats.base import open_output
+from tagger.api import load
 from tagger.formats.supertags import SUPERTAG_IN
-from tagger.inference import InputCheck
-from tagger.modules.precision import PRECISIONS, apply
-from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, SkipReport, input_stream, tag
-from tagger.devices import resolve_device
+from tagger.modules.precision import PRECISIONS
+from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, input_stream
 
 
 @click.command("tag")
@@ -62,20 +56,7 @@ def command(model_path, inputs, output, input_format, input_format_alias, column
     """
     if input_format_alias is not None:
         input_format = input_format_alias
-    if threads:
-        torch.set_num_threads(threads)
-    model, meta = model_file.load(model_path, resolve_device(device))
-    apply(model, precision, in_place=True)
-    skipped = SkipReport() if on_error == "skip" else None
-    sentences = formats.read(input_stream(inputs), input_format, on_error=skipped, columns=columns or None)
-    if output_format is None:
-        output_format = "jsonl" if (top_k or beta is not None) else "conllu"
-    stream = open_output(output)
-    try:
-        tag(model, sentences, stream, output_format, top_k, beta, chunk_size, on_error=on_error,
-            supertag_in=supertag_in, check=InputCheck(model, allow_missing_columns, meta))
-    finally:
-        if skipped is not None and skipped.count:
-            click.echo(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped", err=True)
-        if stream is not sys.stdout:
-            stream.close()
+    model = load(model_path, device, threads, precision)
+    model.tag_file(input_stream(inputs), output, output_format, input_format, columns=columns, supertag_in=supertag_in,
+                   top_k=top_k, beta=beta, chunk_size=chunk_size, on_error=on_error,
+                   allow_missing_columns=allow_missing_columns)

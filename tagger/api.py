@@ -1,0 +1,343 @@
+"""The Python API: what ``tagger tag``, ``train`` and ``evaluate`` do, as plain calls.
+
+::
+
+    import tagger
+
+    model = tagger.load("pos.tagger")                  # device="cpu", threads=None, precision="auto"
+    model.tag([["The", "cat", "sat"]])                 # [{"words": [...], "upos": [...]}]
+    model.tag_file("in.txt", "out.conllu")             # what `tagger tag` writes, byte for byte
+    tagger.train(task="pos", train="train.conllu", dev="dev.conllu", out="pos.tagger")
+    tagger.evaluate(model, "test.conllu")              # {"score": 97.1, "tagging": {...}, ...}
+
+``tagger tag`` is built on :meth:`Model.tag_file`. Called from a worker process (a
+``multiprocessing`` child, a Ray worker) torch gets one thread unless ``threads=`` says
+otherwise: an engine runs one worker per core, and torch's default of one thread per core in
+each of them oversubscribes the machine. See docs/api.md.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Mapping, Sequence, Union
+
+import torch
+
+from tagger import formats, model_file
+from tagger.corpus.batching import chunks
+from tagger.corpus.records import Sentence
+from tagger.devices import resolve_device
+from tagger.errors import TaggerError
+from tagger.formats.base import open_output
+from tagger.formats.placement import check_output
+from tagger.inference import InputCheck, predict
+from tagger.modules.precision import apply
+from tagger.tagging import SkipReport, multitag_decoder, tag as tag_stream, write_chunk
+
+#: What :meth:`Model.tag` takes for one sentence: its tokens, or a record from a reader.
+SentenceLike = Union[Sequence[str], Sentence]
+#: Where :meth:`Model.tag_file` reads: a path, several, or a binary stream (None: stdin).
+Inputs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], IO[bytes], None]
+
+#: Sentences tagged at a time and words per batch: those of ``tagger tag``, so that the API
+#: batches as the CLI does and gives its predictions.
+CHUNK_SIZE = 1000
+MAX_TOKENS = 2048
+
+
+def in_worker_process() -> bool:
+    """Whether this process is a worker of a parallel engine: a ``multiprocessing`` child
+    (``Pool``, ``ProcessPoolExecutor``) or a Ray worker (task or actor)."""
+    if multiprocessing.parent_process() is not None:
+        return True
+    ray = sys.modules.get("ray")  # a Ray worker has always imported ray; never import it here
+    if ray is None:
+        return False
+    try:
+        return ray.get_runtime_context().worker.mode == ray.WORKER_MODE
+    except Exception:  # noqa: BLE001 - an old or partly initialised ray: not a worker we can tell
+        return False
+
+
+def set_threads(threads: int | None) -> int:
+    """Set torch's CPU threads (process-wide): ``threads`` if given, else 1 in a worker process
+    (:func:`in_worker_process`), else torch's own default is left. Returns the number in use."""
+    if threads:
+        torch.set_num_threads(threads)
+    elif in_worker_process():
+        torch.set_num_threads(1)
+    return torch.get_num_threads()
+
+
+def load(path: str | os.PathLike, device: str = "cpu", threads: int | None = None, precision: str = "auto") -> "Model":
+    """The model in the file at ``path``, ready to tag.
+
+    ``device``: cpu, cuda, cuda:N, mps or auto (GPU if present). ``threads``: torch's CPU threads
+    (default: 1 in a worker process, else torch's default; see :func:`set_threads`).
+    ``precision``: auto, fp32 or bf16 inference products, as ``tagger tag --precision``."""
+    set_threads(threads)
+    module, meta = model_file.load(path, resolve_device(device))
+    apply(module, precision, in_place=True)
+    return Model(module, meta, os.fspath(path))
+
+
+def _sentence(item: SentenceLike, index: int) -> Sentence:
+    """A fresh record for one input of :meth:`Model.tag` (the caller's record is not changed)."""
+    if isinstance(item, Sentence):
+        return Sentence(list(item.words), dict(item.columns), item.source, item.line, item.raw)
+    if isinstance(item, str) or not all(isinstance(token, str) for token in item):
+        raise TaggerError(f"sentence {index + 1}: model.tag takes a list of sentences, each a list of token strings "
+                          f"(e.g. [line.split() for line in lines]), not {type(item).__name__} {str(item)[:40]!r}")
+    return Sentence(list(item), {}, source="<tag>", line=index + 1)
+
+
+class Model:
+    """A loaded model (:func:`load`): ``module`` (the torch model, in eval mode), the model
+    file's ``meta`` and ``path``. One per process: each worker of an engine loads its own."""
+
+    def __init__(self, module: torch.nn.Module, meta: dict[str, Any], path: str | None = None):
+        self.module, self.meta, self.path = module, meta, path
+
+    def __repr__(self) -> str:
+        return f"<tagger.Model {self.name} ({self.kind}: {', '.join(self.output_columns)}) from {self.path}>"
+
+    @property
+    def name(self) -> str:
+        """The model family: ``skip_lstm``, ``transition_parser``."""
+        return self.module.name
+
+    @property
+    def kind(self) -> str:
+        """``tagger`` or ``parser``."""
+        return self.module.kind
+
+    @property
+    def output_columns(self) -> list[str]:
+        """The columns the model fills: e.g. ``["upos"]``, or ``["head", "deprel"]``."""
+        return list(self.module.output_columns)
+
+    @property
+    def input_columns(self) -> list[str]:
+        """The columns it reads besides the words (a parser's ``upos``, ``feats``)."""
+        return list(self.module.input_columns)
+
+    def tag(self, sentences: Iterable[SentenceLike], *, top_k: int | None = None, beta: float | None = None,
+            allow_missing_columns: bool = False) -> list[dict[str, Any]]:
+        """One plain record per sentence, in input order: ``{"words": [...], COLUMN: [...]}`` for
+        each output column (``upos``; ``head`` (ints, 0 = root) and ``deprel``), and with
+        ``top_k``/``beta`` (taggers) ``"multitags"``: per word, ``[tag, probability]`` pairs.
+        The records ``tagger tag --output-format jsonl`` writes. ``sentences``: lists of tokens,
+        or :class:`Sentence` records (a parser reads their UPOS/FEATS; refused without them
+        unless ``allow_missing_columns``)."""
+        records = [_sentence(item, i) for i, item in enumerate(sentences)]
+        extra = self._annotate(records, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta))
+        out = []
+        for i, sentence in enumerate(records):
+            record: dict[str, Any] = {"words": sentence.words}
+            record.update({name: sentence.columns.get(name) for name in self.module.output_columns})
+            if extra is not None:
+                record["multitags"] = [[list(pair) for pair in token] for token in extra[i]]
+            out.append(record)
+        return out
+
+    def _annotate(self, sentences: list[Sentence], top_k: int | None, beta: float | None,
+                  check: Callable[[list[Sentence]], None]) -> list | None:
+        """Predict and write the model's columns into ``sentences``, batched as ``tagger tag``
+        does; returns the multi-tags (``top_k``/``beta``), else None."""
+        multi = top_k is not None or beta is not None
+        decode = multitag_decoder(self.module, top_k, beta) if multi else None
+        extra: list = []
+        for chunk in chunks(sentences, CHUNK_SIZE):
+            check(chunk)
+            predictions = predict(self.module, chunk, MAX_TOKENS, decode)
+            for sentence, prediction in zip(chunk, predictions):
+                self.module.annotate(sentence, [t[0][0] if t else "_" for t in prediction] if multi else prediction)
+            extra.extend(predictions)
+        return extra if multi else None
+
+    def tag_lines(self, lines: Iterable[str], format: str = "conllu", *, supertag_in: str = "misc",
+                  allow_missing_columns: bool = False) -> list[str]:
+        """Plain-text lines (one sentence each, tokens split on whitespace) tagged, each as the
+        text ``tagger tag`` writes for it in output ``format`` (a blank line gives ``""``), so
+        that the outputs joined are ``tagger tag``'s output for the lines: what a batch of a
+        distributed engine needs (:class:`BatchTagger`)."""
+        check_output(self.module.output_columns, format, supertag_in)
+        lines = list(lines)
+        sentences = {i: Sentence(line.split(), {}, source="<lines>", line=i + 1) for i, line in enumerate(lines)
+                     if line.split()}
+        records = list(sentences.values())
+        self._annotate(records, None, None, InputCheck(self.module, allow_missing_columns, self.meta))
+        out = []
+        for i in range(len(lines)):
+            if i not in sentences:
+                out.append("")
+                continue
+            buffer = io.StringIO()
+            write_chunk([sentences[i]], None, self.module, buffer, format, supertag_in)
+            out.append(buffer.getvalue())
+        return out
+
+    def tag_file(self, path_in: Inputs, path_out: str | os.PathLike | IO[str] | None, format: str | None = None,
+                 input_format: str = "auto", *, columns: str | None = None, supertag_in: str = "misc",
+                 top_k: int | None = None, beta: float | None = None, chunk_size: int = CHUNK_SIZE,
+                 on_error: str = "fail", allow_missing_columns: bool = False) -> dict[str, int]:
+        """``tagger tag``: read ``path_in`` (a file, a folder, a list of them, a binary stream;
+        None: stdin) in ``input_format`` (auto detects), write ``path_out`` (a path, a text
+        stream; None or ``-``: stdout) in output ``format`` (default conllu, jsonl with
+        ``top_k``/``beta``), streaming ``chunk_size`` sentences at a time. The options are the
+        command's (``columns``: a ``--columns`` spec such as ``form=1``). Returns the counts
+        ``{"sentences", "tokens"}``."""
+        if format is None:
+            format = "jsonl" if (top_k or beta is not None) else "conllu"
+        skipped = SkipReport() if on_error == "skip" else None
+        source = sys.stdin.buffer if path_in is None else path_in
+        if isinstance(path_in, (list, tuple)):
+            source = list(path_in)
+        sentences = formats.read(source, input_format, on_error=skipped, columns=columns or None)
+        named = path_out is None or isinstance(path_out, (str, os.PathLike))
+        stream = open_output(path_out) if named else path_out
+        try:
+            return tag_stream(self.module, sentences, stream, format, top_k, beta, chunk_size, on_error=on_error,
+                              supertag_in=supertag_in, check=InputCheck(self.module, allow_missing_columns, self.meta))
+        finally:
+            if skipped is not None and skipped.count:
+                print(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped",
+                      file=sys.stderr, flush=True)
+            if named and stream is not sys.stdout:
+                stream.close()
+
+    def evaluate(self, data: str | os.PathLike | Sequence[Sentence], format: str = "auto",
+                 columns: str | None = None, allow_missing_columns: bool = False) -> dict[str, Any]:
+        """Tag (parse) ``data`` (a file, or :class:`Sentence` records with gold columns) and score
+        it against its gold columns with the model's own metric: see :func:`evaluate`."""
+        gold = _gold(data, format, columns)
+        for name in self.module.output_columns:
+            if not any(sentence.has(name) for sentence in gold):
+                raise TaggerError(f"no gold '{name}' column to score the model's output against", _name(data))
+        InputCheck(self.module, allow_missing_columns, self.meta)(gold)
+        predictions = predict(self.module, gold)  # batched as `tagger evaluate --model` does
+        metric = self.module.metric(gold, predictions)
+        return {
+            "model": self.path,
+            "data": _name(data),
+            "columns": self.output_columns,
+            "sentences": len(gold),
+            "score_name": metric.score_name,
+            "score": 100.0 * metric.score,
+            "tagging" if self.kind == "tagger" else "parsing": metric.to_dict(),
+        }
+
+
+def _name(data: Any) -> str:
+    return os.fspath(data) if isinstance(data, (str, os.PathLike)) else "<sentences>"
+
+
+def _gold(data: str | os.PathLike | Sequence[Sentence], fmt: str, columns: str | None) -> list[Sentence]:
+    """The gold sentences to score on: read from a file as ``tagger train`` reads them
+    (supertags from CoNLL MISC), or the records given; a :class:`TaggerError` if there are none."""
+    from tagger.training.run import DataSpec, read_sentences
+
+    if isinstance(data, (str, os.PathLike)):
+        gold = read_sentences(DataSpec(os.fspath(data), fmt, columns))
+    else:
+        gold = [s for s in data if len(s)]
+    if not gold:
+        raise TaggerError("no sentences to evaluate", _name(data))
+    return gold
+
+
+def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequence[Sentence], *, format: str = "auto",
+             columns: str | None = None, device: str = "cpu", threads: int | None = None, precision: str = "auto",
+             allow_missing_columns: bool = False) -> dict[str, Any]:
+    """Score ``model`` (a :class:`Model` or a model file's path) on ``data`` (a gold file in
+    ``format``, auto detects; or :class:`Sentence` records). Returns a plain dict: ``score``
+    (percent) and ``score_name`` (accuracy, LAS), ``columns`` (those scored), and the metric's
+    counts under ``tagging`` (taggers) or ``parsing`` (parsers), as ``tagger evaluate --json``."""
+    if not isinstance(model, Model):
+        model = load(model, device, threads, precision)
+    return model.evaluate(data, format, columns, allow_missing_columns)
+
+
+class _QuietReporter:
+    """Training progress for :func:`train`: nothing shown; each epoch's record to ``on_epoch``."""
+
+    def __init__(self, on_epoch: Callable[[dict[str, Any]], None] | None):
+        self.on_epoch = on_epoch
+
+    def epoch_start(self, epoch: int, batches: int) -> None:
+        pass
+
+    def step(self, loss: float, tokens: int) -> None:
+        pass
+
+    def epoch_end(self, record: dict[str, Any]) -> None:
+        if self.on_epoch is not None:
+            self.on_epoch(record)
+
+    def note(self, message: str) -> None:
+        pass  # the notes are in the summary's "notes"
+
+
+def _data_source(path: str | os.PathLike | Sequence[str | os.PathLike]) -> str | list[Path]:
+    """A ``DataSpec`` path: a file or folder's name, or a list of files."""
+    return [Path(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
+
+
+def _warn(line: str) -> None:
+    if line.startswith("warning:"):
+        print(line, file=sys.stderr, flush=True)
+
+
+def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | os.PathLike, task: str = "pos",
+          dev: str | os.PathLike | Sequence[str | os.PathLike] | None = None, format: str = "auto",
+          columns: str | None = None, column: str | None = None, model: str | None = None, preset: str | None = None,
+          config_file: str | None = None, settings: Mapping[str, Any] | None = None, max_epochs: int | None = None,
+          batch_size: int | None = None, patience: int | None = None, max_minutes: float | None = None,
+          max_sentences: int | None = None, seed: int = 1, device: str = "auto", threads: int | None = None,
+          embeddings: str | None = None, bootstrap: str | None = None, gates: str | None = None,
+          pos_model: str | None = None, checkpoint_dir: str | os.PathLike | None = None,
+          checkpoint_minutes: float | None = None, resume: bool = False,
+          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """``tagger train``: train a model on ``train`` (a file, a folder, or a list of files),
+    keep the epoch that scores best on ``dev`` (default: every 20th training sentence held out)
+    and write it to ``out``. The options are the command's; ``settings`` the ``--set`` values
+    (``{"hidden": 128, "lr": 0.01}``). Warnings go to stderr, each epoch's record (scores 0-1)
+    to ``on_epoch``. Returns the summary ``tagger train --json`` prints (scores in percent)."""
+    from tagger.training.run import DataSpec, TrainRequest, train as run_train
+    from tagger.training.trainer import RunOptions
+
+    set_threads(threads)
+    overrides = [f"{key}={value}" for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size),
+                                                     ("patience", patience)) if value is not None]
+    overrides += [f"{key}={str(value).lower() if isinstance(value, bool) else value}"
+                  for key, value in (settings or {}).items()]
+    request = TrainRequest(
+        task=task, train=DataSpec(_data_source(train), format, columns, max_sentences),
+        dev=DataSpec(_data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
+        column=column, model=model, preset=preset, config_file=config_file, overrides=tuple(overrides),
+        embeddings=embeddings, bootstrap=bootstrap, gates=gates, pos_model=pos_model,
+        options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
+                           checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
+                           checkpoint_minutes=checkpoint_minutes, resume=resume),
+    )
+    return run_train(request, _QuietReporter(on_epoch), _warn)
+
+
+class BatchTagger:
+    """A callable class for a distributed engine's map over batches of text lines (Ray Data
+    ``map_batches``, or any engine that hands a batch as a mapping of column -> values): the
+    model is loaded once per worker (in ``__init__``), and each batch's ``column`` of plain-text
+    lines becomes an ``output`` column holding, per line, the text ``tagger tag`` writes for it
+    (:meth:`Model.tag_lines`): the rows joined in order are ``tagger tag``'s output."""
+
+    def __init__(self, model_path: str, column: str = "text", output: str = "conllu", format: str = "conllu",
+                 device: str = "cpu", threads: int | None = None, precision: str = "auto"):
+        self.model = load(model_path, device, threads, precision)
+        self.column, self.output, self.format = column, output, format
+
+    def __call__(self, batch: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+        return {self.output: self.model.tag_lines([str(line) for line in batch[self.column]], self.format)}
