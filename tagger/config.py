@@ -8,7 +8,7 @@ import json
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Mapping, TypeVar
 
 from tagger.errors import TaggerError
 
@@ -51,9 +51,11 @@ def _convert(value: Any, kind: Any, key: str, where: str) -> Any:
     return value
 
 
-def build_config(cls: type[C], presets: dict[str, dict[str, Any]], preset: str | None, file: str | Path | None = None, overrides: tuple[str, ...] | list[str] = ()) -> C:
-    """The config of ``cls``: defaults < preset < JSON ``file`` < ``key=value`` overrides."""
-    values: dict[str, Any] = {}
+def build_config(cls: type[C], presets: dict[str, dict[str, Any]], preset: str | None, file: str | Path | None = None,
+                 overrides: tuple[str, ...] | list[str] = (), defaults: Mapping[str, Any] | None = None) -> C:
+    """The config of ``cls``: its field defaults < ``defaults`` (a task's, e.g. CCG's
+    ``rare_tag_count``) < preset < JSON ``file`` < ``key=value`` overrides."""
+    values: dict[str, Any] = dict(defaults or {})
     if preset is not None:
         if preset not in presets:
             raise TaggerError(f"unknown preset {preset!r}; choose from: {', '.join(sorted(presets))}")

@@ -10,11 +10,13 @@ from rich.table import Table
 
 from tagger.cli.progress import make_console
 from tagger.model_file import read_archive
+from tagger.tasks import TASKS
 
 
 def dev_metric(meta: dict[str, Any]) -> str:
     """What a model's dev score is; files written before the name was stored get it from the task."""
-    return meta.get("dev_metric") or ("LAS (no punct)" if meta.get("task") == "dep" else "accuracy")
+    task = TASKS.get(meta.get("task", ""))
+    return meta.get("dev_metric") or (task.metric if task else "accuracy")
 
 
 def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -10,8 +10,9 @@ the CLI use nothing else.
 
 from tagger.models.skip_lstm import SkipLSTMTagger
 from tagger.models.transition_parser import TransitionParser
+from tagger.tasks import TASKS
 
 MODELS = {cls.name: cls for cls in (SkipLSTMTagger, TransitionParser)}
 
-#: Which model a ``--task`` trains by default.
-TASK_MODELS = {"pos": SkipLSTMTagger.name, "ccg": SkipLSTMTagger.name, "dep": TransitionParser.name}
+#: Which model a ``--task`` trains by default (from :data:`tagger.tasks.TASKS`).
+TASK_MODELS = {name: task.model for name, task in TASKS.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import time
@@ -16,11 +17,14 @@ from tagger.config import build_config
 from tagger.corpus.records import Sentence
 from tagger.devices import resolve_device
 from tagger.errors import TaggerError
-from tagger.models import MODELS, TASK_MODELS
+from tagger.models import MODELS
+from tagger.tasks import TASKS as TASK_TABLE
+from tagger.tasks import get_task
 from tagger.training import distributed
 from tagger.training.trainer import Reporter, RunOptions, TrainState, fit
 
-TASKS = ("pos", "ccg", "dep")
+#: The ``--task`` names (:data:`tagger.tasks.TASKS`).
+TASKS = tuple(TASK_TABLE)
 
 
 SPLITS = ("wsj", "sample")
@@ -58,7 +62,7 @@ def split_files(folder: str, split: str, task: str) -> dict[str, list[Path]]:
         where = sorted({str(p.parent) for p in files})[:2]
         raise TaggerError(f"the folder holds WSJ files of several formats ({', '.join(kinds)}): "
                           f"point --train at one kind, e.g. {' or '.join(where)}", folder)
-    parts = sample_split(files) if split == "sample" else wsj_split(files, "pos" if task == "pos" else task)
+    parts = sample_split(files) if split == "sample" else wsj_split(files, get_task(task).splits)
     for part, chosen in parts.items():
         if not chosen:
             raise TaggerError(f"the {split} split has no {part} files here", folder)
@@ -82,18 +86,8 @@ def read_sentences(spec: DataSpec) -> list[Sentence]:
 
 
 def default_column(task: str, sentences: Sequence[Sentence]) -> str:
-    """The column a tagger learns when ``--column`` is not given."""
-    candidates = ("supertag", "tag") if task == "ccg" else ("upos", "xpos", "tag", "supertag")
-    sample = sentences[:50]
-    for name in candidates:
-        if sample and all(s.has(name) for s in sample):
-            return name
-    where = sentences[0] if sentences else None
-    raise TaggerError(
-        f"no {' or '.join(candidates)} column to learn from; name one with --column",
-        where.source if where else None,
-        where.line if where else None,
-    )
+    """The column a tagger learns when ``--column`` is not given (:meth:`Task.default_column`)."""
+    return get_task(task).default_column(sentences)
 
 
 #: Without ``--dev``, every HOLD_OUT_EVERY-th training sentence is held out as dev (5%).
@@ -189,26 +183,29 @@ def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], N
 
 
 def _model_class(request: TrainRequest) -> type:
-    if request.task not in TASKS:
-        raise TaggerError(f"--task must be one of {', '.join(TASKS)}")
-    cls = MODELS.get(request.model or TASK_MODELS.get(request.task))
+    """The model family that trains ``request``: ``--model``, else the task's. A family whose
+    config has no field for the task's column (``column`` of a tagger, ``tag_column`` of a
+    parser) cannot learn the task."""
+    task = get_task(request.task)
+    cls = MODELS.get(request.model or task.model)
     if cls is None:
         raise TaggerError(f"no model for task {request.task!r} (known models: {', '.join(sorted(MODELS))})")
+    if task.column_key not in {f.name for f in dataclasses.fields(cls.Config)}:
+        raise TaggerError(f"model {cls.name} cannot learn --task {task.name} (its model is {task.model})")
     return cls
 
 
 def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, dict[str, Any]]:
     """The model's config from preset, file and overrides, the data checked against it (its POS
     retagged first with ``--pos-model``); and the meta naming that tagger."""
+    task = get_task(request.task)
     overrides = list(request.overrides)
-    if cls.name == "skip_lstm":
-        column = request.column or default_column(request.task, data.train)
-        overrides.insert(0, f"column={column}")
-        if request.task == "ccg" and not any(o.startswith("rare_tag_count") for o in overrides):
-            overrides.insert(0, "rare_tag_count=10")
-    elif request.column:
-        overrides.insert(0, f"tag_column={request.column}")
-    config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
+    column = request.column or (task.default_column(data.train) if task.column_from_data else None)
+    if column:
+        overrides.insert(0, f"{task.column_key}={column}")
+    own = task.model == cls.name  # the task's preset and defaults are its own family's
+    preset = request.preset or (task.preset if own else cls.default_preset)
+    config = build_config(cls.Config, cls.PRESETS, preset, request.config_file, overrides, task.defaults if own else {})
     pos_meta = retag_for_parser(request.pos_model, config, data.train + data.dev) if request.pos_model else {}
     check_columns(cls, config, data.train, request.train.name)
     check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name)
