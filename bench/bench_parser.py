@@ -30,11 +30,11 @@ from pathlib import Path
 import torch
 
 from tagger import model_file
-from tagger.config import build_config
+from tagger.config import build_configs
 from tagger.formats import conll
 from tagger.corpus.records import Sentence
 from tagger.inference import predict
-from tagger.models.transition_parser import ParserConfig, TransitionParser
+from tagger.models.transition_parser import TransitionParser
 from tagger.training.run import retag
 from tagger.training.trainer import RunOptions, fit
 
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
         arch, boot = MODELS[name]
         limit = minutes.get(name, args.max_minutes)
         overrides = [f"arch={arch}", *args.overrides] + ([f"max_epochs={args.max_epochs}"] if args.max_epochs else [])
-        config = build_config(ParserConfig, TransitionParser.PRESETS, arch, None, overrides)
+        config, training = build_configs(TransitionParser, TransitionParser.PRESETS, arch, None, overrides)
         reduced = []
         if args.max_sentences:
             reduced.append(f"first {len(train)} training sentences")
@@ -211,10 +211,10 @@ def main(argv: list[str] | None = None) -> None:
         path = out_dir / f"{name}.model"
 
         def save_best(meta: dict, model=model, path=path) -> None:
-            model_file.save(path, model, meta)
+            model_file.save(path, model, meta, training)
 
         start = time.perf_counter()
-        state = fit(model, train, dev, config, RunOptions(seed=args.seed, max_minutes=limit), save_best,
+        state = fit(model, train, dev, training, RunOptions(seed=args.seed, max_minutes=limit), save_best,
                     StderrReporter(name))
         train_seconds = time.perf_counter() - start
         best, meta = model_file.load(path)
@@ -233,8 +233,8 @@ def main(argv: list[str] | None = None) -> None:
             "speed_test": speeds(best, test, args.repeats, args.max_tokens),
             "threads": args.threads,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-            "config": {k: getattr(config, k) for k in ("batch_size", "lr", "momentum", "dropout", "input_dropout",
-                                                        "bptt", "hidden", "precompute", "rare_word_dropout")},
+            "config": {k: getattr(training, k) for k in ("batch_size", "lr", "momentum")}
+            | {k: getattr(config, k) for k in ("dropout", "input_dropout", "bptt", "hidden", "precompute", "rare_word_dropout")},
             "model_file": str(path),
         }
         print(json.dumps(result), flush=True)

@@ -272,10 +272,11 @@ def _read(path: Path, limit: int) -> list[Sentence]:
 @pytest.mark.slow
 @pytest.mark.skipif(not (EWT / "en_ewt-ud-train.conllu").exists(), reason="EWT not available")
 def test_short_real_training_run_beats_a_trivial_baseline() -> None:
+    from tagger.config import build_configs
     from tagger.training.trainer import RunOptions, fit
 
     train, dev = _read(EWT / "en_ewt-ud-train.conllu", 400), _read(EWT / "en_ewt-ud-dev.conllu", 200)
-    config = ParserConfig(arch="ffn", batch_size=2, max_epochs=4, patience=0)
+    config, training = build_configs(TransitionParser, TransitionParser.PRESETS, "ffn", overrides=["batch_size=2", "max_epochs=4", "patience=0"])
     torch.manual_seed(1)
     model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
 
@@ -285,7 +286,7 @@ def test_short_real_training_run_beats_a_trivial_baseline() -> None:
         def epoch_end(self, record): pass
 
     start = time.monotonic()
-    state = fit(model, train, dev, config, RunOptions(max_minutes=1.0), lambda meta: None, Quiet())
+    state = fit(model, train, dev, training, RunOptions(max_minutes=1.0), lambda meta: None, Quiet())
     seconds = time.monotonic() - start
     metric = model.metric(dev, predict(model.eval(), dev))
     # every word attached to its left neighbour scores about 0.3 UAS on EWT

@@ -442,19 +442,19 @@ def test_two_process_ddp_is_one_process_with_the_same_total_batch(ewt, tmp_path)
     final = torch.load(tmp_path / "ck" / checkpoint.NAME, weights_only=True)
     assert final["trainer"]["world"] == 2 and len(final["trainer"]["rng"]) == 2
 
-    from tagger.config import config_from_dict
+    from tagger.config import TrainingConfig, config_from_dict
     from tagger.corpus.batching import bucket_batches
     from tagger.training.trainer import RunOptions, evaluate, fit, make_optimizer
 
     train, dev = (list(formats.read(path)) for path in ewt)
-    config = config_from_dict(TaggerConfig, final["config"])
+    config, training = config_from_dict(TaggerConfig, final["config"]), config_from_dict(TrainingConfig, final["training"])
 
     def fresh() -> SkipLSTMTagger:
         torch.manual_seed(seed)  # as tagger train does before building the model
         return SkipLSTMTagger(config, final["vocabs"])
 
     emulated = fresh()
-    optimizer = make_optimizer(emulated.parameters(), config)
+    optimizer = make_optimizer(emulated.parameters(), training)
     lengths = [len(sentence) for sentence in train]
     for epoch in range(1, epochs + 1):
         ranks = [shard(bucket_batches(lengths, 8, random.Random(seed * 100_003 + epoch)), rank, 2) for rank in (0, 1)]
@@ -463,7 +463,7 @@ def test_two_process_ddp_is_one_process_with_the_same_total_batch(ewt, tmp_path)
             for ids in pair:
                 batch = emulated.collate([train[i] for i in ids])
                 (emulated.loss(emulated(batch), batch) / 2).backward()
-            torch.nn.utils.clip_grad_norm_(emulated.parameters(), config.clip)
+            torch.nn.utils.clip_grad_norm_(emulated.parameters(), training.clip)
             optimizer.step()
     for name, tensor in emulated.state_dict().items():  # in fact bit for bit: halving is exact
         assert torch.allclose(final["state_dict"][name], tensor, rtol=1e-5, atol=1e-7), name
@@ -471,7 +471,7 @@ def test_two_process_ddp_is_one_process_with_the_same_total_batch(ewt, tmp_path)
     assert abs(evaluate(emulated, dev).score - ddp_dev) < 0.002
 
     one = fresh()
-    single = dataclasses.replace(config, batch_size=16)
+    single = dataclasses.replace(training, batch_size=16)
     state = fit(one, train, dev, single, RunOptions(seed=seed), lambda meta: None, Quiet())
     # Same recipe, not the same numbers (a 16-sentence batch of one length bucket vs two 8-sentence
     # buckets): on this tiny unconverged 3-epoch run that moves dev accuracy by -0.6 to +5.3 points

@@ -11,22 +11,20 @@ from typing import Any
 
 import torch
 
-from tagger.config import config_to_dict
 from tagger.errors import TaggerError
-from tagger.model_file import FORMAT_VERSION, atomic_save
+from tagger.model_file import archive, atomic_save
 
 NAME = "last.ckpt"
 
 
-def save(directory: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> Path:
+def save(directory: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any],
+         training: Any = None) -> Path:
+    """The model file's archive (:func:`tagger.model_file.archive`, with the ``training`` config)
+    plus what resuming needs: the optimizer, the trainer ``state`` and the RNG."""
     path = Path(directory) / NAME
     atomic_save(
         {
-            "format_version": FORMAT_VERSION,
-            "name": model.name,
-            "config": config_to_dict(model.config),
-            "vocabs": {k: list(v) for k, v in model.vocabs.items()},
-            "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+            **archive(model, training),
             "optimizer": optimizer.state_dict(),
             "trainer": state,
             "torch_rng": torch.get_rng_state(),

@@ -13,7 +13,7 @@ from typing import Any, Callable, Protocol, Sequence
 import torch
 
 from tagger import model_file
-from tagger.config import build_config
+from tagger.config import TrainingConfig, build_configs, config_to_dict
 from tagger.corpus.records import Sentence
 from tagger.devices import resolve_device
 from tagger.errors import TaggerError
@@ -116,7 +116,11 @@ class TrainRequest:
     model: str | None = None
     preset: str | None = None
     config_file: str | None = None
-    overrides: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()  # "key=value" (--set); they win over the typed fields below
+    arch: str | None = None  # --arch: the parser's architecture (arch=...)
+    max_epochs: int | None = None
+    batch_size: int | None = None  # sentences per update (per process under torchrun)
+    patience: int | None = None
     embeddings: str | None = None
     bootstrap: str | None = None
     gates: str | None = None
@@ -195,21 +199,36 @@ def _model_class(request: TrainRequest) -> type:
     return cls
 
 
-def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, dict[str, Any]]:
-    """The model's config from preset, file and overrides, the data checked against it (its POS
-    retagged first with ``--pos-model``); and the meta naming that tagger."""
+def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
+    """``key=value`` overrides in the order they apply: the column (``--column``, or the task's
+    choice from the data), the typed fields (``--arch``, ``--max-epochs``, ...), then ``--set``."""
     task = get_task(request.task)
-    overrides = list(request.overrides)
+    typed = (("arch", request.arch), ("max_epochs", request.max_epochs), ("batch_size", request.batch_size),
+             ("patience", request.patience))
+    return ([f"{task.column_key}={column}"] if column else []) + \
+        [f"{key}={value}" for key, value in typed if value not in (None, "")] + list(request.overrides)
+
+
+def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, TrainingConfig]:
+    """The model config and the training config of ``request`` for the family ``cls``: the
+    task's defaults < preset < ``--config`` file < overrides (:func:`overrides_of`)."""
+    task = get_task(request.task)
     column = request.column or (task.default_column(data.train) if task.column_from_data else None)
-    if column:
-        overrides.insert(0, f"{task.column_key}={column}")
     own = task.model == cls.name  # the task's preset and defaults are its own family's
     preset = request.preset or (task.preset if own else cls.default_preset)
-    config = build_config(cls.Config, cls.PRESETS, preset, request.config_file, overrides, task.defaults if own else {})
-    pos_meta = retag_for_parser(request.pos_model, config, data.train + data.dev) if request.pos_model else {}
-    check_columns(cls, config, data.train, request.train.name)
-    check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name)
-    return config, pos_meta
+    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides_of(request, column),
+                         task.defaults if own else {})
+
+
+def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, TrainingConfig, dict[str, Any]]:
+    """The configs (:func:`configs`), the data checked against them (its POS retagged first with
+    ``--pos-model``); and the meta naming that tagger."""
+    config, training = configs(request, cls, data)
+    pos_meta = retag_for_parser(request.pos_model, cls, config, data.train + data.dev) if request.pos_model else {}
+    column_key = get_task(request.task).column_key
+    check_columns(cls, config, data.train, request.train.name, column_key)
+    check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name, column_key)
+    return config, training, pos_meta
 
 
 def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any] | None:
@@ -233,7 +252,7 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
     with pretrained vectors or bootstrapped weights; and notes saying which."""
     source = None
     if request.bootstrap and not resumed:
-        if not hasattr(cls, "bootstrap"):
+        if not cls.can_bootstrap:
             raise TaggerError(f"model {cls.name} cannot be bootstrapped")
         source, _ = model_file.load(request.bootstrap)
         if source.name != cls.name:
@@ -247,10 +266,10 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
         from tagger.modules.vectors import read_vectors
 
         words, vectors = read_vectors(request.embeddings)
-        if vectors.shape[1] != getattr(config, "word_dim", vectors.shape[1]):
-            raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but word_dim is {config.word_dim}; "
-                              f"add --set word_dim={vectors.shape[1]}", request.embeddings)
-        notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
+        try:
+            notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
+        except TaggerError as e:
+            raise TaggerError(e.message, request.embeddings) from None
     if source is not None:
         gates = [g.strip() for g in (request.gates or "").split(",") if g.strip()] or None
         try:
@@ -265,7 +284,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
            say: Callable[[str], None]) -> dict[str, Any]:
     cls = _model_class(request)
     data = read_data(request)
-    config, pos_meta = _config(request, cls, data)
+    config, training, pos_meta = _config(request, cls, data)
     torch.manual_seed(request.options.seed)
     resumed = _resumed(request, say)
     model, notes = _build_model(request, cls, config, data, resumed)
@@ -294,12 +313,12 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         reporter.note(note)
 
     def save_best(meta: dict[str, Any]) -> None:
-        model_file.save(request.out, model, {**meta_base, **meta})
+        model_file.save(request.out, model, {**meta_base, **meta}, training)
 
     for warning in data.warnings:
         say(warning)
 
-    state: TrainState = fit(model, data.train, data.dev, config, options, save_best, reporter,
+    state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter,
                             net=net, shard=(context.rank, context.world))
     if context.is_main and not Path(request.out).exists():
         raise TaggerError("training ended before any model was saved", request.out)
@@ -328,12 +347,11 @@ def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, co
     }
 
 
-def retag_for_parser(pos_model: str, config: Any, sentences: list[Sentence]) -> dict[str, Any]:
-    """:func:`retag` the POS column the parser of ``config`` reads (of ``upos+feats`` the tagger
-    predicts the upos part); returns the meta naming the tagger, which the parser names when it
-    is given untagged input."""
-    column = getattr(config, "tag_column", None)
-    column = column.split("+")[0] if column else None
+def retag_for_parser(pos_model: str, cls: type, config: Any, sentences: list[Sentence]) -> dict[str, Any]:
+    """:func:`retag` the POS column the model ``cls`` of ``config`` reads (``cls.pos_column``: of
+    a parser's ``upos+feats`` the tagger predicts the upos part); returns the meta naming the
+    tagger, which the parser names when it is given untagged input."""
+    column = cls.pos_column(config)
     retag(pos_model, column, sentences)
     return {"pos_model": os.path.abspath(pos_model), "pos_model_column": column}
 
@@ -352,12 +370,16 @@ def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None
         sentence.columns[column] = tags
 
 
-def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str) -> None:
-    """Every sentence has what the model learns from; a one-line error naming the first that does not."""
-    needed = getattr(cls, "required_columns", None)
-    columns = needed(config) if needed else [c for c in [getattr(config, "column", None)] if c]
+def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str, column_key: str = "column") -> None:
+    """Every sentence has what the model learns from (``cls.required_columns``); a one-line error
+    naming the first that does not, and the config key that named the column (``column_key`` is
+    the one ``--column`` sets)."""
+    columns = cls.required_columns(config)
+    # the config keys that name columns (column, aux_column, tag_column), by the column they name
+    keys = {value: key for key, value in config_to_dict(config).items() if key.endswith("column") and value}
     for sentence in sentences:
         for name in columns:
             if not sentence.has(name):
-                hint = "aux_column must name a column the training data has" if name == getattr(config, "aux_column", None) else "choose another with --column"
+                key = keys.get(name, column_key)
+                hint = "choose another with --column" if key == column_key else f"{key} must name a column the training data has"
                 raise TaggerError(f"no '{name}' annotation in this sentence ({hint})", sentence.source or path, sentence.line)

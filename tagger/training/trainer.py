@@ -212,7 +212,7 @@ def fit(
                 state.elapsed = time.monotonic() - started
                 checkpoint.save(options.checkpoint_dir, model, optimizer,
                                 {**dataclasses.asdict(state), "world": world, "rng": rngs,
-                                 "average": [a.cpu() for a in average.average] if average is not None else None})
+                                 "average": [a.cpu() for a in average.average] if average is not None else None}, config)
 
     def stop_here(interrupted: bool, saved: bool = False) -> None:
         if interrupted:
