@@ -190,7 +190,7 @@ def test_bad_model_files_are_refused(tmp_path):
     archive = torch.load(good, weights_only=True)
     archive["format_version"] = model_file.FORMAT_VERSION + 1
     torch.save(archive, newer)
-    with pytest.raises(TaggerError, match=r"format 2.*newer.*format 1"):
+    with pytest.raises(TaggerError, match=r"format 3.*newer.*format 2"):
         model_file.load(newer)
 
 

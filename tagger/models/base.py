@@ -42,6 +42,7 @@ class Model(Protocol):
     Config: ClassVar[type]  #: the model config dataclass (hyper-parameters of the network only)
     PRESETS: ClassVar[dict[str, dict[str, Any]]]  #: named presets, ``presets.py`` (see tagger.config)
     default_preset: ClassVar[str]
+    training_defaults: ClassVar[dict[str, Any]]  #: TrainingConfig values under every preset of the family
     gives_distribution: ClassVar[bool]  #: :meth:`distribution` gives per-token tag probabilities
     can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
