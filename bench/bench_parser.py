@@ -213,6 +213,7 @@ def bench_model(args: argparse.Namespace, name: str, path: Path, ffn_path: Path 
     except TaggerError as e:  # e.g. gates this FFN cannot give
         return {"model": name, "skipped": e.message}
     best, _ = model_file.load(path)
+    training = model_file.configs_of(model_file.read_archive(path))[1]
     reduced = []
     if args.max_sentences:
         reduced.append(f"first {len(train)} training sentences")
@@ -234,8 +235,8 @@ def bench_model(args: argparse.Namespace, name: str, path: Path, ffn_path: Path 
         "speed_test": speeds(best, test, args.repeats, args.max_tokens),
         "threads": args.threads,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-        "config": {k: getattr(best.config, k) for k in ("batch_size", "lr", "momentum", "dropout", "input_dropout",
-                                                         "bptt", "hidden", "precompute", "rare_word_dropout")},
+        "config": {k: training[k] for k in ("batch_size", "lr", "momentum")}
+        | {k: getattr(best.config, k) for k in ("dropout", "input_dropout", "bptt", "hidden", "precompute", "rare_word_dropout")},
         "model_file": str(path),
     }
 

@@ -1,4 +1,8 @@
-"""One model file: ``{format_version, tagger_version, name, config, vocabs, state_dict, meta}``.
+"""One model file: ``{format_version, tagger_version, name, config, training, vocabs, state_dict, meta}``.
+
+``config`` is the model config (the network's hyper-parameters), ``training`` the training
+config it was trained with (None when not known). Format 1 files (tagger 0.1, up to issue 15)
+kept both in one flat ``config``: they still load, split by field names (:func:`configs_of`).
 
 Plain data only (dicts, lists, strings, numbers, tensors), written atomically and read with
 ``torch.load(weights_only=True)``: a model file can never run code, and loads on CPU whatever
@@ -21,7 +25,7 @@ import torch
 from tagger import __version__
 from tagger.errors import TaggerError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 #: How every file ``torch.save`` writes begins: a zip archive (torch >= 1.6) or a pickle (older).
 MAGIC = (b"PK\x03\x04", b"\x80")
@@ -57,20 +61,26 @@ def atomic_save(obj: Any, path: str | os.PathLike) -> None:
         raise
 
 
-def save(path: str | os.PathLike, model: torch.nn.Module, meta: dict[str, Any]) -> None:
-    """Write ``model`` (which exposes ``name``, ``config`` and ``vocabs``) with ``meta``."""
+def archive(model: Any, training: Any = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The plain data of a model file (and the model part of a training checkpoint): ``model``'s
+    name, config, vocabularies and weights (on the CPU), the ``training`` config, ``meta``."""
     from tagger.config import config_to_dict
 
-    archive = {
+    return {
         "format_version": FORMAT_VERSION,
         "tagger_version": __version__,
         "name": model.name,
         "config": config_to_dict(model.config),
+        "training": config_to_dict(training) if training is not None else None,
         "vocabs": {k: list(v) for k, v in model.vocabs.items()},
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-        "meta": meta,
+        "meta": meta if meta is not None else {},
     }
-    atomic_save(archive, path)
+
+
+def save(path: str | os.PathLike, model: torch.nn.Module, meta: dict[str, Any], training: Any = None) -> None:
+    """Write ``model`` (a :class:`tagger.models.base.Model`) with ``meta`` and the ``training`` config."""
+    atomic_save(archive(model, training, meta), path)
 
 
 def read_archive(path: str | os.PathLike) -> dict[str, Any]:
@@ -119,6 +129,17 @@ def check_magic(name: str) -> None:
         raise TaggerError("not a tagger model file" + (" (it is empty)" if not head else ""), name)
 
 
+def configs_of(archive: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ``(model config, training config)`` values of an archive of any format; the training
+    part is None when the file does not record it."""
+    from tagger.config import split_flat
+
+    if archive["format_version"] < 2:  # one flat config held both
+        model, training = split_flat(archive.get("config", {}))
+        return model, training
+    return archive.get("config", {}), archive.get("training")
+
+
 def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
     """The model in eval mode on ``device``, and the archive's ``meta``."""
     from tagger.config import config_from_dict
@@ -129,7 +150,7 @@ def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[t
     cls = MODELS.get(archive.get("name"))
     if cls is None:
         raise TaggerError(f"unknown model type {archive.get('name')!r}", name)
-    config = config_from_dict(cls.Config, archive["config"], name)
+    config = config_from_dict(cls.Config, configs_of(archive)[0], name)
     model = cls(config, archive["vocabs"])
     try:
         model.load_state_dict(archive["state_dict"])

@@ -70,9 +70,9 @@ def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str =
 
 def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | None) -> Callable[[Any], list]:
     """A decode function giving, per token, the tags with p ≥ beta·p_best (at most top_k), with p."""
-    if not hasattr(model, "distribution"):
+    if not model.gives_distribution:
         raise TaggerError(f"--top-k/--beta need a tagger; {model.name} gives no tag distribution")
-    itos = model.tag_vocab.itos
+    itos = model.distribution_labels
 
     def decode(batch: Any) -> list:
         probs = model.distribution(batch)  # [B, T, C]

@@ -93,13 +93,13 @@ def ewt_tagger(ewt_sample, tmp_path_factory) -> Trained:
     import torch
 
     from tagger import formats, model_file
-    from tagger.config import build_config
-    from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
+    from tagger.config import build_configs
+    from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger
     from tagger.training.trainer import RunOptions, fit
 
     train, dev = (list(formats.read(path)) for path in ewt_sample)
     overrides = ["layers=2", "hidden=64", "max_epochs=4", "batch_size=16", "lr=0.005"]
-    config = build_config(TaggerConfig, PRESETS, "fast", overrides=overrides)
+    config, training = build_configs(SkipLSTMTagger, PRESETS, "fast", overrides=overrides)
     torch.manual_seed(1)
     model = SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, train))
     path = tmp_path_factory.mktemp("ewt-tagger") / "ewt.tagger"
@@ -110,5 +110,6 @@ def ewt_tagger(ewt_sample, tmp_path_factory) -> Trained:
         def step(self, loss, tokens): pass
         def epoch_end(self, record): history.append(record)
 
-    state = fit(model, train, dev, config, RunOptions(seed=1), lambda meta: model_file.save(path, model, meta), Record())
+    state = fit(model, train, dev, training, RunOptions(seed=1), lambda meta: model_file.save(path, model, meta, training),
+                Record())
     return Trained(path, state.best_score, history)

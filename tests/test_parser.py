@@ -286,14 +286,16 @@ def _read(path: Path, limit: int) -> list[Sentence]:
 @pytest.mark.slow
 @pytest.mark.skipif(not (EWT / "en_ewt-ud-train.conllu").exists(), reason="EWT not available")
 def test_short_real_training_run_beats_a_trivial_baseline() -> None:
+    from tagger.config import build_configs
     from tagger.training.trainer import RunOptions, fit
 
     train, dev = _read(EWT / "en_ewt-ud-train.conllu", 400), _read(EWT / "en_ewt-ud-dev.conllu", 200)
     # Narrower than the paper's FFN (100-dim inputs, 256 hidden): four times faster and, this short,
     # better: over seeds 1-3, 0.65-0.70 UAS / 0.53-0.57 LAS after these 3 epochs (0.62-0.65 / 0.41-0.43
     # after 2, 0.68-0.70 / 0.60-0.61 after 4); the paper's size, 4 epochs at batch 8: 0.50-0.53 UAS.
-    config = ParserConfig(arch="ffn", word_dim=50, tag_dim=20, label_dim=20, hidden=128, batch_size=2, max_epochs=3,
-                          patience=0)
+    config, training = build_configs(TransitionParser, TransitionParser.PRESETS, "ffn",
+                                     overrides=["word_dim=50", "tag_dim=20", "label_dim=20", "hidden=128", "batch_size=2",
+                                                "max_epochs=3", "patience=0"])
     torch.manual_seed(1)
     model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
 
@@ -303,7 +305,7 @@ def test_short_real_training_run_beats_a_trivial_baseline() -> None:
         def epoch_end(self, record): pass
 
     start = time.monotonic()
-    state = fit(model, train, dev, config, RunOptions(max_minutes=1.0), lambda meta: None, Quiet())
+    state = fit(model, train, dev, training, RunOptions(max_minutes=1.0), lambda meta: None, Quiet())
     seconds = time.monotonic() - start
     metric = model.metric(dev, predict(model.eval(), dev))
     # every word attached to its left neighbour scores about 0.3 UAS on EWT

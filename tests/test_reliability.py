@@ -151,14 +151,14 @@ def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path):
     schedule included) and final checkpoint, bit for bit; the checkpoint keeps its keys."""
     from tagger.training.trainer import Interrupted, RunOptions, fit
 
-    config = build_config(TaggerConfig, PRESETS, "fast", overrides=["layers=1", "hidden=8", "word_dim=8", "batch_size=1",
-                                                                    "max_epochs=2", "average=0.9", "halve_threshold=0.9"])
+    config, training = build_configs(SkipLSTMTagger, PRESETS, "fast", overrides=[
+        "layers=1", "hidden=8", "word_dim=8", "batch_size=1", "max_epochs=2", "average=0.9", "halve_threshold=0.9"])
 
     def run(folder: Path, reporter, resume: bool = False) -> tuple[SkipLSTMTagger, list]:
         torch.manual_seed(0)
         model = SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, TOY))
         saved: list = []
-        fit(model, TOY, TOY, config, RunOptions(seed=5, checkpoint_dir=folder, resume=resume),
+        fit(model, TOY, TOY, training, RunOptions(seed=5, checkpoint_dir=folder, resume=resume),
             lambda meta: saved.append({k: v.clone() for k, v in model.state_dict().items()}), reporter)
         return model, saved
 
@@ -185,7 +185,7 @@ def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path):
     final, expected = (torch.load(d / checkpoint.NAME, weights_only=True)["trainer"] for d in (tmp_path / "ck", tmp_path / "ref"))
     assert set(final) == TRAINER_KEYS
     assert [{**r, "seconds": 0} for r in final["history"]] == [{**r, "seconds": 0} for r in expected["history"]]
-    assert expected["lr"] == config.lr / 2  # the schedule halved lr after epoch 2 (from epoch 1's error, restored)
+    assert expected["lr"] == training.lr / 2  # the schedule halved lr after epoch 2 (from epoch 1's error, restored)
     assert all(torch.equal(a, b) for a, b in zip(final["average"], expected["average"]))
     assert {k: v for k, v in final.items() if k not in ("history", "average", "rng", "elapsed")} == \
         {k: v for k, v in expected.items() if k not in ("history", "average", "rng", "elapsed")}
@@ -487,20 +487,20 @@ def test_two_process_ddp_is_one_process_with_the_same_total_batch(ewt, tmp_path)
     final = torch.load(tmp_path / "ck" / checkpoint.NAME, weights_only=True)
     assert final["trainer"]["world"] == 2 and len(final["trainer"]["rng"]) == 2
 
-    from tagger.config import config_from_dict
+    from tagger.config import TrainingConfig, config_from_dict
     from tagger.corpus.batching import bucket_batches
     from tagger.training.trainer import RunOptions, evaluate, fit, make_optimizer
 
     train, dev = (list(formats.read(path)) for path in ewt)
     train = train[:sentences]
-    config = config_from_dict(TaggerConfig, final["config"])
+    config, training = config_from_dict(TaggerConfig, final["config"]), config_from_dict(TrainingConfig, final["training"])
 
     def fresh() -> SkipLSTMTagger:
         torch.manual_seed(seed)  # as tagger train does before building the model
         return SkipLSTMTagger(config, final["vocabs"])
 
     emulated = fresh()
-    optimizer = make_optimizer(emulated.parameters(), config)
+    optimizer = make_optimizer(emulated.parameters(), training)
     lengths = [len(sentence) for sentence in train]
     for epoch in range(1, epochs + 1):
         ranks = [shard(bucket_batches(lengths, 8, random.Random(seed * 100_003 + epoch)), rank, 2) for rank in (0, 1)]
@@ -509,7 +509,7 @@ def test_two_process_ddp_is_one_process_with_the_same_total_batch(ewt, tmp_path)
             for ids in pair:
                 batch = emulated.collate([train[i] for i in ids])
                 (emulated.loss(emulated(batch), batch) / 2).backward()
-            torch.nn.utils.clip_grad_norm_(emulated.parameters(), config.clip)
+            torch.nn.utils.clip_grad_norm_(emulated.parameters(), training.clip)
             optimizer.step()
     for name, tensor in emulated.state_dict().items():  # in fact bit for bit: halving is exact
         assert torch.allclose(final["state_dict"][name], tensor, rtol=1e-5, atol=1e-7), name
@@ -517,7 +517,7 @@ def test_two_process_ddp_is_one_process_with_the_same_total_batch(ewt, tmp_path)
     assert abs(evaluate(emulated, dev).score - ddp_dev) < 0.002
 
     one = fresh()
-    single = dataclasses.replace(config, batch_size=16)
+    single = dataclasses.replace(training, batch_size=16)
     state = fit(one, train, dev, single, RunOptions(seed=seed), lambda meta: None, Quiet())
     # Same recipe, not the same numbers (a 16-sentence batch of one length bucket vs two 8-sentence
     # buckets): on this tiny unconverged 3-epoch run on 200 sentences that moves dev accuracy by -1.7

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tagger import model_file
-from tagger.config import build_config
+from tagger.config import build_config, build_configs, resolve_preset
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
@@ -88,8 +88,8 @@ def test_skip_sources():
 
 
 def test_config_errors_and_presets():
-    config = build_config(TaggerConfig, PRESETS, "wu2016-7x512", overrides=["lr=0.01", "window_gates=false"])
-    assert (config.layers, config.hidden, config.lr, config.window_gates) == (7, 512, 0.01, False)
+    config, training = build_configs(SkipLSTMTagger, PRESETS, "wu2016-7x512", overrides=["lr=0.01", "window_gates=false"])
+    assert (config.layers, config.hidden, training.lr, config.window_gates) == (7, 512, 0.01, False)
     for name in PRESETS:  # every preset is a valid config
         assert build_config(TaggerConfig, PRESETS, name).layers >= 1
     assert build_config(TaggerConfig, PRESETS, "small").hidden == 64
@@ -114,8 +114,10 @@ TOY = [
 def toy_model(sentences=TOY, **overrides) -> SkipLSTMTagger:
     values = {"layers": 3, "hidden": 8, "word_dim": 8, "optimizer": "adam", "lr": 0.05, "batch_size": 2, "max_epochs": 40,
               "patience": 0, "lr_halving": False, "input_dropout": 0.0, "hidden_dropout": 0.0, **overrides}
-    config = build_config(TaggerConfig, PRESETS, None, overrides=[f"{k}={v}" for k, v in values.items()])
-    return SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, sentences))
+    config, training = build_configs(SkipLSTMTagger, PRESETS, None, overrides=[f"{k}={v}" for k, v in values.items()])
+    model = SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, sentences))
+    model.training_config = training  # what the tests give fit()
+    return model
 
 
 class Quiet:
@@ -128,7 +130,7 @@ def test_toy_training_learns_and_saves_best(tmp_path):
     torch.manual_seed(0)
     model = toy_model()
     saved = []
-    state = fit(model, TOY, TOY, model.config, RunOptions(), lambda meta: saved.append(meta), Quiet())
+    state = fit(model, TOY, TOY, model.training_config, RunOptions(), lambda meta: saved.append(meta), Quiet())
     assert state.best_score == 1.0 and saved[-1]["dev_score"] == 1.0
     assert evaluate(model, TOY).score == 1.0
 
@@ -137,7 +139,7 @@ def test_same_seed_same_weights():
     def run():
         torch.manual_seed(3)
         model = toy_model(max_epochs=3, rare_word_dropout=0.5, input_dropout=0.3)
-        fit(model, TOY, TOY, model.config, RunOptions(seed=3), lambda meta: None, Quiet())
+        fit(model, TOY, TOY, model.training_config, RunOptions(seed=3), lambda meta: None, Quiet())
         return model.state_dict()
 
     a, b = run(), run()
@@ -185,7 +187,7 @@ def test_bad_model_files_are_refused(tmp_path):
     archive = torch.load(good, weights_only=True)
     archive["format_version"] = model_file.FORMAT_VERSION + 1
     torch.save(archive, newer)
-    with pytest.raises(TaggerError, match=r"format 2.*newer.*format 1"):
+    with pytest.raises(TaggerError, match=r"format 3.*newer.*format 2"):
         model_file.load(newer)
 
 
@@ -317,7 +319,7 @@ def test_char_cnn_is_off_by_default_and_adds_only_its_own_parameters():
     assert added == {"input.cnn_char.weight", "input.cnn.weight", "input.cnn.bias"}
     assert cnn.input.feature_size == plain.input.feature_size - 2 * 3 * plain.config.char_dim + 6  # char_length 5 → 2
     assert cnn.input.cnn_char.embedding_dim == cnn.config.char_dim  # char_cnn_dim 0: char_dim's size
-    assert PRESETS["fast-cnn"] == {**PRESETS["fast"], "char_cnn": 50, "char_cnn_width": 3}
+    assert resolve_preset(PRESETS, "fast-cnn") == ({**resolve_preset(PRESETS, "fast")[0], "char_cnn": 50, "char_cnn_width": 3}, resolve_preset(PRESETS, "fast")[1])
     with pytest.raises(TaggerError, match="char_cnn needs a character size"):
         build_config(TaggerConfig, PRESETS, None, overrides=["char_cnn=8", "char_dim=0"])
     for bad in ("char_cnn=-1", "char_cnn_width=0", "char_cnn_max=0", "char_cnn_dim=-2"):
@@ -371,7 +373,7 @@ def test_char_cnn_trains_and_round_trips_through_the_model_file(tmp_path):
     used = batch.spelled.unique()
     assert (cnn.cnn_char.weight.grad[used[used > 0]].abs().sum(1) > 0).all()
     assert cnn.cnn_char.weight.grad[0].abs().sum() == 0  # padding stays zero
-    fit(model, TOY, TOY, model.config, RunOptions(), lambda meta: None, Quiet())
+    fit(model, TOY, TOY, model.training_config, RunOptions(), lambda meta: None, Quiet())
     model.eval()
     assert evaluate(model, TOY).score == 1.0
     path = tmp_path / "cnn.tagger"
@@ -440,7 +442,7 @@ def test_weight_average_follows_the_updates_and_is_what_dev_scores_and_saves():
     torch.manual_seed(0)
     model = toy_model(average=0.99)
     saved = []
-    state = fit(model, TOY, TOY, model.config, RunOptions(),
+    state = fit(model, TOY, TOY, model.training_config, RunOptions(),
                 lambda meta: saved.append({k: v.clone() for k, v in model.state_dict().items()}), Quiet())
     assert state.best_score == 1.0 and state.steps == 40 * 2
     trained = model.state_dict()
@@ -471,7 +473,7 @@ def test_aux_column_is_learned_beside_the_column_and_never_output(tmp_path):
     assert model.n_aux == len(model.vocabs["aux_tags"]) == 6 and model.output.out_features == model.n_tags + 6
     batch = model.collate(sentences)
     assert batch.aux_tags.shape == batch.tags.shape
-    state = fit(model, sentences, sentences, model.config, RunOptions(), lambda meta: None, Quiet())
+    state = fit(model, sentences, sentences, model.training_config, RunOptions(), lambda meta: None, Quiet())
     assert state.best_score == 1.0
     assert model.decode(model.collate(sentences, with_gold=False))[2] == ["DET", "ADJ", "NOUN", "VERB", "ADV"]
     model.eval()

@@ -9,12 +9,14 @@ import click
 from rich.table import Table
 
 from tagger.cli.progress import make_console
-from tagger.model_file import read_archive
+from tagger.model_file import configs_of, read_archive
+from tagger.tasks import TASKS
 
 
 def dev_metric(meta: dict[str, Any]) -> str:
     """What a model's dev score is; files written before the name was stored get it from the task."""
-    return meta.get("dev_metric") or ("LAS (no punct)" if meta.get("task") == "dep" else "accuracy")
+    task = TASKS.get(meta.get("task", ""))
+    return meta.get("dev_metric") or (task.metric if task else "accuracy")
 
 
 def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -40,11 +42,13 @@ NOT_VOCABULARIES = ("rare_word_from", "nonprojective")
 
 
 def describe(path: str) -> dict:
-    """A plain summary of a model file: versions, model, config, vocab sizes, training data and
-    dev score (percent, as everywhere)."""
+    """A plain summary of a model file: versions, model, its model config and training config
+    (None where the file does not record it), vocab sizes, training data and dev score (percent,
+    as everywhere). Files of format 1, whose one config held both, show them split."""
     archive = read_archive(path)
     state = archive["state_dict"]
     meta, history = shown_meta(archive.get("meta", {}))
+    config, training = configs_of(archive)
     return {
         "file": path,
         "format_version": archive["format_version"],
@@ -52,7 +56,8 @@ def describe(path: str) -> dict:
         "model": archive.get("name"),
         "parameters": sum(t.numel() for t in state.values()),
         "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k not in NOT_VOCABULARIES},
-        "config": archive.get("config", {}),
+        "config": config,
+        "training": training,
         "meta": meta,
         "history": history,
     }
@@ -62,7 +67,7 @@ def describe(path: str) -> dict:
 @click.argument("model_path", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (scores in percent, as everywhere).")
 def command(model_path: str, as_json: bool) -> None:
-    """Print a model file's config, vocabulary sizes, training data and dev score.
+    """Print a model file's model and training configs, vocabulary sizes, training data and dev score.
 
     \b
     Example:
@@ -78,6 +83,12 @@ def command(model_path: str, as_json: bool) -> None:
     for key, value in info["meta"].items():
         table.add_row(key, f"{value:.2f} %" if key == "dev_score" else str(value))
     table.add_row("vocabularies", ", ".join(f"{k} {v:,}" for k, v in info["vocab_sizes"].items()))
+    table.add_section()
+    table.add_row("model config", "" if info["config"] else "(none)")
     for key, value in info["config"].items():
+        table.add_row(key, str(value))
+    table.add_section()
+    table.add_row("training config", "" if info["training"] else "(not recorded)")
+    for key, value in (info["training"] or {}).items():
         table.add_row(key, str(value))
     console.print(table)

@@ -86,11 +86,11 @@ def lowered_matmul(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 
 def apply(model: torch.nn.Module, precision: str, in_place: bool = False) -> torch.dtype | None:
     """Set ``model``'s inference products to ``precision`` (auto, fp32, bf16) on the device its
-    parameters are on, where the model supports it (models without ``set_precision`` stay
+    parameters are on, where the model supports it (``can_lower_precision``; other models stay
     float32); returns the dtype chosen. ``in_place`` (``tagger tag``, ``tagger evaluate``: a
     model loaded only to be applied): the big matrices themselves are converted, so that bf16
     holds one copy of them, not float32 weights and bf16 copies."""
-    if not hasattr(model, "set_precision"):
+    if not model.can_lower_precision:
         return None
     device = next(model.parameters()).device
     dtype = resolve(precision, device)

@@ -15,23 +15,21 @@ from typing import Any, Protocol
 
 import torch
 
-from tagger.config import config_to_dict
 from tagger.errors import TaggerError
-from tagger.model_file import FORMAT_VERSION, atomic_save
+from tagger.model_file import archive, atomic_save
 from tagger.training import distributed
 
 NAME = "last.ckpt"
 
 
-def save(directory: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> Path:
+def save(directory: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any],
+         training: Any = None) -> Path:
+    """The model file's archive (:func:`tagger.model_file.archive`, with the ``training`` config)
+    plus what resuming needs: the optimizer, the trainer ``state`` and the RNG."""
     path = Path(directory) / NAME
     atomic_save(
         {
-            "format_version": FORMAT_VERSION,
-            "name": model.name,
-            "config": config_to_dict(model.config),
-            "vocabs": {k: list(v) for k, v in model.vocabs.items()},
-            "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+            **archive(model, training),
             "optimizer": optimizer.state_dict(),
             "trainer": state,
             "torch_rng": torch.get_rng_state(),
@@ -80,13 +78,14 @@ class Checkpoints:
     ``minutes`` (None or 0: only at epoch ends, as the loop asks) holding the model, optimizer,
     weight average, trainer state and every process's RNG state.
 
+    ``training`` is the training config, kept in each checkpoint beside the model's.
     ``shard = (rank, world)``: saving is collective under DDP (every rank's RNG goes into rank
     0's file, which only rank 0 writes), so every process must call :meth:`save` together."""
 
     def __init__(self, directory: Path | None, minutes: float | None, model: torch.nn.Module,
                  optimizer: torch.optim.Optimizer, average: Average, device: torch.device,
-                 shard: tuple[int, int] = (0, 1)):
-        self.directory, self.minutes = directory, minutes
+                 shard: tuple[int, int] = (0, 1), training: Any = None):
+        self.directory, self.minutes, self.training = directory, minutes, training
         self.model, self.optimizer, self.average, self.device = model, optimizer, average, device
         self.rank, self.world = shard
         self.last = time.monotonic()
@@ -103,7 +102,7 @@ class Checkpoints:
             if self.rank == 0:
                 trainer = {**dataclasses.asdict(state), "elapsed": elapsed, "world": self.world, "rng": rngs,
                            "average": self.average.state()}
-                save(self.directory, self.model, self.optimizer, trainer)
+                save(self.directory, self.model, self.optimizer, trainer, self.training)
         if periodic:
             self.last = time.monotonic()
 

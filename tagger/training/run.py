@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -11,15 +12,18 @@ from typing import Any, Callable, Protocol, Sequence
 import torch
 
 from tagger import model_file
-from tagger.config import build_config
+from tagger.config import TrainingConfig, build_configs, config_to_dict
 from tagger.corpus.records import Sentence
 from tagger.devices import resolve_device
 from tagger.errors import TaggerError
-from tagger.models import MODELS, TASK_MODELS
+from tagger.models import MODELS
+from tagger.tasks import TASKS as TASK_TABLE
+from tagger.tasks import get_task
 from tagger.training import distributed
 from tagger.training.trainer import Reporter, RunOptions, TrainState, fit
 
-TASKS = ("pos", "ccg", "dep")
+#: The ``--task`` names (:data:`tagger.tasks.TASKS`).
+TASKS = tuple(TASK_TABLE)
 
 
 SPLITS = ("wsj", "sample")
@@ -57,7 +61,7 @@ def split_files(folder: str, split: str, task: str) -> dict[str, list[Path]]:
         where = sorted({str(p.parent) for p in files})[:2]
         raise TaggerError(f"the folder holds WSJ files of several formats ({', '.join(kinds)}): "
                           f"point --train at one kind, e.g. {' or '.join(where)}", folder)
-    parts = sample_split(files) if split == "sample" else wsj_split(files, "pos" if task == "pos" else task)
+    parts = sample_split(files) if split == "sample" else wsj_split(files, get_task(task).splits)
     for part, chosen in parts.items():
         if not chosen:
             raise TaggerError(f"the {split} split has no {part} files here", folder)
@@ -71,18 +75,8 @@ def read_sentences(spec: DataSpec) -> list[Sentence]:
 
 
 def default_column(task: str, sentences: Sequence[Sentence]) -> str:
-    """The column a tagger learns when ``--column`` is not given."""
-    candidates = ("supertag", "tag") if task == "ccg" else ("upos", "xpos", "tag", "supertag")
-    sample = sentences[:50]
-    for name in candidates:
-        if sample and all(s.has(name) for s in sample):
-            return name
-    where = sentences[0] if sentences else None
-    raise TaggerError(
-        f"no {' or '.join(candidates)} column to learn from; name one with --column",
-        where.source if where else None,
-        where.line if where else None,
-    )
+    """The column a tagger learns when ``--column`` is not given (:meth:`Task.default_column`)."""
+    return get_task(task).default_column(sentences)
 
 
 #: Without ``--dev``, every HOLD_OUT_EVERY-th training sentence is held out as dev (5%).
@@ -111,10 +105,10 @@ class TrainRequest:
     model: str | None = None
     preset: str | None = None
     config_file: str | None = None
-    overrides: tuple[str, ...] = ()  # "key=value" config overrides (--set), applied after the fields below
-    arch: str | None = None  # parser architecture (ffn, lstm, gru, elman); None: the preset's
-    max_epochs: int | None = None  # None: the preset's
-    batch_size: int | None = None
+    overrides: tuple[str, ...] = ()  # "key=value" (--set); they win over the typed fields below
+    arch: str | None = None  # --arch: the parser's architecture (arch=...)
+    max_epochs: int | None = None
+    batch_size: int | None = None  # sentences per update (per process under torchrun)
     patience: int | None = None
     embeddings: str | None = None
     bootstrap: str | None = None
@@ -182,32 +176,48 @@ def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], N
 
 
 def _model_class(request: TrainRequest) -> type:
-    if request.task not in TASKS:
-        raise TaggerError(f"--task must be one of {', '.join(TASKS)}")
-    cls = MODELS.get(request.model or TASK_MODELS.get(request.task))
+    """The model family that trains ``request``: ``--model``, else the task's. A family whose
+    config has no field for the task's column (``column`` of a tagger, ``tag_column`` of a
+    parser) cannot learn the task."""
+    task = get_task(request.task)
+    cls = MODELS.get(request.model or task.model)
     if cls is None:
         raise TaggerError(f"no model for task {request.task!r} (known models: {', '.join(sorted(MODELS))})")
+    if task.column_key not in {f.name for f in dataclasses.fields(cls.Config)}:
+        raise TaggerError(f"model {cls.name} cannot learn --task {task.name} (its model is {task.model})")
     return cls
 
 
-def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, dict[str, Any]]:
-    """The model's config from preset, file and overrides, the data checked against it (its POS
-    retagged first with ``--pos-model``); and the meta naming that tagger."""
-    typed = {"arch": request.arch, "max_epochs": request.max_epochs, "batch_size": request.batch_size,
-             "patience": request.patience}
-    overrides = [f"{key}={value}" for key, value in typed.items() if value is not None] + list(request.overrides)
-    if cls.name == "skip_lstm":
-        column = request.column or default_column(request.task, data.train)
-        overrides.insert(0, f"column={column}")
-        if request.task == "ccg" and not any(o.startswith("rare_tag_count") for o in overrides):
-            overrides.insert(0, "rare_tag_count=10")
-    elif request.column:
-        overrides.insert(0, f"tag_column={request.column}")
-    config = build_config(cls.Config, cls.PRESETS, request.preset or cls.default_preset, request.config_file, overrides)
-    pos_meta = retag_for_parser(request.pos_model, config, data.train + data.dev) if request.pos_model else {}
-    check_columns(cls, config, data.train, request.train.name)
-    check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name)
-    return config, pos_meta
+def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
+    """``key=value`` overrides in the order they apply: the column (``--column``, or the task's
+    choice from the data), the typed fields (``--arch``, ``--max-epochs``, ...), then ``--set``."""
+    task = get_task(request.task)
+    typed = (("arch", request.arch), ("max_epochs", request.max_epochs), ("batch_size", request.batch_size),
+             ("patience", request.patience))
+    return ([f"{task.column_key}={column}"] if column else []) + \
+        [f"{key}={value}" for key, value in typed if value not in (None, "")] + list(request.overrides)
+
+
+def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, TrainingConfig]:
+    """The model config and the training config of ``request`` for the family ``cls``: the
+    task's defaults < preset < ``--config`` file < overrides (:func:`overrides_of`)."""
+    task = get_task(request.task)
+    column = request.column or (task.default_column(data.train) if task.column_from_data else None)
+    own = task.model == cls.name  # the task's preset and defaults are its own family's
+    preset = request.preset or (task.preset if own else cls.default_preset)
+    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides_of(request, column),
+                         task.defaults if own else {})
+
+
+def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, TrainingConfig, dict[str, Any]]:
+    """The configs (:func:`configs`), the data checked against them (its POS retagged first with
+    ``--pos-model``); and the meta naming that tagger."""
+    config, training = configs(request, cls, data)
+    pos_meta = retag_for_parser(request.pos_model, cls, config, data.train + data.dev) if request.pos_model else {}
+    column_key = get_task(request.task).column_key
+    check_columns(cls, config, data.train, request.train.name, column_key)
+    check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name, column_key)
+    return config, training, pos_meta
 
 
 def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any] | None:
@@ -231,7 +241,7 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
     with pretrained vectors or bootstrapped weights; and notes saying which."""
     source = None
     if request.bootstrap and not resumed:
-        if not hasattr(cls, "bootstrap"):
+        if not cls.can_bootstrap:
             raise TaggerError(f"model {cls.name} cannot be bootstrapped")
         source, _ = model_file.load(request.bootstrap)
         if source.name != cls.name:
@@ -245,10 +255,10 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
         from tagger.modules.vectors import read_vectors
 
         words, vectors = read_vectors(request.embeddings)
-        if vectors.shape[1] != getattr(config, "word_dim", vectors.shape[1]):
-            raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but word_dim is {config.word_dim}; "
-                              f"add --set word_dim={vectors.shape[1]}", request.embeddings)
-        notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
+        try:
+            notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
+        except TaggerError as e:
+            raise TaggerError(e.message, request.embeddings) from None
     if source is not None:
         gates = [g.strip() for g in (request.gates or "").split(",") if g.strip()] or None
         try:
@@ -263,7 +273,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
            say: Callable[[str], None]) -> dict[str, Any]:
     cls = _model_class(request)
     data = read_data(request)
-    config, pos_meta = _config(request, cls, data)
+    config, training, pos_meta = _config(request, cls, data)
     torch.manual_seed(request.options.seed)
     resumed = _resumed(request, say)
     model, notes = _build_model(request, cls, config, data, resumed)
@@ -292,12 +302,12 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         reporter.note(note)
 
     def save_best(meta: dict[str, Any]) -> None:
-        model_file.save(request.out, model, {**meta_base, **meta})
+        model_file.save(request.out, model, {**meta_base, **meta}, training)
 
     for warning in data.warnings:
         say(warning)
 
-    state: TrainState = fit(model, data.train, data.dev, config, options, save_best, reporter,
+    state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter,
                             net=net, shard=(context.rank, context.world))
     if context.is_main and not Path(request.out).exists():
         raise TaggerError("training ended before any model was saved", request.out)
@@ -326,12 +336,11 @@ def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, co
     }
 
 
-def retag_for_parser(pos_model: str, config: Any, sentences: list[Sentence]) -> dict[str, Any]:
-    """:func:`retag` the POS column the parser of ``config`` reads (of ``upos+feats`` the tagger
-    predicts the upos part); returns the meta naming the tagger, which the parser names when it
-    is given untagged input."""
-    column = getattr(config, "tag_column", None)
-    column = column.split("+")[0] if column else None
+def retag_for_parser(pos_model: str, cls: type, config: Any, sentences: list[Sentence]) -> dict[str, Any]:
+    """:func:`retag` the POS column the model ``cls`` of ``config`` reads (``cls.pos_column``: of
+    a parser's ``upos+feats`` the tagger predicts the upos part); returns the meta naming the
+    tagger, which the parser names when it is given untagged input."""
+    column = cls.pos_column(config)
     retag(pos_model, column, sentences)
     return {"pos_model": os.path.abspath(pos_model), "pos_model_column": column}
 
@@ -350,12 +359,16 @@ def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None
         sentence.columns[column] = tags
 
 
-def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str) -> None:
-    """Every sentence has what the model learns from; a one-line error naming the first that does not."""
-    needed = getattr(cls, "required_columns", None)
-    columns = needed(config) if needed else [c for c in [getattr(config, "column", None)] if c]
+def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str, column_key: str = "column") -> None:
+    """Every sentence has what the model learns from (``cls.required_columns``); a one-line error
+    naming the first that does not, and the config key that named the column (``column_key`` is
+    the one ``--column`` sets)."""
+    columns = cls.required_columns(config)
+    # the config keys that name columns (column, aux_column, tag_column), by the column they name
+    keys = {value: key for key, value in config_to_dict(config).items() if key.endswith("column") and value}
     for sentence in sentences:
         for name in columns:
             if not sentence.has(name):
-                hint = "aux_column must name a column the training data has" if name == getattr(config, "aux_column", None) else "choose another with --column"
+                key = keys.get(name, column_key)
+                hint = "choose another with --column" if key == column_key else f"{key} must name a column the training data has"
                 raise TaggerError(f"no '{name}' annotation in this sentence ({hint})", sentence.source or path, sentence.line)

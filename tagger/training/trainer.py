@@ -169,7 +169,7 @@ def fit(
     optimizer = make_optimizer(model.parameters(), config)
     average = averager(model, config.average)
     checkpoints = Checkpoints(options.checkpoint_dir, options.checkpoint_minutes, model, optimizer, average,
-                              device, shard)
+                              device, shard, config)
     saved = checkpoints.resume() if options.resume else None
     state = TrainState.restored(saved) if saved is not None else TrainState(lr=config.lr)
     budget, schedule = Budget(options.max_minutes, state.elapsed), Schedule(config)

@@ -11,94 +11,18 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from tagger.config import TrainingConfig
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import TagMetric
+from tagger.models.base import check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
+from tagger.models.skip_lstm.config import TaggerConfig
+from tagger.models.skip_lstm.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 
 RARE = "<rare>"
-
-
-@dataclass
-class TaggerConfig(TrainingConfig):
-    column: str = "upos"  # the column learned: upos, xpos, supertag, or a `columns` name
-    # input layer
-    word_dim: int = 100
-    caps_dim: int = 5
-    char_dim: int = 5
-    char_length: int = 5  # first-l and last-l characters (l_w)
-    char_cnn: int = 0  # filters of the character CNN over the whole word (0 = off)
-    char_cnn_width: int = 3  # its convolution width, in characters (boundary symbols included)
-    char_cnn_dim: int = 0  # its own character embedding size; 0 = the same size as char_dim
-    char_cnn_max: int = 20  # characters it reads; longer words keep their first ⌈m/2⌉ and last ⌊m/2⌋
-    window: int = 3
-    window_gates: bool = True
-    min_word_count: int = 1
-    rare_word_dropout: float = 0.0  # replace training words seen once by UNK with this probability
-    rare_tag_count: int = 0  # tags seen fewer times than this map to RARE (CCGbank: 10)
-    # stacked bidirectional layers
-    layers: int = 3
-    hidden: int = 128
-    cell: str = "lstm"
-    skip: str = "output"
-    gate: str = "recurrent"
-    skip_map: str = "identity"
-    skip_span: int = 1  # k = h^{l - skip_span - 1}; 0: k = h^1 for every l >= 2
-    forget_bias: float = 0.0
-    init_scale: float = 0.1  # weights N(0, 1/sqrt(fan_in)) × init_scale; the papers' 0.1 suits on-line SGD
-    # dropout: on the window input, and on the outputs of the first and last hidden layers
-    input_dropout: float = 0.25
-    hidden_dropout: float = 0.5
-    middle_dropout: float = 0.0  # dropout on the outputs of the layers between the first and the last
-    label_smoothing: float = 0.0  # cross-entropy against (1-ε)·gold + ε·uniform
-    aux_column: str = ""  # a second column learned beside `column` (multi-task, e.g. xpos for upos); "" = none
-    aux_weight: float = 0.5  # its share of the loss: CE(column) + aux_weight · CE(aux_column)
-
-    def __post_init__(self) -> None:
-        CellSpec(self.cell, self.skip, self.gate, self.skip_map, self.forget_bias)  # validates the names
-        if not 1 <= self.layers <= 64:
-            raise ValueError(f"layers must be between 1 and 64, not {self.layers}")
-        if self.hidden < 1 or self.batch_size < 1:
-            raise ValueError("hidden and batch_size must be positive")
-        if self.char_cnn < 0 or self.char_cnn_dim < 0:
-            raise ValueError("char_cnn and char_cnn_dim must be ≥ 0")
-        if self.char_cnn_width < 1 or self.char_cnn_max < 1:
-            raise ValueError("char_cnn_width and char_cnn_max must be ≥ 1")
-        if self.aux_column == self.column:
-            raise ValueError(f"aux_column must differ from column ({self.column!r})")
-        if self.char_cnn and not self.cnn_dim:
-            raise ValueError("char_cnn needs a character size: set char_cnn_dim (char_dim is 0)")
-
-    @property
-    def cnn_dim(self) -> int:
-        """The character CNN's embedding size (``char_cnn_dim``, or ``char_dim`` when 0)."""
-        return self.char_cnn_dim or self.char_dim
-
-
-#: The CPU default: 3 × 128 cells, Adam, wider character embeddings (20 dims instead of the papers'
-#: 5: +0.45 dev UPOS on EWT after 6 epochs) and a lr halving threshold of 5% rather than 0.5%.
-FAST = {"layers": 3, "hidden": 128, "char_dim": 20, "optimizer": "adam", "lr": 0.002, "batch_size": 32, "max_epochs": 50,
-        "patience": 4, "halve_threshold": 0.05, "rare_word_dropout": 0.25, "init_scale": 1.0}
-#: ``fast`` plus a character CNN (50 filters of width 3 over 20-dim characters), for unseen words.
-FAST_CNN = {**FAST, "char_cnn": 50, "char_cnn_width": 3}
-PAPER_SGD = {"optimizer": "sgd", "lr": 0.02, "batch_size": 1, "max_epochs": 30, "patience": 5}
-
-#: Named presets. ``fast`` (the default) trains on a laptop CPU in minutes; the ``wu*`` presets
-#: reproduce the papers' sizes and training recipe.
-PRESETS: dict[str, dict] = {
-    "fast": {**FAST, "skip": "output", "gate": "recurrent"},
-    "fast-cnn": {**FAST_CNN, "skip": "output", "gate": "recurrent"},
-    "small": {**FAST, "hidden": 64, "skip": "output", "gate": "recurrent"},  # ~1.7× faster through the CLI, −0.2–0.3 UPOS
-    "plain-fast": {**FAST, "skip": "none"},
-    "wu2016-7x512": {"layers": 7, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
-    "wu2016-9x512": {"layers": 9, "hidden": 512, "cell": "lstm", "skip": "output", "gate": "recurrent", **PAPER_SGD},
-    "wu2017-9x465": {"layers": 9, "hidden": 465, "cell": "block", "skip": "none", "gate": "input", "skip_span": 1, **PAPER_SGD},
-    "wu2017-7x465": {"layers": 7, "hidden": 465, "cell": "block", "skip": "none", "gate": "input", "skip_span": 1, **PAPER_SGD},
-}
 
 
 @dataclass
@@ -136,6 +60,11 @@ class SkipLSTMTagger(nn.Module):
     Config = TaggerConfig
     PRESETS = PRESETS
     default_preset = "fast"
+    training_defaults = TRAINING_DEFAULTS
+    # capabilities (tagger.models.base.Model)
+    gives_distribution = True
+    can_bootstrap = False
+    can_lower_precision = True
 
     def __init__(self, config: TaggerConfig, vocabs: dict[str, list[str]]):
         super().__init__()
@@ -177,6 +106,11 @@ class SkipLSTMTagger(nn.Module):
     @staticmethod
     def required_columns(config: TaggerConfig) -> list[str]:
         return [config.column] + ([config.aux_column] if config.aux_column else [])
+
+    @classmethod
+    def pos_column(cls, config: TaggerConfig) -> str | None:
+        """None: a tagger reads words only, so ``--pos-model`` has nothing to retag."""
+        return None
 
     @classmethod
     def training_meta(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
@@ -304,6 +238,11 @@ class SkipLSTMTagger(nn.Module):
         itos = self.tag_vocab.itos
         return [[itos[i] for i in row[:n]] for row, n in zip(best, batch.lengths.tolist())]
 
+    @property
+    def distribution_labels(self) -> list[str]:
+        """The tags :meth:`distribution`'s last axis is over."""
+        return self.tag_vocab.itos
+
     # ----------------------------------------------------------------------------- results
     @property
     def output_columns(self) -> list[str]:
@@ -322,6 +261,7 @@ class SkipLSTMTagger(nn.Module):
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
         """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
+        check_vector_size(vectors, self.config.word_dim)
         rows, found = [], []
         for i, word in enumerate(words):
             index = self.word_vocab.stoi.get(normalize(word))
@@ -331,3 +271,8 @@ class SkipLSTMTagger(nn.Module):
         if rows:
             self.input.load_vectors(vectors[found], torch.tensor(rows))
         return len(rows)
+
+    def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
+        """Not a capability of this family (``can_bootstrap`` is False)."""
+        raise TaggerError(f"model {self.name} cannot be bootstrapped")
+

@@ -24,19 +24,21 @@ recurrent parser from an FFN (:mod:`.bootstrap`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from tagger.config import TrainingConfig
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
+from tagger.errors import TaggerError
 from tagger.evaluation.metrics import AttachmentMetric, punct_flags
+from tagger.models.base import check_vector_size
 from tagger.models.transition_parser import bootstrap as bootstrapping
 from tagger.models.transition_parser import decoder
+from tagger.models.transition_parser.config import ARCHS, ParserConfig  # noqa: F401 - ARCHS re-exported
+from tagger.models.transition_parser.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.models.transition_parser.batch import ParserBatch, collate, tag_column_values
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, SPECIALS, UNK_ID
 from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the package exports it from here)
@@ -45,65 +47,7 @@ from tagger.modules.cells import step
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import mask_templates, n_actions, oracle, root_label
 
-ARCHS = ("ffn", "lstm", "gru", "elman")
 GATES = {"ffn": (), "lstm": ("i", "j", "f", "o"), "gru": ("r", "z", "h"), "elman": ("h",)}
-
-
-@dataclass
-class ParserConfig(TrainingConfig):
-    arch: str = "ffn"  # ffn | lstm | gru | elman
-    tag_column: str = "upos"  # the POS column the parser reads: upos, xpos, or joined (upos+feats)
-    word_dim: int = 100
-    tag_dim: int = 100
-    label_dim: int = 100
-    hidden: int = 256
-    hidden_bias_init: float = 0.02  # b of the hidden layer (and of the recurrent gates)
-    init_range: float = 0.01  # weights and embeddings U(-init_range, init_range)
-    dropout: float = 0.3  # on the hidden layer's output
-    input_dropout: float = 0.3  # on the embedding layer
-    bptt: int = 5  # truncated BPTT: detach the recurrent state every bptt transitions; 0 = full
-    forget_bias: float = 1.0  # LSTM: constant added to the forget gate pre-activation
-    min_word_count: int = 1
-    rare_word_dropout: float = 0.25  # training: words seen once become UNK with this probability
-    precompute: int = 10000  # most frequent words whose W·e rows are precomputed for decoding; 0 = off
-    precompute_mb: float = 256.0  # memory cap of those rows (fewer words for the wider recurrent layers)
-    # training (Elkaref & Bohnet 2017: mini-batch SGD, momentum 0.9, lr 0.05, L2 1e-8)
-    optimizer: str = "sgd"
-    lr: float = 0.05
-    momentum: float = 0.9
-    weight_decay: float = 1e-8
-    batch_size: int = 8  # sentences per update (≈ 330 transitions on EWT; see docs/parser.md)
-    max_epochs: int = 30
-    patience: int = 4
-    lr_halving: bool = True
-
-    def __post_init__(self) -> None:
-        if self.arch not in ARCHS:
-            raise ValueError(f"arch must be one of {', '.join(ARCHS)}, not {self.arch!r}")
-        if not self.tag_column:
-            raise ValueError("tag_column must name a column (upos or xpos)")
-        for name in ("word_dim", "tag_dim", "label_dim", "hidden", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
-        for name in ("dropout", "input_dropout", "rare_word_dropout"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
-        if self.bptt < 0 or self.precompute < 0 or self.precompute_mb < 0:
-            raise ValueError("bptt, precompute and precompute_mb must be >= 0")
-
-
-#: Named presets. The defaults are the paper's FFN; Tables 2-5 are these four architectures,
-#: with ``--bootstrap FFN --gates ...`` for the bootstrapped rows and ``--embeddings`` for GloVe.
-PRESETS: dict[str, dict] = {
-    "ffn": {"arch": "ffn"},
-    "lstm": {"arch": "lstm"},
-    "gru": {"arch": "gru"},
-    "elman": {"arch": "elman"},
-    "lstm-full-bptt": {"arch": "lstm", "bptt": 0},  # §5: τ = 5 vs full backpropagation
-    "ffn-no-input-dropout": {"arch": "ffn", "input_dropout": 0.0},  # §5: the effect of input dropout
-    "ffn-paper": {"arch": "ffn", "rare_word_dropout": 0.0},  # exactly the paper's recipe (no UNK training)
-    "lstm-paper": {"arch": "lstm", "rare_word_dropout": 0.0},
-}
 
 
 class TransitionParser(nn.Module):
@@ -114,6 +58,11 @@ class TransitionParser(nn.Module):
     Config = ParserConfig
     PRESETS = PRESETS
     default_preset = "ffn"
+    training_defaults = TRAINING_DEFAULTS
+    # capabilities (tagger.models.base.Model)
+    gives_distribution = False
+    can_bootstrap = True  # a recurrent parser from a trained FFN (bootstrap)
+    can_lower_precision = False
 
     def __init__(self, config: ParserConfig, vocabs: dict[str, list[str]]):
         super().__init__()
@@ -162,6 +111,25 @@ class TransitionParser(nn.Module):
         """The columns of its input it reads besides the words: the parts of ``tag_column``
         (``upos+feats`` reads ``upos`` and ``feats``). Input without them parses badly."""
         return self.config.tag_column.split("+")
+
+    @classmethod
+    def pos_column(cls, config: ParserConfig) -> str | None:
+        """The POS column ``--pos-model`` retags: of ``upos+feats`` the tagger predicts upos."""
+        return config.tag_column.split("+")[0]
+
+    @property
+    def distribution_labels(self) -> list[str]:
+        """Empty: it gives no distribution (``gives_distribution`` is False)."""
+        return []
+
+    def distribution(self, batch: "ParserBatch") -> torch.Tensor:
+        """Not a capability of this family (``gives_distribution`` is False)."""
+        raise TaggerError(f"the {self.name} model gives no tag distribution")
+
+    def set_precision(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
+        """Float32 only (``can_lower_precision`` is False): None is accepted, a lower dtype refused."""
+        if dtype is not None:
+            raise TaggerError(f"the {self.name} model computes in float32 only, not {dtype}")
 
     # ----------------------------------------------------------------------------- data → tensors
     @classmethod
@@ -316,6 +284,7 @@ class TransitionParser(nn.Module):
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
         """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
+        check_vector_size(vectors, self.config.word_dim)
         rows, found, seen = [], [], set()
         for i, word in enumerate(words):
             index = self.word_vocab.stoi.get(normalize(word))

@@ -1,0 +1,169 @@
+"""The model interface: everything the trainer, inference, the runner and the CLI call on a model.
+
+Every model family (``tagger/models/FAMILY/``) is a ``torch.nn.Module`` subclass that implements
+:class:`Model`; nothing outside the family looks inside it. What a family can or cannot do is
+declared as plain class attributes (``gives_distribution``, ``can_bootstrap``,
+``can_lower_precision``), read by the callers instead of probing for methods; a family without a
+capability still has the method, which raises :class:`tagger.errors.TaggerError`.
+
+Shapes: ``B`` sentences in a batch, ``T`` the longest of them in words, ``C`` output classes
+(tags), ``N`` a parser's transitions in a batch, ``A`` its actions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Iterator, Protocol, Sequence, runtime_checkable
+
+import torch
+
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.evaluation.metrics import Metric
+
+
+class Batch(Protocol):
+    """What :meth:`Model.collate` gives: tensors of ``B`` sentences, moved with :meth:`to`."""
+
+    lengths: torch.Tensor  # [B] words per sentence
+
+    def to(self, device: torch.device) -> "Batch": ...
+
+    @property
+    def n_tokens(self) -> int: ...
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A trainable tagger or parser (see the module docstring)."""
+
+    # ------------------------------------------------------------------ declared by the class
+    name: ClassVar[str]  #: the family's name in ``tagger.models.MODELS`` and in model files
+    kind: ClassVar[str]  #: ``"tagger"`` (usable as ``--pos-model``) or ``"parser"``
+    Config: ClassVar[type]  #: the model config dataclass (hyper-parameters of the network only)
+    PRESETS: ClassVar[dict[str, dict[str, Any]]]  #: named presets, ``presets.py`` (see tagger.config)
+    default_preset: ClassVar[str]
+    training_defaults: ClassVar[dict[str, Any]]  #: TrainingConfig values under every preset of the family
+    gives_distribution: ClassVar[bool]  #: :meth:`distribution` gives per-token tag probabilities
+    can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
+    can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
+
+    # ------------------------------------------------------------------ per instance
+    config: Any  #: an instance of ``Config``
+    vocabs: dict[str, list[str]]  #: plain lists, saved in the model file as they are
+    training: bool  #: ``torch.nn.Module``'s train/eval flag
+
+    @property
+    def input_columns(self) -> list[str]:
+        """The columns of its input it reads besides the words (a parser's UPOS): input without
+        them is refused (:class:`tagger.inference.InputCheck`)."""
+        ...
+
+    @property
+    def output_columns(self) -> list[str]:
+        """The columns :meth:`annotate` fills, in the order a writer shows them."""
+        ...
+
+    @property
+    def distribution_labels(self) -> list[str]:
+        """The ``C`` tags that :meth:`distribution`'s last axis is over."""
+        ...
+
+    # ------------------------------------------------------------------ before the model exists
+    @classmethod
+    def vocabs_from(cls, config: Any, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
+        """The vocabularies of the training ``sentences`` (what ``__init__(config, vocabs)`` takes)."""
+        ...
+
+    @classmethod
+    def training_meta(cls, config: Any, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
+        """Facts about the training sentences for the model file's meta, and notes to show
+        before training (e.g. trees the parser will skip)."""
+        ...
+
+    @classmethod
+    def required_columns(cls, config: Any) -> list[str]:
+        """The columns every training and dev sentence must have."""
+        ...
+
+    @classmethod
+    def pos_column(cls, config: Any) -> str | None:
+        """The POS column of its input that ``--pos-model`` retags before training (None: it
+        reads none)."""
+        ...
+
+    # ------------------------------------------------------------------ training and inference
+    def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> Batch:
+        """``sentences`` (non-empty ones) as a :class:`Batch` on the CPU; gold targets only
+        ``with_gold``. A batch keeps the sentences' order."""
+        ...
+
+    def forward(self, batch: Any) -> torch.Tensor:
+        """Scores (unnormalised log-probabilities): a tagger's ``[B, T, C (+ auxiliary tags)]``,
+        a parser's ``[N, A]`` for the oracle's ``N`` transitions (teacher forcing)."""
+        ...
+
+    def __call__(self, batch: Any) -> torch.Tensor:
+        """:meth:`forward`, through ``torch.nn.Module``'s hooks."""
+        ...
+
+    def loss(self, scores: torch.Tensor, batch: Any) -> torch.Tensor:
+        """The scalar training loss of ``scores`` (from :meth:`forward`) against the batch's gold."""
+        ...
+
+    def decode(self, batch: Any) -> list:
+        """The best output of every sentence of ``batch``, in order: a tagger's tag strings
+        (``list[str]`` of length ``lengths[b]``), a parser's ``(heads, deprels)``."""
+        ...
+
+    def distribution(self, batch: Any) -> torch.Tensor:
+        """Per-token probabilities ``[B, T, C]`` over :attr:`distribution_labels` (multi-tagging).
+        TaggerError where ``gives_distribution`` is False."""
+        ...
+
+    def annotate(self, sentence: Sentence, prediction: Any) -> None:
+        """Write one :meth:`decode` result into ``sentence``'s :attr:`output_columns`."""
+        ...
+
+    def metric(self, sentences: Sequence[Sentence], predictions: Sequence[Any]) -> Metric:
+        """The dev metric of ``predictions`` against the gold ``sentences`` (``.score`` in 0..1)."""
+        ...
+
+    # ------------------------------------------------------------------ initialisation, precision
+    def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
+        """Set word embeddings from pretrained ``vectors`` ``[V, D]`` (rows of ``words``); how
+        many rows were set. TaggerError when ``D`` is not the model's word size."""
+        ...
+
+    def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
+        """Initialise from the trained model ``source`` (ValueError when it does not fit).
+        TaggerError where ``can_bootstrap`` is False."""
+        ...
+
+    def set_precision(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
+        """Inference matrix products in ``dtype`` (None: float32); ``in_place``: the big matrices
+        themselves are converted (inference only). TaggerError for a ``dtype`` where
+        ``can_lower_precision`` is False."""
+        ...
+
+    # ------------------------------------------------------------------ from torch.nn.Module
+    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]: ...
+    def state_dict(self) -> dict[str, torch.Tensor]: ...
+    def load_state_dict(self, state_dict: dict[str, torch.Tensor], strict: bool = True) -> Any: ...
+    def to(self, device: torch.device | str) -> Any: ...
+    def train(self, mode: bool = True) -> Any: ...
+    def eval(self) -> Any: ...
+
+
+def members() -> list[str]:
+    """The names :class:`Model` lists (what every family must have)."""
+    names = set(Model.__annotations__)
+    names |= {n for n in vars(Model) if not n.startswith("_") and n not in ("members",)}
+    return sorted(names | {"__call__"})
+
+
+def check_vector_size(vectors: torch.Tensor, word_dim: int) -> None:
+    """A one-line error when pretrained ``vectors`` [V, D] are not ``word_dim`` wide (for
+    :meth:`Model.load_embeddings`)."""
+    if vectors.shape[1] != word_dim:
+        raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but word_dim is {word_dim}; "
+                          f"add --set word_dim={vectors.shape[1]}")

@@ -1,0 +1,64 @@
+"""The skip-LSTM tagger's model config: the network's hyper-parameters only (training ones are
+:class:`tagger.config.TrainingConfig`; named combinations of both are in ``presets.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tagger.modules.recurrent import CellSpec
+
+
+@dataclass
+class TaggerConfig:
+    column: str = "upos"  # the column learned: upos, xpos, supertag, or a `columns` name
+    # input layer
+    word_dim: int = 100
+    caps_dim: int = 5
+    char_dim: int = 5
+    char_length: int = 5  # first-l and last-l characters (l_w)
+    char_cnn: int = 0  # filters of the character CNN over the whole word (0 = off)
+    char_cnn_width: int = 3  # its convolution width, in characters (boundary symbols included)
+    char_cnn_dim: int = 0  # its own character embedding size; 0 = the same size as char_dim
+    char_cnn_max: int = 20  # characters it reads; longer words keep their first ⌈m/2⌉ and last ⌊m/2⌋
+    window: int = 3
+    window_gates: bool = True
+    min_word_count: int = 1
+    rare_word_dropout: float = 0.0  # replace training words seen once by UNK with this probability
+    rare_tag_count: int = 0  # tags seen fewer times than this map to RARE (CCGbank: 10)
+    # stacked bidirectional layers
+    layers: int = 3
+    hidden: int = 128
+    cell: str = "lstm"
+    skip: str = "output"
+    gate: str = "recurrent"
+    skip_map: str = "identity"
+    skip_span: int = 1  # k = h^{l - skip_span - 1}; 0: k = h^1 for every l >= 2
+    forget_bias: float = 0.0
+    init_scale: float = 0.1  # weights N(0, 1/sqrt(fan_in)) × init_scale; the papers' 0.1 suits on-line SGD
+    # dropout: on the window input, and on the outputs of the first and last hidden layers
+    input_dropout: float = 0.25
+    hidden_dropout: float = 0.5
+    middle_dropout: float = 0.0  # dropout on the outputs of the layers between the first and the last
+    label_smoothing: float = 0.0  # cross-entropy against (1-ε)·gold + ε·uniform
+    aux_column: str = ""  # a second column learned beside `column` (multi-task, e.g. xpos for upos); "" = none
+    aux_weight: float = 0.5  # its share of the loss: CE(column) + aux_weight · CE(aux_column)
+
+    def __post_init__(self) -> None:
+        CellSpec(self.cell, self.skip, self.gate, self.skip_map, self.forget_bias)  # validates the names
+        if not 1 <= self.layers <= 64:
+            raise ValueError(f"layers must be between 1 and 64, not {self.layers}")
+        if self.hidden < 1:
+            raise ValueError("hidden must be positive")
+        if self.char_cnn < 0 or self.char_cnn_dim < 0:
+            raise ValueError("char_cnn and char_cnn_dim must be ≥ 0")
+        if self.char_cnn_width < 1 or self.char_cnn_max < 1:
+            raise ValueError("char_cnn_width and char_cnn_max must be ≥ 1")
+        if self.aux_column == self.column:
+            raise ValueError(f"aux_column must differ from column ({self.column!r})")
+        if self.char_cnn and not self.cnn_dim:
+            raise ValueError("char_cnn needs a character size: set char_cnn_dim (char_dim is 0)")
+
+    @property
+    def cnn_dim(self) -> int:
+        """The character CNN's embedding size (``char_cnn_dim``, or ``char_dim`` when 0)."""
+        return self.char_cnn_dim or self.char_dim

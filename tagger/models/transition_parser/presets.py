@@ -1,0 +1,28 @@
+"""Named presets of the transition parser, as plain data (resolved by
+:func:`tagger.config.resolve_preset`). The defaults are the paper's FFN; Tables 2-5 are the four
+architectures, with ``--bootstrap FFN --gates ...`` for the bootstrapped rows and
+``--embeddings`` for GloVe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Training values under every preset (Elkaref & Bohnet 2017: mini-batch SGD, momentum 0.9, lr
+#: 0.05, L2 1e-8; 8 sentences per update ≈ 330 transitions on EWT, see docs/parser.md).
+TRAINING_DEFAULTS: dict[str, Any] = {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 1e-8,
+                                     "batch_size": 8, "max_epochs": 30, "patience": 4, "lr_halving": True}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "ffn": {"description": "feed-forward hidden layer (Chen & Manning 2014)", "model": {"arch": "ffn"}},
+    "lstm": {"description": "LSTM hidden layer over the transition sequence", "model": {"arch": "lstm"}},
+    "gru": {"description": "GRU hidden layer", "model": {"arch": "gru"}},
+    "elman": {"description": "Elman (simple recurrent) hidden layer", "model": {"arch": "elman"}},
+    "lstm-full-bptt": {"based_on": "lstm", "description": "§5: full backpropagation through time instead of τ = 5",
+                       "model": {"bptt": 0}},
+    "ffn-no-input-dropout": {"based_on": "ffn", "description": "§5: the effect of input dropout",
+                             "model": {"input_dropout": 0.0}},
+    "ffn-paper": {"based_on": "ffn", "description": "exactly the paper's recipe (no UNK training)",
+                  "model": {"rare_word_dropout": 0.0}},
+    "lstm-paper": {"based_on": "lstm", "description": "exactly the paper's recipe (no UNK training)",
+                   "model": {"rare_word_dropout": 0.0}},
+}

@@ -1,0 +1,75 @@
+"""The tasks: one entry per thing a user can train for (``--task``), naming its model family,
+the columns it learns and scores, its default preset and config, its dev metric and how
+``--split wsj`` divides the Penn Treebank for it.
+
+The runner (:mod:`tagger.training.run`), ``tagger evaluate``, ``tag``, ``info`` and the bench
+scripts read these entries; none of them branches on a task's or a model's name. Adding a task
+is one entry here plus its model family's own files (``tagger/models/FAMILY/``).
+Plain data, no torch: importing it is cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+from tagger.errors import TaggerError
+
+
+def _frozen(values: dict[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(values))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task. ``columns`` are what it learns and scores; with ``column_from_data``, ``--column``
+    not given falls back through them in order (the first the training data has), else the
+    model config's own default stands. ``column_key`` is the config key ``--column`` sets."""
+
+    name: str
+    model: str  # the model family, a key of tagger.models.MODELS
+    columns: tuple[str, ...]
+    column_key: str  # "column" (a tagger learns it) or "tag_column" (the POS a parser reads)
+    preset: str  # the family's preset used without --preset
+    metric: str  # the name of the dev score (Metric.score_name), for files that do not store it
+    splits: str  # which task's WSJ sections --split wsj takes (tagger.formats.ptb.WSJ_SECTIONS)
+    defaults: Mapping[str, Any] = field(default_factory=lambda: _frozen({}))  # config values below the preset's
+    column_from_data: bool = True
+    description: str = ""
+
+    def default_column(self, sentences: Sequence[Any]) -> str:
+        """The first of :attr:`columns` that the first 50 ``sentences`` all have: the column a
+        tagger learns when ``--column`` is not given."""
+        sample = sentences[:50]
+        for name in self.columns:
+            if sample and all(s.has(name) for s in sample):
+                return name
+        where = sentences[0] if sentences else None
+        raise TaggerError(
+            f"no {' or '.join(self.columns)} column to learn from; name one with --column",
+            where.source if where else None,
+            where.line if where else None,
+        )
+
+
+TASKS: dict[str, Task] = {
+    "pos": Task("pos", "skip_lstm", ("upos", "xpos", "tag", "supertag"), "column", "fast", "accuracy", "pos",
+                description="part-of-speech tags (UPOS, else XPOS, else a generic tag column)"),
+    "ccg": Task("ccg", "skip_lstm", ("supertag", "tag"), "column", "fast", "accuracy", "ccg",
+                # CCGbank practice: supertags seen fewer than 10 times in training are one RARE class.
+                defaults=_frozen({"rare_tag_count": 10}),
+                description="CCG supertags"),
+    "dep": Task("dep", "transition_parser", ("head", "deprel"), "tag_column", "ffn", "LAS (no punct)", "dep",
+                column_from_data=False, description="labelled dependency trees (HEAD, DEPREL)"),
+    # "const" (a seq2seq constituency parser over .mrg trees) goes here with its family's name,
+    # columns ("tree",), column_key, preset, metric ("bracket F1") and splits ("dep": WSJ 02-21/22/23).
+}
+
+
+def get_task(name: str) -> Task:
+    """The task called ``name``; a one-line error naming the known ones otherwise."""
+    task = TASKS.get(name)
+    if task is None:
+        raise TaggerError(f"--task must be one of {', '.join(TASKS)}")
+    return task
