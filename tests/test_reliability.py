@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from tagger import __version__, formats, model_file
 from tagger.cli.main import cli
-from tagger.config import build_config
+from tagger.config import build_config, build_configs
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
