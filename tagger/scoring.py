@@ -23,13 +23,16 @@ from tagger.errors import TaggerError
 from tagger.evaluation.metrics import AttachmentMetric, Metric, MultiTagMetric, TagMetric
 from tagger.evaluation.report import score
 from tagger.formats import read_corpus
+from tagger.tasks import TASKS
 
-#: The tag columns each task scores, in the order a missing ``--column`` falls back through
-#: (the task registry's columns, in its order); ``dep`` scores heads and no tag column.
-TASK_COLUMNS: dict[str, tuple[str, ...]] = {"pos": ("upos", "xpos"), "dep": (), "ccg": ("supertag",)}
+#: The tag columns each task scores, in the order a missing ``--column`` falls back through:
+#: the task registry's columns (:data:`tagger.tasks.TASKS`), the same order ``tagger train``
+#: takes; a task whose column is not learned from the data (``dep``) scores no tag column.
+TASK_COLUMNS: dict[str, tuple[str, ...]] = {
+    name: (task.columns if task.column_from_data else ()) for name, task in TASKS.items()}
 
 #: ``--task auto``: every task's tag columns in turn, then the ``columns`` format's generic ``tag``.
-AUTO_COLUMNS: tuple[str, ...] = (*dict.fromkeys(c for names in TASK_COLUMNS.values() for c in names), "tag")
+AUTO_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys([c for names in TASK_COLUMNS.values() for c in names] + ["tag"]))
 
 #: The columns of a dependency tree: scored as attachment, never as a tag column.
 TREE_COLUMNS = ("head", "deprel")
@@ -107,7 +110,7 @@ def choose_column(task: str, column: str | None, gold: Sequence[Sentence], pred:
                   gold_name: str, pred_name: str) -> str | None:
     """The tag column to score, or ``None`` for no tagging scores.
 
-    An explicit ``column``, or a task's only column (``ccg``: ``supertag``), must be present
+    An explicit ``column``, or a task's only column, must be present
     in both; otherwise the first of the task's :data:`TASK_COLUMNS` present in both is scored
     (for ``pos`` one must be), and with ``auto`` the first of :data:`AUTO_COLUMNS` present in
     both, if any (tagging is then simply left out)."""

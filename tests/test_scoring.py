@@ -22,6 +22,7 @@ from tagger.errors import TaggerError
 from tagger.evaluation import punct_flags, score_parsing
 from tagger.models import MODELS, TASK_MODELS
 from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
+from tagger.tasks import TASKS
 from tagger.scoring import AUTO_COLUMNS, TASK_COLUMNS, EvaluationResult, evaluate_files, model_targets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,13 +97,14 @@ def test_cli_prints_what_the_function_returns(gold_pred):
 
 
 def test_tag_column_fallbacks_are_the_tasks(gold_pred, tmp_path):
-    assert TASK_COLUMNS == {"pos": ("upos", "xpos"), "dep": (), "ccg": ("supertag",)}
-    assert AUTO_COLUMNS == ("upos", "xpos", "supertag", "tag")
+    # One order for `train` and `evaluate`: the task registry's.
+    assert TASK_COLUMNS == {"pos": ("upos", "xpos", "tag", "supertag"), "dep": (), "ccg": ("supertag", "tag")}
+    assert TASK_COLUMNS["pos"] == TASKS["pos"].columns and AUTO_COLUMNS == ("upos", "xpos", "tag", "supertag")
     gold, pred = gold_pred
     no_upos = tmp_path / "no-upos.conllu"
     no_upos.write_text(re.sub(r"\t(DET|NOUN|VERB|PUNCT)\t", "\t_\t", PRED), encoding="utf-8")
     assert evaluate_files(gold, no_upos, task="pos").column == "xpos"
-    with pytest.raises(TaggerError, match=r"gold file has no 'supertag' column to score \(it has: "):
+    with pytest.raises(TaggerError, match=r"no CCG column \(supertag or tag\) present in both gold and predicted"):
         evaluate_files(gold, pred, task="ccg")
 
 
@@ -261,5 +263,5 @@ def test_train_request_takes_typed_epochs_batch_and_patience(tmp_path):
         summary = train(request, Quiet())
     finally:
         torch.set_num_threads(threads)
-    config = model_file.load(out)[0].config
-    assert summary["epochs"] == 1 and (config.max_epochs, config.batch_size, config.patience) == (1, 4, 2)
+    training = model_file.configs_of(model_file.read_archive(out))[1]  # the model file keeps the training config
+    assert summary["epochs"] == 1 and (training["max_epochs"], training["batch_size"], training["patience"]) == (1, 4, 2)
