@@ -36,17 +36,13 @@ from tagger.formats.base import open_output
 from tagger.formats.placement import check_output
 from tagger.inference import InputCheck, predict
 from tagger.modules.precision import apply
-from tagger.tagging import SkipReport, multitag_decoder, tag as tag_stream, write_chunk
+from tagger.tagging import CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, multitag_decoder, tag as tag_stream, write_chunk
 
 #: What :meth:`Model.tag` takes for one sentence: its tokens, or a record from a reader.
 SentenceLike = Union[Sequence[str], Sentence]
 #: Where :meth:`Model.tag_file` reads: a path, several, or a binary stream (None: stdin).
 Inputs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], IO[bytes], None]
 
-#: Sentences tagged at a time and words per batch: those of ``tagger tag``, so that the API
-#: batches as the CLI does and gives its predictions.
-CHUNK_SIZE = 1000
-MAX_TOKENS = 2048
 
 
 def in_worker_process() -> bool:
@@ -153,10 +149,7 @@ class Model:
         extra: list = []
         for chunk in chunks(sentences, CHUNK_SIZE):
             check(chunk)
-            predictions = predict(self.module, chunk, MAX_TOKENS, decode)
-            for sentence, prediction in zip(chunk, predictions):
-                self.module.annotate(sentence, [t[0][0] if t else "_" for t in prediction] if multi else prediction)
-            extra.extend(predictions)
+            extra.extend(annotate(self.module, chunk, MAX_TOKENS, decode))
         return extra if multi else None
 
     def tag_lines(self, lines: Iterable[str], format: str = "conllu", *, supertag_in: str = "misc",

@@ -29,6 +29,11 @@ REWRITING_FORMATS = ("conllu", "conllx")
 
 ON_ERROR = ("fail", "skip")
 
+#: Sentences read, tagged and written at a time (``--chunk-size``), and words per batch: the
+#: defaults of ``tagger tag`` and of the Python API alike.
+CHUNK_SIZE = 1000
+MAX_TOKENS = 2048
+
 
 class SkipReport:
     """The ``on_error`` callback of ``formats.read`` for ``--on-error skip``: one line per
@@ -121,8 +126,19 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
     stream.flush()
 
 
+def annotate(model: torch.nn.Module, chunk: list[Sentence], max_tokens: int = MAX_TOKENS,
+             decode: Callable[[Any], list] | None = None) -> list:
+    """Predict ``chunk`` (batched, in input order) and write the predictions into its sentences'
+    columns; with a multi-tag ``decode`` (:func:`multitag_decoder`) each word gets its best tag.
+    Returns the predictions."""
+    predictions = predict(model, chunk, max_tokens, decode)
+    for sentence, prediction in zip(chunk, predictions):
+        model.annotate(sentence, prediction if decode is None else [t[0][0] if t else "_" for t in prediction])
+    return predictions
+
+
 def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
-        top_k: int | None = None, beta: float | None = None, chunk_size: int = 1000, max_tokens: int = 2048,
+        top_k: int | None = None, beta: float | None = None, chunk_size: int = CHUNK_SIZE, max_tokens: int = MAX_TOKENS,
         on_error: str = "fail", supertag_in: str = "misc",
         check: Callable[[list[Sentence]], None] | None = None) -> dict[str, int]:
     """Tag ``sentences`` and write them to ``stream``; returns counts. A format that cannot show
@@ -147,16 +163,8 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
     for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size, on_error)):
         if chunk:
             check(chunk)
-            predictions = predict(model, chunk, max_tokens, decode)
-            extra = None
-            for sentence, prediction in zip(chunk, predictions):
-                if multi:
-                    model.annotate(sentence, [tags[0][0] if tags else "_" for tags in prediction])
-                else:
-                    model.annotate(sentence, prediction)
-            if multi:
-                extra = predictions
-            write_chunk(chunk, extra, model, stream, output_format, supertag_in)
+            predictions = annotate(model, chunk, max_tokens, decode)
+            write_chunk(chunk, predictions if multi else None, model, stream, output_format, supertag_in)
             counts["sentences"] += len(chunk)
             counts["tokens"] += sum(len(s) for s in chunk)
         if error is not None:

@@ -35,6 +35,19 @@ def shared_data() -> Path:
     return SHARED
 
 
+@pytest.fixture
+def one_thread():
+    """Torch on one thread for the test, then as it was: small per-step tensor ops avoid OpenMP
+    barriers on shared, busy machines, and a CLI run in this process (``--threads``) may have
+    changed the count."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def train_in_process(*args: str) -> dict:
     """``tagger train ARGS --json`` through click's runner; returns the summary."""
     done = invoke("train", *args)

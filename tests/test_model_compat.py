@@ -38,12 +38,6 @@ V1_KEYS = ["format_version", "tagger_version", "name", "config", "vocabs", "stat
 V2_KEYS = {"format_version", "tagger_version", "name", "config", "training", "vocabs", "state_dict", "meta"}
 
 
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def tag_heldout(model_path: Path) -> bytes:

@@ -313,10 +313,4 @@ def test_short_real_training_run_beats_a_trivial_baseline() -> None:
     assert metric.las_no_punct > 0.3
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small per-step tensor ops: one thread avoids OpenMP barriers on shared, busy machines."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest

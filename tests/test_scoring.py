@@ -23,32 +23,13 @@ from tagger.evaluation import punct_flags, score_parsing
 from tagger.models import MODELS, TASK_MODELS
 from tagger.models.skip_lstm import PRESETS, SkipLSTMTagger, TaggerConfig
 from tagger.tasks import TASKS
+from tests.test_cli_evaluate import GOLD, PRED  # the same two sentences, gold and predicted
 from tagger.scoring import AUTO_COLUMNS, TASK_COLUMNS, EvaluationResult, evaluate_files, model_targets
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample.conllu"
 AUTO_SAMPLE = ROOT / "data" / "sample.auto"
 
-GOLD = """\
-1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
-2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_
-3\tbarked\tbark\tVERB\tVBD\t_\t0\troot\t_\t_
-4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
-
-1\tRun\trun\tVERB\tVB\t_\t0\troot\t_\t_
-
-"""
-
-# Word 2 mistagged (VERB), word 4 attached to 2, word 2 labelled nsubj:pass, "Run" labelled nsubj.
-PRED = """\
-1\tThe\t_\tDET\tDT\t_\t2\tdet\t_\t_
-2\tdog\t_\tVERB\tNN\t_\t3\tnsubj:pass\t_\t_
-3\tbarked\t_\tVERB\tVBD\t_\t0\troot\t_\t_
-4\t.\t_\tPUNCT\t.\t_\t2\tpunct\t_\t_
-
-1\tRun\t_\tNOUN\tVB\t_\t0\tnsubj\t_\t_
-
-"""
 
 
 def invoke(*args: str | Path, stdin: str | None = None):

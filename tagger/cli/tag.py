@@ -7,7 +7,7 @@ import click
 from tagger.api import load
 from tagger.formats.supertags import SUPERTAG_IN
 from tagger.modules.precision import PRECISIONS
-from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, input_stream
+from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
 
 
 @click.command("tag")
@@ -23,7 +23,7 @@ from tagger.tagging import ON_ERROR, OUTPUT_FORMATS, input_stream
                    "POS tag then moves to MISC 'xpos=TAG'), as in `tagger convert`.")
 @click.option("--top-k", type=click.IntRange(1), help="Multi-tagging: at most K tags per word, with probabilities.")
 @click.option("--beta", type=click.FloatRange(0, 1), help="Multi-tagging: every tag with p >= BETA * p_best.")
-@click.option("--chunk-size", type=click.IntRange(1), default=1000, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
+@click.option("--chunk-size", type=click.IntRange(1), default=CHUNK_SIZE, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
 @click.option("--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
