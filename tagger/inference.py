@@ -1,13 +1,13 @@
-"""Applying a model: batched prediction in input order, over lists or bounded chunks of a stream."""
+"""Applying a model: batched prediction in input order, and the check of what it reads."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 import torch
 
-from tagger.corpus.batching import chunks, token_batches
+from tagger.corpus.batching import token_batches
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 
@@ -34,13 +34,6 @@ def predict(model: torch.nn.Module, sentences: Sequence[Sentence], max_tokens: i
         for i, result in zip(ids, decode(batch)):
             results[i] = result
     return results
-
-
-def predict_stream(model: torch.nn.Module, sentences: Iterable[Sentence], chunk_size: int = 2000,
-                   max_tokens: int = 4096, decode: Callable[[Any], list] | None = None) -> Iterator[tuple[Sentence, Any]]:
-    """(sentence, prediction) pairs in input order, holding at most ``chunk_size`` sentences at once."""
-    for chunk in chunks(sentences, chunk_size):
-        yield from zip(chunk, predict(model, chunk, max_tokens, decode))
 
 
 class InputCheck:
@@ -72,9 +65,9 @@ class InputCheck:
             if missing:
                 first = next(s for s in chunk if len(s))
                 raise TaggerError(self.refusal(missing), first.source, first.line)
-        for column in self.columns:
+        for column in (c for c in self.columns if c not in self.warned):
             lacking = next((s for s in chunk if len(s) >= UNTAGGED_LENGTH and not s.has(column)), None)
-            if lacking is not None and column not in self.warned:
+            if lacking is not None:
                 self.warned.add(column)
                 stream = self.stream or sys.stderr
                 stream.write(f"warning: {lacking.source}:{lacking.line}: this sentence has no {column.upper()}, which "

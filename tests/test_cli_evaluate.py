@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from tagger import formats
-from tagger.cli.convert import map_columns, misc_get, misc_set, supertags_from_conll, supertags_into_conll
+from tagger.formats.placement import map_columns
+from tagger.formats.supertags import misc_get, misc_set, supertags_from_conll, supertags_into_conll
 from tagger.cli.main import cli
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError

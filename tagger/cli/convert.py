@@ -13,9 +13,6 @@ from tagger.formats import FORMATS, OUTPUT_ALIASES
 from tagger.formats.base import Source
 from tagger.formats.conversion import convert
 from tagger.formats.supertags import SUPERTAG_IN
-# Re-exported for code that imported them from here before they moved to tagger.formats.
-from tagger.formats.placement import map_columns  # noqa: F401
-from tagger.formats.supertags import misc_get, misc_set, supertags_from_conll, supertags_into_conll  # noqa: F401
 
 
 EPILOG = """\b
