@@ -3,6 +3,8 @@
 :mod:`~tagger.transitions.arc_standard` holds the arc-standard system, its legality rules (the
 UD root-label rule included) and static oracle; :mod:`~tagger.transitions.features` the token
 slots of the 48 Chen & Manning features. This is the API the parser uses; nothing else.
+:mod:`~tagger.transitions.linearise` (imported from there) turns constituency trees into the
+symbol sequences of the sequence-to-sequence parser, and any such sequence back into a tree.
 """
 
 from tagger.transitions.arc_standard import (
