@@ -34,10 +34,9 @@ right, keeping a stack of open constituents, and repairs what does not fit:
    or the ``root_label`` constituent of rule 7).
 6. Constituents still open are then closed, innermost first.
 7. A constituent closed (by rule 3 or 6) without any word in it is dropped. If the top level
-   then holds anything
-   but one phrase (several constituents, or words outside any), it is all wrapped in one
-   constituent labelled ``root_label`` (the parser passes the most frequent root label of its
-   training trees, :func:`root_label_of`).
+   then holds anything but one phrase (several constituents, or words outside any), it is all
+   wrapped in one constituent labelled ``root_label`` (the parser passes the most frequent root
+   label of its training trees, :func:`root_label_of`).
 
 ``repaired`` is True when any rule changed something: a symbol dropped (1, 3, 4), a mismatched
 label (3), a word placed by rule 5, a constituent closed by rule 6, dropped or wrapped by rule 7.
