@@ -36,7 +36,9 @@ from tagger.formats.base import open_output
 from tagger.formats.placement import check_output
 from tagger.inference import InputCheck, predict
 from tagger.modules.precision import apply
-from tagger.tagging import CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, multitag_decoder, tag as tag_stream, write_chunk
+from tagger.plots import attention_drawer
+from tagger.tagging import (CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, default_output_format, keep_first,
+                            multitag_decoder, tag as tag_stream, write_chunk)
 
 #: What :meth:`Model.tag` takes for one sentence: its tokens, or a record from a reader.
 SentenceLike = Union[Sequence[str], Sentence]
@@ -69,15 +71,19 @@ def set_threads(threads: int | None) -> int:
     return torch.get_num_threads()
 
 
-def load(path: str | os.PathLike, device: str = "cpu", threads: int | None = None, precision: str = "auto") -> "Model":
+def load(path: str | os.PathLike, device: str = "cpu", threads: int | None = None, precision: str = "auto",
+         beam: int | None = None) -> "Model":
     """The model in the file at ``path``, ready to tag.
 
     ``device``: cpu, cuda, cuda:N, mps or auto (GPU if present). ``threads``: torch's CPU threads
     (default: 1 in a worker process, else torch's default; see :func:`set_threads`).
-    ``precision``: auto, fp32 or bf16 inference products, as ``tagger tag --precision``."""
+    ``precision``: auto, fp32 or bf16 inference products, as ``tagger tag --precision``.
+    ``beam``: a constituency parser's beam width (1: greedy; default: the one it was trained with)."""
     set_threads(threads)
     module, meta = model_file.load(path, resolve_device(device))
     apply(module, precision, in_place=True)
+    if beam is not None:
+        module.set_beam(beam)
     return Model(module, meta, os.fspath(path))
 
 
@@ -134,7 +140,7 @@ class Model:
         out = []
         for i, sentence in enumerate(records):
             record: dict[str, Any] = {"words": sentence.words}
-            record.update({name: sentence.columns.get(name) for name in self.module.output_columns})
+            record.update({name: sentence.output(name) for name in self.module.output_columns})
             if extra is not None:
                 record["multitags"] = [[list(pair) for pair in token] for token in extra[i]]
             out.append(record)
@@ -177,25 +183,38 @@ class Model:
     def tag_file(self, path_in: Inputs, path_out: str | os.PathLike | IO[str] | None, format: str | None = None,
                  input_format: str = "auto", *, columns: str | None = None, supertag_in: str = "misc",
                  top_k: int | None = None, beta: float | None = None, chunk_size: int = CHUNK_SIZE,
-                 on_error: str = "fail", allow_missing_columns: bool = False) -> dict[str, int]:
+                 on_error: str = "fail", allow_missing_columns: bool = False,
+                 show_attention: str | os.PathLike | None = None) -> dict[str, int]:
         """``tagger tag``: read ``path_in`` (a file, a folder, a list of them, a binary stream;
         None: stdin) in ``input_format`` (auto detects), write ``path_out`` (a path, a text
         stream; None or ``-``: stdout) in output ``format`` (default conllu, jsonl with
         ``top_k``/``beta``), streaming ``chunk_size`` sentences at a time. The options are the
-        command's (``columns``: a ``--columns`` spec such as ``form=1``). Returns the counts
-        ``{"sentences", "tokens"}``."""
+        command's (``columns``: a ``--columns`` spec such as ``form=1``; ``show_attention``: a
+        picture file of the attention matrix of the first sentence, for models with attention).
+        Returns the counts ``{"sentences", "tokens"}`` and the model's own (``repaired``: trees
+        that needed repair), which a note on stderr reports."""
         if format is None:
-            format = "jsonl" if (top_k or beta is not None) else "conllu"
+            format = default_output_format(self.module, top_k is not None or beta is not None)
+        draw = attention_drawer(self.module) if show_attention is not None else None  # fails before any output
         skipped = SkipReport() if on_error == "skip" else None
         source = sys.stdin.buffer if path_in is None else path_in
         if isinstance(path_in, (list, tuple)):
             source = list(path_in)
         sentences = formats.read(source, input_format, on_error=skipped, columns=columns or None)
+        first: list[Sentence] = []
+        if draw is not None:
+            sentences = keep_first(sentences, first)
         named = path_out is None or isinstance(path_out, (str, os.PathLike))
         stream = open_output(path_out) if named else path_out
         try:
-            return tag_stream(self.module, sentences, stream, format, top_k, beta, chunk_size, on_error=on_error,
-                              supertag_in=supertag_in, check=InputCheck(self.module, allow_missing_columns, self.meta))
+            counts = tag_stream(self.module, sentences, stream, format, top_k, beta, chunk_size, on_error=on_error,
+                                supertag_in=supertag_in, check=InputCheck(self.module, allow_missing_columns, self.meta))
+            if counts.get("repaired"):
+                _warn(f"note: {counts['repaired']} of {counts['sentences']} outputs were not well-formed trees and "
+                      f"were repaired (docs/constituency.md says how)")
+            if draw is not None and first:
+                draw(self.module.attention(first[0]), show_attention)
+            return counts
         finally:
             if skipped is not None and skipped.count:
                 print(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped",

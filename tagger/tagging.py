@@ -14,12 +14,20 @@ import torch
 
 from tagger import formats
 from tagger.corpus.batching import read_ahead
-from tagger.corpus.records import Sentence
+from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.placement import check_output, place
 from tagger.inference import InputCheck, predict
 
-OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper")
+OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper", "trees", "mrg")
+
+
+def default_output_format(model: torch.nn.Module, multi: bool = False) -> str:
+    """The output format without ``--output-format``: one bracketed tree per line for a
+    constituency parser, jsonl when multi-tagging, else CoNLL-U."""
+    if TREE in model.output_columns:
+        return "trees"
+    return "jsonl" if multi else "conllu"
 
 #: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told the fields
 #: that hold the model's output columns (``place``), it writes only those (and FORM) into them and
@@ -107,7 +115,7 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
         for i, sentence in enumerate(sentences):
             record: dict[str, Any] = {"words": sentence.words}
             for name in columns:
-                record[name] = sentence.columns.get(name)
+                record[name] = sentence.output(name)
             if extra is not None:
                 record["multitags"] = extra[i]
             stream.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -165,11 +173,22 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
             check(chunk)
             predictions = annotate(model, chunk, max_tokens, decode)
             write_chunk(chunk, predictions if multi else None, model, stream, output_format, supertag_in)
+            for key, number in model.output_counts(predictions).items():  # e.g. trees that needed repair
+                counts[key] = counts.get(key, 0) + number
             counts["sentences"] += len(chunk)
             counts["tokens"] += sum(len(s) for s in chunk)
         if error is not None:
             raise error
     return counts
+
+
+def keep_first(sentences: Iterable[Sentence], into: list[Sentence]) -> Iterator[Sentence]:
+    """``sentences`` passed through; a copy of the first with words goes into ``into`` (for
+    ``--show-attention``, drawn once the stream is tagged)."""
+    for sentence in sentences:
+        if not into and len(sentence):
+            into.append(Sentence(list(sentence.words), dict(sentence.columns), sentence.source, sentence.line))
+        yield sentence
 
 
 def input_stream(paths: tuple[str, ...]) -> Any:

@@ -62,8 +62,9 @@ TASKS: dict[str, Task] = {
                 description="CCG supertags"),
     "dep": Task("dep", "transition_parser", ("head", "deprel"), "tag_column", "ffn", "LAS (no punct)", "dep",
                 column_from_data=False, description="labelled dependency trees (HEAD, DEPREL)"),
-    # "const" (a seq2seq constituency parser over .mrg trees) goes here with its family's name,
-    # columns ("tree",), column_key, preset, metric ("bracket F1") and splits ("dep": WSJ 02-21/22/23).
+    # The tree is no column of the data: tag_column names the POS copied from the input into its trees.
+    "const": Task("const", "seq2seq", ("tree",), "tag_column", "fast", "bracket F1", "dep",
+                  column_from_data=False, description="constituency trees (.mrg), as labelled brackets"),
 }
 
 

@@ -17,12 +17,17 @@ from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
 @click.option("--format", "-f", "input_format", default="auto", show_default=True, help="Input format: text, conllu, tagged, auto, ... (auto detects).")
 @click.option("--input-format", "input_format_alias", hidden=True, help="Old name of --format.")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=1.")
-@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), help="Default: conllu (jsonl with --top-k/--beta).")
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS),
+              help="Default: conllu (jsonl with --top-k/--beta; a constituency parser's: trees, one per line).")
 @click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
               help="Where CoNLL output carries a CCG model's supertags: MISC 'supertag=CAT', or XPOS (the "
                    "POS tag then moves to MISC 'xpos=TAG'), as in `tagger convert`.")
 @click.option("--top-k", type=click.IntRange(1), help="Multi-tagging: at most K tags per word, with probabilities.")
 @click.option("--beta", type=click.FloatRange(0, 1), help="Multi-tagging: every tag with p >= BETA * p_best.")
+@click.option("--beam", type=click.IntRange(1), help="A constituency parser's beam width (1: greedy) [default: the model's, 10].")
+@click.option("--show-attention", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="A constituency parser: draw the attention matrix of the first sentence into this picture "
+                   "(needs matplotlib: pip install 'tagger[plot]').")
 @click.option("--chunk-size", type=click.IntRange(1), default=CHUNK_SIZE, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--threads", type=int, help="CPU threads for torch.")
@@ -37,7 +42,7 @@ from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
               help="Run a model on input that lacks a column it reads (a parser's UPOS or FEATS: plain text, or "
                    "'_' there) instead of refusing it; its output will be poor.")
 def command(model_path, inputs, output, input_format, input_format_alias, columns, output_format, supertag_in, top_k,
-            beta, chunk_size, device, threads, precision, on_error, allow_missing_columns) -> None:
+            beta, beam, show_attention, chunk_size, device, threads, precision, on_error, allow_missing_columns) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
@@ -53,10 +58,11 @@ def command(model_path, inputs, output, input_format, input_format_alias, column
       tagger tag --model pos.tagger corpus.conllu -o tagged.conllu
       tagger tag --model ccg.tagger --beta 0.01 --output-format jsonl < sentences.txt
       tagger tag --model pos.tagger < raw.txt | tagger tag --model dep.model > parsed.conllu
+      tagger tag --model pos.tagger < raw.txt | tagger tag --model const.model --beam 10 > parsed.trees
     """
     if input_format_alias is not None:
         input_format = input_format_alias
-    model = load(model_path, device, threads, precision)
+    model = load(model_path, device, threads, precision, beam)
     model.tag_file(input_stream(inputs), output, output_format, input_format, columns=columns, supertag_in=supertag_in,
                    top_k=top_k, beta=beta, chunk_size=chunk_size, on_error=on_error,
-                   allow_missing_columns=allow_missing_columns)
+                   allow_missing_columns=allow_missing_columns, show_attention=show_attention)

@@ -10,6 +10,9 @@ from tagger.errors import TaggerError
 
 #: Column names with a fixed meaning across formats. Readers may add others (``columns`` format).
 STANDARD_COLUMNS = ("lemma", "upos", "xpos", "feats", "head", "deprel", "supertag", "misc")
+#: The name under which a sentence's constituency tree (:attr:`Sentence.tree`) counts as an
+#: output column: what a constituency parser fills.
+TREE = "tree"
 
 
 @dataclass
@@ -40,12 +43,22 @@ class Sentence:
         return len(self.words)
 
     def has(self, name: str) -> bool:
-        """True if column ``name`` exists and is not entirely unannotated (``_``/-1)."""
+        """True if column ``name`` exists and is not entirely unannotated (``_``/-1); for
+        ``tree`` (what a constituency parser fills), True if the sentence has a tree."""
+        if name == TREE:
+            return self.tree is not None
         values = self.columns.get(name)
         if values is None:
             return False
         missing = -1 if name == "head" else "_"
         return any(v != missing for v in values)
+
+    def output(self, name: str) -> Any:
+        """What a model put in column ``name``, as plain data: the values of the column, or for
+        ``tree`` the bracketed tree on one line (None where there is nothing)."""
+        if name == TREE:
+            return self.tree.bracketed() if self.tree is not None else None
+        return self.columns.get(name)
 
     def column(self, name: str) -> list[Any]:
         """The values of column ``name``; a :class:`TaggerError` naming file and line if absent."""

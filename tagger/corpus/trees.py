@@ -42,5 +42,22 @@ class Tree:
                 stack.extend(reversed(node.children))
         return out
 
+    def bracketed(self) -> str:
+        """The tree on one line, ``(S (NP (NNP Pierre)) (VBZ sleeps))`` (no recursion)."""
+        parts: list[str] = []
+        stack: list[Tree | str] = [self]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, str):
+                parts.append(node)
+                continue
+            parts.append(f"({node.label} ")
+            stack.append(")")  # plain strings on the stack are text: words, spaces, brackets
+            for i, child in enumerate(reversed(node.children)):
+                stack.append(child)
+                if i < len(node.children) - 1:
+                    stack.append(" ")
+        return "".join(parts)
+
 
 __all__ = ["Tree"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from tagger.corpus.records import STANDARD_COLUMNS, Sentence
+from tagger.corpus.records import STANDARD_COLUMNS, TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.conll import FIELDS
 from tagger.formats.supertags import (CONLL_FORMATS, MISSING, SUPERTAG_IN, SUPERTAG_KEY, misc_get, misc_set,
@@ -31,6 +31,8 @@ from tagger.formats.supertags import (CONLL_FORMATS, MISSING, SUPERTAG_IN, SUPER
 
 #: Output formats that hold a dependency tree (heads and labels). ``jsonl`` holds any column.
 HOLDS_TREE = ("conllu", "conllx", "jsonl", "dp", "columns")
+#: Output formats that hold a constituency tree (:attr:`Sentence.tree`).
+HOLDS_PHRASES = ("trees", "mrg", "jsonl")
 #: Output formats that keep the columns as they are (no POS slot to fill).
 AS_IS = ("jsonl", "msuper", "text", "ccgbank")
 
@@ -43,6 +45,9 @@ def check_output(columns: Sequence[str], fmt: str, supertag_in: str = "misc") ->
     if "head" in columns and fmt not in HOLDS_TREE:
         raise TaggerError(f"the {fmt} format has no place for the dependency tree this model predicts "
                           f"(head, deprel): use --output-format conllu, conllx or jsonl")
+    if TREE in columns and fmt not in HOLDS_PHRASES:
+        raise TaggerError(f"the {fmt} format has no place for the constituency tree this model predicts: "
+                          f"use --output-format trees (one per line), mrg (indented) or jsonl")
     if fmt == "conllx" and SUPERTAG_KEY in columns and supertag_in == "misc":
         raise TaggerError("CoNLL-X has no MISC column for supertags: use --supertag-in xpos or --output-format conllu")
     generic = [c for c in columns if c not in STANDARD_COLUMNS]
@@ -74,7 +79,7 @@ def _pos_slot(sentence: Sentence, fmt: str, shown: Sequence[str]) -> Sentence:
     """``xpos`` (the one POS tag that tagged, pos, pipe, mrg, dp and columns read) set to the
     first ``shown`` tag column (a tree, head and deprel, is none), else kept, else UPOS, else the
     first generic column."""
-    tags = [] if "head" in shown else [c for c in shown if not (fmt == "pipe" and c == SUPERTAG_KEY)]
+    tags = [] if "head" in shown or TREE in shown else [c for c in shown if not (fmt == "pipe" and c == SUPERTAG_KEY)]
     source = next(iter(tags), None)
     if source is None and not sentence.has("xpos"):
         source = "upos" if sentence.has("upos") else next(iter(generic_columns(sentence)), None)

@@ -6,11 +6,12 @@ config dataclass (``config.py``) and its presets as plain data (``presets.py``).
 ``--task`` trains is in :mod:`tagger.tasks`.
 """
 
+from tagger.models.seq2seq import Seq2seqParser
 from tagger.models.skip_lstm import SkipLSTMTagger
 from tagger.models.transition_parser import TransitionParser
 from tagger.tasks import TASKS
 
-MODELS = {cls.name: cls for cls in (SkipLSTMTagger, TransitionParser)}
+MODELS = {cls.name: cls for cls in (SkipLSTMTagger, TransitionParser, Seq2seqParser)}
 
 #: Which model a ``--task`` trains by default (from :data:`tagger.tasks.TASKS`).
 TASK_MODELS = {name: task.model for name, task in TASKS.items()}

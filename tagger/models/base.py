@@ -3,7 +3,8 @@
 Every model family (``tagger/models/FAMILY/``) is a ``torch.nn.Module`` subclass that implements
 :class:`Model`; nothing outside the family looks inside it. What a family can or cannot do is
 declared as plain class attributes (``gives_distribution``, ``can_bootstrap``,
-``can_lower_precision``), read by the callers instead of probing for methods; a family without a
+``can_lower_precision``, ``has_beam``, ``has_attention``), read by the callers instead of probing
+for methods; a family without a
 capability still has the method, which raises :class:`tagger.errors.TaggerError`.
 
 Shapes: ``B`` sentences in a batch, ``T`` the longest of them in words, ``C`` output classes
@@ -46,6 +47,8 @@ class Model(Protocol):
     gives_distribution: ClassVar[bool]  #: :meth:`distribution` gives per-token tag probabilities
     can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
+    has_beam: ClassVar[bool]  #: :meth:`set_beam` sets the width of its beam search
+    has_attention: ClassVar[bool]  #: :meth:`attention` gives its attention matrix
 
     # ------------------------------------------------------------------ per instance
     config: Any  #: an instance of ``Config``
@@ -124,6 +127,22 @@ class Model(Protocol):
         """Write one :meth:`decode` result into ``sentence``'s :attr:`output_columns`."""
         ...
 
+    def output_counts(self, predictions: Sequence[Any]) -> dict[str, int]:
+        """Counts worth reporting about ``predictions`` once :meth:`annotate` has written them
+        (the seq2seq parser's ``repaired``: outputs that needed repair into a tree); ``{}`` for most."""
+        ...
+
+    def set_beam(self, width: int) -> None:
+        """Decode with a beam of ``width`` (1: greedy) from now on. TaggerError where
+        ``has_beam`` is False."""
+        ...
+
+    def attention(self, sentence: Sentence) -> tuple[list[str], list[str], torch.Tensor]:
+        """What the decoder looked at while parsing ``sentence``: its input words, the symbols it
+        emitted and the attention matrix ``[symbols, words]``. TaggerError where
+        ``has_attention`` is False."""
+        ...
+
     def metric(self, sentences: Sequence[Sentence], predictions: Sequence[Any]) -> Metric:
         """The dev metric of ``predictions`` against the gold ``sentences`` (``.score`` in 0..1)."""
         ...
@@ -152,6 +171,24 @@ class Model(Protocol):
     def to(self, device: torch.device | str) -> Any: ...
     def train(self, mode: bool = True) -> Any: ...
     def eval(self) -> Any: ...
+
+
+class GreedyDecoding:
+    """The decoding part of :class:`Model` for families without a beam or attention (taggers,
+    the transition parser): ``has_beam`` and ``has_attention`` False, nothing to count."""
+
+    has_beam = False
+    has_attention = False
+    name: ClassVar[str]
+
+    def output_counts(self, predictions: Sequence[Any]) -> dict[str, int]:
+        return {}
+
+    def set_beam(self, width: int) -> None:
+        raise TaggerError(f"the {self.name} model has no beam search (--beam is for constituency parsers)")
+
+    def attention(self, sentence: Sentence) -> tuple[list[str], list[str], torch.Tensor]:
+        raise TaggerError(f"the {self.name} model has no attention to show")
 
 
 def members() -> list[str]:

@@ -15,7 +15,7 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import TagMetric
-from tagger.models.base import check_vector_size
+from tagger.models.base import GreedyDecoding, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.models.skip_lstm.config import TaggerConfig
@@ -50,7 +50,7 @@ class TaggerBatch:
         return int(self.lengths.sum())
 
 
-class SkipLSTMTagger(nn.Module):
+class SkipLSTMTagger(GreedyDecoding, nn.Module):
     """Input layer → stacked bidirectional skip/shortcut layers → softmax over tags."""
 
     name = "skip_lstm"

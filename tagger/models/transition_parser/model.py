@@ -34,7 +34,7 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import AttachmentMetric, punct_flags
-from tagger.models.base import check_vector_size
+from tagger.models.base import GreedyDecoding, check_vector_size
 from tagger.models.transition_parser import bootstrap as bootstrapping
 from tagger.models.transition_parser import decoder
 from tagger.models.transition_parser.config import ARCHS, ParserConfig  # noqa: F401 - ARCHS re-exported
@@ -50,7 +50,7 @@ from tagger.transitions.arc_standard import mask_templates, n_actions, oracle, r
 GATES = {"ffn": (), "lstm": ("i", "j", "f", "o"), "gru": ("r", "z", "h"), "elman": ("h",)}
 
 
-class TransitionParser(nn.Module):
+class TransitionParser(GreedyDecoding, nn.Module):
     """Embeddings of 48 features → FFN or recurrent hidden layer → softmax over 2L+1 actions."""
 
     name = "transition_parser"

@@ -1,0 +1,34 @@
+"""Named presets of the seq2seq constituency parser, as plain data (resolved by
+:func:`tagger.config.resolve_preset`). ``vinyals2015`` is the paper's LSTM+A+D: 3 × 256 LSTM
+layers, attention, dropout between the layers, the attention context fed to the next step;
+``fast`` (the default) is the same network without that feeding, so that teacher-forced
+training runs the decoder over a whole tree at once (about twice as fast on a CPU);
+``small`` trains in minutes on a laptop CPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Training values under every preset of the family.
+TRAINING_DEFAULTS: dict[str, Any] = {"optimizer": "adam", "lr": 0.001, "batch_size": 32, "max_epochs": 60,
+                                     "patience": 8, "halve_threshold": 0.01, "clip": 5.0}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "vinyals2015": {
+        "description": "Vinyals et al. 2015, LSTM+A+D: 3 × 256 LSTM encoder and decoder with attention, dropout "
+                       "between the layers, reversed input, the attention context fed to the next step, beam 10",
+        "model": {"layers": 3, "hidden": 256, "word_dim": 256, "attention_dim": 256, "dropout": 0.3, "beam": 10,
+                  "input_feeding": True},
+    },
+    "fast": {
+        "based_on": "vinyals2015",
+        "description": "the CPU default: vinyals2015 without input feeding (d'_t is not fed to the next step), so "
+                       "training runs the decoder over whole trees at once: ~2× faster per epoch on one CPU thread",
+        "model": {"input_feeding": False},
+    },
+    "small": {
+        "based_on": "fast",
+        "description": "2 × 128: a few minutes on a laptop CPU, for trying things out",
+        "model": {"layers": 2, "hidden": 128, "word_dim": 128, "attention_dim": 128, "symbol_dim": 64},
+    },
+}

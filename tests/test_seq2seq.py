@@ -1,0 +1,175 @@
+"""The seq2seq constituency parser (task ``const``): beam search, teacher forcing, and the
+whole path a user takes: train on .mrg trees, tag text or tagged input into trees, evaluate."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from tagger.corpus.records import Sentence
+from tagger.models.seq2seq import Seq2seqConfig, Seq2seqParser
+from tagger.models.seq2seq.beam import BOS_ID, EOS_ID, Encoded, search
+from tagger.models.seq2seq.model import Parse, shape
+from tagger import formats
+
+from tests.helpers import assert_one_line_error, invoke
+
+WSJ = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ptb-wsj-sample" / "combined"
+TINY = ["--set", "layers=1", "--set", "hidden=32", "--set", "word_dim=16", "--set", "symbol_dim=16",
+        "--set", "attention_dim=16", "--threads", "1", "--quiet", "--json"]
+
+
+def wsj(*numbers: int) -> list[Sentence]:
+    return [s for n in numbers for s in formats.read(WSJ / f"wsj_{n:04d}.mrg")]
+
+
+# ----------------------------------------------------------------------------- beam search, no training
+
+
+class Scripted:
+    """A stand-in decoder whose next-symbol probabilities depend only on the symbol just emitted:
+    from BOS, 'a' (0.6) beats 'b' (0.4); after 'a' every choice is poor (0.3 each for a, b, EOS
+    and 0.1 pad), after 'b' EOS is certain. Greedy takes a → ... ; the beam finds b EOS
+    (0.4 > 0.6 · 0.3)."""
+
+    A, B = 3, 4
+
+    def step(self, symbols, feed, state, encoded):
+        table = {BOS_ID: {self.A: 0.6, self.B: 0.4}, self.A: {self.A: 0.3, self.B: 0.3, EOS_ID: 0.3, 0: 0.1},
+                 self.B: {EOS_ID: 1.0}}
+        probs = torch.full((len(symbols), 5), 1e-9)
+        for row, symbol in enumerate(symbols.tolist()):
+            for target, p in table.get(symbol, {EOS_ID: 1.0}).items():
+                probs[row, target] = p
+        attention = encoded.mask.float() / encoded.mask.sum(1, keepdim=True)
+        return probs.log(), feed, state, attention
+
+
+def encoded(batch: int) -> Encoded:
+    zeros = torch.zeros(1, batch, 2)
+    return Encoded(torch.zeros(batch, 3, 2), torch.zeros(batch, 3, 2), torch.ones(batch, 3, dtype=torch.bool),
+                   (zeros, zeros.clone()))
+
+
+def test_beam_finds_the_better_whole_sequence_that_greedy_misses():
+    greedy = search(Scripted(), encoded(2), 1, [5, 5])
+    beam = search(Scripted(), encoded(2), 3, [5, 5])
+    assert [ids for ids, _ in beam] == [[Scripted.B], [Scripted.B]]  # p = 0.4
+    assert greedy[0][0][0] == Scripted.A  # 0.6 first, then at best 0.3: 0.18 < 0.4
+
+
+def test_the_symbol_budget_ends_a_hypothesis_that_never_ends():
+    class Forever(Scripted):
+        def step(self, symbols, feed, state, encoded):
+            scores, *rest = super().step(torch.full_like(symbols, Scripted.A), feed, state, encoded)
+            scores[:, EOS_ID] = -1e9
+            return (scores, *rest)
+
+    (ids, matrix), = search(Forever(), encoded(1), 2, [4], with_attention=True)
+    assert len(ids) == 4 and matrix.shape == (4, 3)
+
+
+def test_attention_rows_follow_the_chosen_hypothesis():
+    (ids, matrix), = search(Scripted(), encoded(1), 3, [5], with_attention=True)
+    assert matrix.shape == (len(ids) + 1, 3)  # one row per symbol and one for <eos>
+    assert torch.allclose(matrix.sum(1), torch.ones(len(ids) + 1))
+
+
+# ----------------------------------------------------------------------------- the network
+
+
+@pytest.mark.parametrize("feeding", [False, True])
+def test_teacher_forcing_equals_step_by_step_decoding(feeding):
+    sentences = wsj(3)[:4]
+    config = Seq2seqConfig(layers=2, hidden=16, word_dim=8, symbol_dim=8, attention_dim=8, input_feeding=feeding)
+    torch.manual_seed(0)
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences)).eval()
+    batch = model.collate(sentences)
+    whole = model(batch)
+    encoded_batch = model.encode(batch)
+    previous = torch.cat([batch.targets.new_full((4, 1), BOS_ID), batch.targets[:, :-1]], 1)
+    state, feed, steps = encoded_batch.state, torch.zeros(4, 16), []
+    for t in range(previous.shape[1]):
+        scores, feed, state, _ = model.step(previous[:, t], feed, state, encoded_batch)
+        steps.append(scores)
+    assert torch.allclose(whole, torch.stack(steps, 1), atol=1e-5)
+
+
+def test_input_is_reversed_and_unknown_words_get_a_shape():
+    sentences = wsj(3)[:2]
+    config = Seq2seqConfig(layers=1, hidden=8, word_dim=8, symbol_dim=8, attention_dim=8)
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences))
+    batch = model.collate([Sentence(["Zyxwv", "1987", "qqq-rrr"])], with_gold=False)
+    itos = model.word_vocab.itos
+    assert [itos[i] for i in batch.words[0].tolist()] == ["<unk:x-x>", "<unk:9>", "<unk:Xx>"]
+    assert shape("IBM") == "<unk:X>" and shape("...") == "<unk:.>"
+
+
+def test_repaired_outputs_are_counted_and_tags_come_from_the_input():
+    sentences = wsj(3)[:2]
+    config = Seq2seqConfig(layers=1, hidden=8, word_dim=8, symbol_dim=8, attention_dim=8)
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences))
+    tagged = Sentence(["It", "rained", "."], {"xpos": ["PRP", "VBD", "."]})
+    plain = Sentence(["It", "rained", "."])
+    good = Parse(["(S", "(NP", "XX", ")NP", "(VP", "XX", ")VP", "XX", ")S"])
+    bad = Parse(["(S", "XX", "XX", "XX", "XX", ")NP"])
+    model.annotate(tagged, good)
+    model.annotate(plain, bad)
+    assert tagged.tree.bracketed() == "( (S (NP (PRP It)) (VP (VBD rained)) (. .)))"
+    assert plain.tree.bracketed() == "( (S (XX It) (XX rained) (XX .)))"
+    assert model.output_counts([good, bad]) == {"repaired": 1}
+
+
+# ----------------------------------------------------------------------------- as a user runs it
+
+
+@pytest.fixture(scope="module")
+def const_model(tmp_path_factory) -> Path:
+    """A tiny const model trained for 2 epochs on 3 WSJ files (its trees are poor, not malformed)."""
+    folder = tmp_path_factory.mktemp("const")
+    path = folder / "const.model"
+    done = invoke("train", "--task", "const", "--train", WSJ / "wsj_0003.mrg", "--dev", WSJ / "wsj_0004.mrg",
+                  "--out", path, "--max-epochs", "2", *TINY)
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["task"] == "const" and summary["dev_metric"] == "bracket F1"
+    return path
+
+
+def test_tag_text_gives_one_tree_per_sentence_over_its_words(const_model):
+    text = "The company said profits rose .\nIt rained .\n"
+    done = invoke("tag", "--model", const_model, "--beam", "3", stdin=text)
+    assert done.exit_code == 0, done.output
+    trees = [line for line in done.stdout.splitlines() if line.strip()]
+    assert len(trees) == 2
+    for tree_text, line in zip(trees, text.splitlines()):
+        sentence = next(iter(formats.read(io.StringIO(tree_text + "\n"), "trees")))
+        assert sentence.words == line.split()
+
+
+def test_tagged_input_puts_its_tags_in_the_tree(const_model):
+    done = invoke("tag", "--model", const_model, "--beam", "1", "--format", "tagged", stdin="It/PRP rained/VBD ./.\n")
+    assert done.exit_code == 0, done.output
+    leaves = next(iter(formats.read(io.StringIO(done.stdout), "trees"))).tree.leaves()
+    assert leaves == [("PRP", "It"), ("VBD", "rained"), (".", ".")]
+
+
+def test_formats_without_trees_are_refused(const_model):
+    done = invoke("tag", "--model", const_model, "--output-format", "conllu", stdin="It rained .\n")
+    assert_one_line_error(done, "no place for the constituency tree", "trees")
+
+
+def test_training_on_data_without_trees_is_refused(tmp_path):
+    done = invoke("train", "--task", "const", "--train", "data/sample.conllu", "--out", tmp_path / "m", *TINY)
+    assert_one_line_error(done, "no constituency tree", "sample.conllu")
+
+
+def test_show_attention_draws_a_picture(const_model, tmp_path):
+    picture = tmp_path / "attention.png"
+    done = invoke("tag", "--model", const_model, "--show-attention", picture, stdin="It rained .\n")
+    assert done.exit_code == 0, done.output
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
