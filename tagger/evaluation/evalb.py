@@ -43,6 +43,7 @@ Use::
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -218,8 +219,28 @@ def _read(forest: Forest, params: EvalbParams) -> _Reading:
     return reading
 
 
-def _same(a: str, b: str, pairs: tuple[tuple[str, str], ...]) -> bool:
-    return a == b or any((a == x and b == y) or (a == y and b == x) for x, y in pairs)
+@dataclass(frozen=True)
+class _Rules:
+    """The parameters as sets to look up: the ``EQ_LABEL`` and ``EQ_WORD`` pairs both ways, and
+    the labels that delete a bracket (a ``DELETE_LABEL``, or one ``EQ_LABEL`` makes equal to one)."""
+
+    labels: frozenset[tuple[str, str]]
+    words: frozenset[tuple[str, str]]
+    deleted: frozenset[str]
+
+    def same_label(self, a: str, b: str) -> bool:
+        return a == b or (a, b) in self.labels
+
+    def same_word(self, a: str, b: str) -> bool:
+        return a == b or (a, b) in self.words
+
+
+@functools.lru_cache(maxsize=8)
+def _rules(params: EvalbParams) -> _Rules:
+    labels = frozenset(params.eq_labels) | {(b, a) for a, b in params.eq_labels}
+    words = frozenset(params.eq_words) | {(b, a) for a, b in params.eq_words}
+    deleted = frozenset(params.delete_labels) | {a for a, b in labels if b in params.delete_labels}
+    return _Rules(labels, words, deleted)
 
 
 def _reinsert(quote: _Quote, reading: _Reading) -> None:
@@ -254,17 +275,17 @@ def _fix_quotes(gold: _Reading, test: _Reading, params: EvalbParams) -> None:
 
 def _strip_function(label: str) -> str:
     """``NP-SBJ-1`` -> ``NP``, ``NP=2`` -> ``NP``: the label up to its first ``-`` or ``=``."""
-    return re.split(r"[-=]", label, maxsplit=1)[0]
+    return label.split("-", 1)[0].split("=", 1)[0]
 
 
-def _massage(reading: _Reading, params: EvalbParams) -> int:
+def _massage(reading: _Reading, rules: _Rules) -> int:
     """Delete empty and ``DELETE_LABEL`` brackets, cut function tags; the brackets left."""
     for bracket in reading.brackets:
         if bracket.start == bracket.end:
             bracket.deleted = True
             continue
         bracket.label = _strip_function(bracket.label)
-        bracket.deleted = any(_same(bracket.label, label, params.eq_labels) for label in params.delete_labels)
+        bracket.deleted = bracket.label in rules.deleted
     return sum(not b.deleted for b in reading.brackets)
 
 
@@ -307,7 +328,7 @@ class SentenceResult:
 def score_sentence(gold: Forest, test: Forest, params: EvalbParams = COLLINS, id: int = 1) -> SentenceResult:
     """EVALB's row for one sentence: the ``gold`` tree against the ``test`` one (each a tree,
     the top-level trees of an EVALB line, or ``None`` for an empty line); ``id`` its number."""
-    g, t = _read(gold, params), _read(test, params)
+    g, t, rules = _read(gold, params), _read(test, params), _rules(params)
     if not t.words:
         return SentenceResult(id, g.length, SKIP)
     if len(g.words) != len(t.words):
@@ -315,24 +336,27 @@ def score_sentence(gold: Forest, test: Forest, params: EvalbParams = COLLINS, id
         if len(g.words) != len(t.words):
             return SentenceResult(id, g.length, ERROR, error=f"Length unmatch ({len(g.words)}|{len(t.words)})")
     for (gold_word, _), (test_word, _) in zip(g.words, t.words):
-        if not _same(gold_word, test_word, params.eq_words):
+        if not rules.same_word(gold_word, test_word):
             return SentenceResult(id, g.length, ERROR, error=f"Words unmatch ({gold_word}|{test_word})")
-    gold_count, test_count = _massage(g, params), _massage(t, params)
+    gold_count, test_count = _massage(g, rules), _massage(t, rules)
+    by_span: dict[tuple[int, int], list[_Bracket]] = {}  # the test brackets of each span, in order
+    for b in t.brackets:
+        if not b.deleted:
+            by_span.setdefault((b.start, b.end), []).append(b)
     matched = 0
     for a in g.brackets:
         if a.deleted:
             continue
-        for b in t.brackets:
-            if (not b.deleted and not b.matched and (a.start, a.end) == (b.start, b.end)
-                    and (not params.labeled or _same(a.label, b.label, params.eq_labels))):
+        for b in by_span.get((a.start, a.end), ()):
+            if not b.matched and (not params.labeled or rules.same_label(a.label, b.label)):
                 a.matched = b.matched = True
                 matched += 1
                 break
-    kept = [a for a in g.brackets if not a.deleted]
+    spans = {(a.start, a.end) for a in g.brackets if not a.deleted}
     crossing = sum(
-        any((a.start < b.start < a.end < b.end) or (b.start < a.start < b.end < a.end) for a in kept)
-        for b in t.brackets if not b.deleted)
-    correct = sum(_same(gold_tag, test_tag, params.eq_labels) for (_, gold_tag), (_, test_tag) in zip(g.words, t.words))
+        any((i < j < k < l) or (j < i < l < k) for i, k in spans)
+        for j, l in ((b.start, b.end) for b in t.brackets if not b.deleted))
+    correct = sum(rules.same_label(gold_tag, test_tag) for (_, gold_tag), (_, test_tag) in zip(g.words, t.words))
     return SentenceResult(id, g.length, OK, matched, gold_count, test_count, crossing, len(g.words), correct)
 
 
