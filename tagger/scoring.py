@@ -5,21 +5,27 @@
 - :func:`evaluate_sentences`: the same policy for sentences already read.
 
 Each returns an :class:`EvaluationResult`: the tag column scored and the metric objects of
-:mod:`tagger.evaluation` (``tagging``, ``parsing``, ``multitag``). Here is all the policy of what
-is scored: which tag column (given, a task's, or the first present in both files; with a
-model, the one the model predicts), whether attachment is, and the one-line errors when
-something asked for cannot be scored. Files are read with :func:`tagger.formats.read_corpus`.
+:mod:`tagger.evaluation` (``tagging``, ``parsing``, ``multitag``, ``const``). Here is all the
+policy of what is scored: which tag column (given, a task's, or the first present in both files;
+with a model, the one the model predicts), whether attachment is, whether constituency trees are
+(EVALB's bracket scores, :mod:`tagger.evaluation.evalb`, of sentences whose :attr:`Sentence.tree`
+is set), and the one-line errors when something asked for cannot be scored. Files are read with
+:func:`tagger.formats.read_corpus`; ``trees`` files keep their blank lines, which EVALB counts
+as skipped sentences.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from tagger import formats
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, score_trees
 from tagger.evaluation.metrics import AttachmentMetric, Metric, MultiTagMetric, TagMetric
 from tagger.evaluation.report import score
 from tagger.formats import read_corpus
@@ -37,8 +43,12 @@ AUTO_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys([c for names in TASK_COLUMNS
 #: The columns of a dependency tree: scored as attachment, never as a tag column.
 TREE_COLUMNS = ("head", "deprel")
 
+#: The task that scores constituency trees (EVALB), and the output column a model that predicts
+#: them declares (its predictions fill :attr:`Sentence.tree`).
+CONST, TREE = "const", "tree"
+
 #: What ``task`` may be.
-SCORING_TASKS = ("auto", *TASK_COLUMNS)
+SCORING_TASKS = tuple(dict.fromkeys(("auto", *TASK_COLUMNS, CONST)))
 
 ColumnSpec = Mapping[str, int] | str | None
 
@@ -46,8 +56,9 @@ ColumnSpec = Mapping[str, int] | str | None
 @dataclass
 class EvaluationResult:
     """What was scored: the tag column (``None``: no tagging scores) and the metrics, under
-    ``"tagging"`` (:class:`TagMetric`), ``"parsing"`` (:class:`AttachmentMetric`) and
-    ``"multitag"`` (:class:`MultiTagMetric`) as present, in that order."""
+    ``"tagging"`` (:class:`TagMetric`), ``"parsing"`` (:class:`AttachmentMetric`),
+    ``"multitag"`` (:class:`MultiTagMetric`) and ``"const"`` (:class:`BracketMetric`) as
+    present, in that order."""
 
     column: str | None
     metrics: dict[str, Metric] = field(default_factory=dict)
@@ -64,21 +75,39 @@ class EvaluationResult:
     def multitag(self) -> MultiTagMetric | None:
         return self.metrics.get("multitag")  # type: ignore[return-value]
 
+    @property
+    def const(self) -> BracketMetric | None:
+        return self.metrics.get("const")  # type: ignore[return-value]
+
     def to_dict(self) -> dict[str, Any]:
         """``{"column": ..., "tagging": {...}, ...}``: plain JSON-able data, scores in percent."""
         return {"column": self.column, **{name: metric.to_dict() for name, metric in self.metrics.items()}}
 
 
 def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", columns: ColumnSpec = None,
-                empty: str = "no sentences in the file") -> list[Sentence]:
+                empty: str = "no sentences in the file", blank_lines: bool = False) -> list[Sentence]:
     """The sentences of a file to score (``-``: stdin); ``empty`` is the error for a file without
-    any. A file named as ``columns`` needs its layout (``columns``)."""
+    any. A file named as ``columns`` needs its layout (``columns``). With ``blank_lines``, a
+    ``trees`` file's blank lines are empty sentences (EVALB's skipped ones)."""
     if fmt == "columns" and not columns:
         raise TaggerError("the 'columns' format needs --columns, e.g. --columns form=2,tag=6", _name(path))
-    sentences = read_corpus(path, fmt, columns)
-    if not sentences:
+    sentences = _read_keeping_blank_lines(path, fmt, columns) if blank_lines else read_corpus(path, fmt, columns)
+    if not any(len(sentence) for sentence in sentences):
         raise TaggerError(empty, _name(path))
     return sentences
+
+
+def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec) -> list[Sentence]:
+    """:func:`read_corpus`, but a file in (or detected as) the ``trees`` format keeps its blank
+    lines as empty sentences."""
+    if isinstance(path, (list, tuple)) or Path(path).is_dir():
+        return read_corpus(path, fmt, columns)
+    source: Any = sys.stdin if os.fspath(path) == "-" else path
+    if fmt == "auto":
+        fmt, source = formats.sniff(source, columns is not None)
+    if fmt == "trees":
+        return list(formats.read(source, "trees", blank_lines=True))
+    return read_corpus(source, fmt, columns)
 
 
 def training_words(path: str | os.PathLike, fmt: str = "auto", columns: ColumnSpec = None) -> set[str]:
@@ -114,7 +143,7 @@ def choose_column(task: str, column: str | None, gold: Sequence[Sentence], pred:
     in both; otherwise the first of the task's :data:`TASK_COLUMNS` present in both is scored
     (for ``pos`` one must be), and with ``auto`` the first of :data:`AUTO_COLUMNS` present in
     both, if any (tagging is then simply left out)."""
-    if task == "dep" and column is None:
+    if task in ("dep", CONST) and column is None:
         return None
     candidates = TASK_COLUMNS.get(task, AUTO_COLUMNS)
     wanted = column or (candidates[0] if len(candidates) == 1 else None)
@@ -148,48 +177,85 @@ def choose_parsing(task: str, gold: Sequence[Sentence], pred: Sequence[Sentence]
     return gold_heads and pred_heads
 
 
+def choose_const(task: str, gold: Sequence[Sentence], pred: Sequence[Sentence], gold_name: str,
+                 pred_name: str) -> bool:
+    """Whether to score constituency trees: both sides have them (required for ``const``;
+    never for another task)."""
+    if task not in ("auto", CONST):
+        return False
+    gold_trees, pred_trees = has_trees(gold), has_trees(pred)
+    if task == CONST:
+        if not gold_trees:
+            raise TaggerError("gold file has no trees to score (read from .mrg or .trees files)", gold_name)
+        if not pred_trees:
+            raise TaggerError("predicted file has no trees to score (read from .mrg or .trees files)", pred_name)
+    return gold_trees and pred_trees
+
+
+def has_trees(sentences: Sequence[Sentence]) -> bool:
+    """True if any sentence has a constituency tree."""
+    return any(sentence.tree is not None for sentence in sentences)
+
+
 def scored(gold: Sequence[Sentence], pred: Sequence[Sentence], column: str | None, parse: bool,
-           train_words: set[str] | None) -> EvaluationResult:
-    """The metrics of ``pred`` against ``gold``: tagging of ``column`` (unless ``None``),
-    attachment if ``parse``."""
-    tagging, parsing = score(gold, pred, column, parse, train_words)
+           train_words: set[str] | None, evalb: EvalbParams | None = None,
+           pred_name: str | None = None) -> EvaluationResult:
+    """The metrics of ``pred`` against ``gold``: tagging of ``column`` (unless ``None``) and
+    attachment if ``parse``, over the sentences with words (those need the same words in each
+    pair); EVALB's bracket scores of the trees with ``evalb`` parameters, over all the sentences
+    (EVALB counts an empty test sentence as skipped and a pair whose words differ as an error;
+    ``pred_name`` names the predictions in its errors)."""
     metrics: dict[str, Metric] = {}
-    if tagging is not None:
-        metrics["tagging"] = tagging
-    if parsing is not None:
-        metrics["parsing"] = parsing
+    if column is not None or parse:
+        tagging, parsing = score([g for g in gold if len(g)], [p for p in pred if len(p)], column, parse, train_words)
+        if tagging is not None:
+            metrics["tagging"] = tagging
+        if parsing is not None:
+            metrics["parsing"] = parsing
+    if evalb is not None:
+        metrics["const"] = score_trees([g.tree for g in gold], [p.tree for p in pred], evalb, pred_name,
+                                       [p.line for p in pred])
     return EvaluationResult(column, metrics)
 
 
 def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, column: str | None = None,
                        task: str = "auto", train_words: set[str] | None = None, gold_name: str = "gold",
-                       pred_name: str = "predicted") -> EvaluationResult:
+                       pred_name: str = "predicted", evalb_params: EvalbParams | None = None) -> EvaluationResult:
     """Score ``pred`` against ``gold`` (the same words, sentence by sentence) as
     :func:`evaluate_files` does; ``gold_name``/``pred_name`` name them in errors."""
     _check_task(task)
-    chosen = choose_column(task, column, gold, pred, gold_name, pred_name)
-    parse = choose_parsing(task, gold, pred, gold_name, pred_name)
-    if chosen is None and not parse:
-        raise TaggerError("nothing to score: no tag column or heads present in both gold and predicted files",
+    const = choose_const(task, gold, pred, gold_name, pred_name)
+    if const and column is None:  # trees on both sides: EVALB's scores (its tagging accuracy included)
+        chosen, parse = None, False
+    else:
+        with_words = [s for s in gold if len(s)], [s for s in pred if len(s)]
+        chosen = choose_column(task, column, *with_words, gold_name, pred_name)
+        parse = choose_parsing(task, *with_words, gold_name, pred_name)
+    if chosen is None and not parse and not const:
+        raise TaggerError("nothing to score: no tag column, heads or trees present in both gold and predicted files",
                           pred_name)
-    return scored(gold, pred, chosen, parse, train_words)
+    return scored(gold, pred, chosen, parse, train_words, (evalb_params or COLLINS) if const else None, pred_name)
 
 
 def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto",
                    pred_format: str | None = None, columns: ColumnSpec = None, column: str | None = None,
-                   task: str = "auto", train_words: set[str] | None = None) -> EvaluationResult:
+                   task: str = "auto", train_words: set[str] | None = None,
+                   evalb_params: EvalbParams | None = None) -> EvaluationResult:
     """Score the predicted file ``pred`` (``-``: stdin) against the gold file ``gold``.
 
     ``format`` is the gold file's format (``auto`` detects it), ``pred_format`` the predicted
     one's (default: ``format``); ``columns`` the layout of column files. ``task`` says what to
-    score: ``auto`` the tag column (:func:`choose_column`) and the heads present in both,
-    ``pos``/``ccg`` a tag column, ``dep`` heads; ``column`` names the tag column. Accuracy on
-    words unseen in training needs ``train_words`` (:func:`training_words`)."""
+    score: ``auto`` the trees if both files have them (.mrg, .trees), else the tag column
+    (:func:`choose_column`) and the heads present in both, ``pos``/``ccg`` a tag column, ``dep``
+    heads, ``const`` trees (as EVALB with ``evalb_params``, default :data:`COLLINS`); ``column``
+    names the tag column. Accuracy on words unseen in training needs ``train_words``
+    (:func:`training_words`)."""
     _check_task(task)
-    gold_sentences = read_scored(gold, format, columns, "no sentences in gold file")
-    pred_sentences = read_scored(pred, pred_format or format, columns, "no sentences in predicted file")
+    gold_sentences = read_scored(gold, format, columns, "no sentences in gold file", blank_lines=True)
+    pred_sentences = read_scored(pred, pred_format or format, columns, "no sentences in predicted file",
+                                 blank_lines=True)
     return evaluate_sentences(gold_sentences, pred_sentences, column=column, task=task, train_words=train_words,
-                              gold_name=os.fspath(gold), pred_name=os.fspath(pred))
+                              gold_name=os.fspath(gold), pred_name=os.fspath(pred), evalb_params=evalb_params)
 
 
 def model_targets(model: Any, column: str | None, model_path: str) -> tuple[str | None, bool]:
@@ -197,7 +263,7 @@ def model_targets(model: Any, column: str | None, model_path: str) -> tuple[str 
     the tag column it predicts (``None`` for a parser; ``column`` must be one it predicts, and
     names the one to score where it predicts several) and whether it predicts heads."""
     outputs = list(model.output_columns)
-    tags = [name for name in outputs if name not in TREE_COLUMNS]
+    tags = [name for name in outputs if name not in TREE_COLUMNS and name != TREE]
     if column is not None and column not in tags:
         raise TaggerError(f"--column {column}: this model predicts {' and '.join(tags) or 'no tag column'}, "
                           f"not {column}", model_path)
@@ -226,7 +292,7 @@ def _predictions(model: Any, gold: Sequence[Sentence], beta: float | None) -> tu
 
     multitags = predict(model, gold, decode=multitag_decoder(model, None, beta)) if beta is not None else None
     predictions = [[tags[0][0] for tags in sentence] for sentence in multitags] if multitags else predict(model, gold)
-    pred = [replace(sentence, columns=dict(sentence.columns)) for sentence in gold]
+    pred = [replace(sentence, columns=dict(sentence.columns), tree=None) for sentence in gold]  # trees: the model's
     for sentence, predicted in zip(pred, predictions):
         model.annotate(sentence, predicted)
     return pred, multitags
@@ -236,11 +302,13 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
                    column: str | None = None, beta: float | None = None, device: str = "cpu",
                    precision: str = "fp32", allow_missing_columns: bool = False,
                    train_words: set[str] | None = None, split: str | None = None,
-                   task: str = "auto") -> EvaluationResult:
+                   task: str = "auto", evalb_params: EvalbParams | None = None) -> EvaluationResult:
     """Tag or parse ``data`` with the model at ``model_path`` and score it against its gold columns.
 
     What is scored is what the model predicts (:func:`model_targets`): its tag column, and
-    attachment for a parser; ``data`` must have that gold annotation. ``beta`` adds CCG
+    attachment for a parser, the trees (as EVALB with ``evalb_params``, default :data:`COLLINS`)
+    for a model that fills :attr:`Sentence.tree` (it declares the output column ``tree``);
+    ``data`` must have that gold annotation. ``beta`` adds CCG
     multi-tagging (tags with p >= beta * p_best). Unseen-word accuracy uses ``train_words``, or
     else the model's training file when it is still where it was. A parser refuses data
     without the POS/FEATS it reads unless ``allow_missing_columns``. With ``split`` (``wsj``,
@@ -262,10 +330,14 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
         raise TaggerError(f"no gold '{chosen}' column to score the model's tags against", _name(source))
     if parse and not has_column(gold, "head"):
         raise TaggerError("no gold heads to score the parser against", _name(source))
+    const = TREE in model.output_columns
+    if const and not has_trees(gold):
+        raise TaggerError("no gold trees to score the parser against (read from .mrg or .trees files)", _name(source))
     if train_words is None and meta.get("train") and os.path.exists(meta["train"]):
         train_words = training_words(meta["train"], "auto", columns)
     pred, multitags = _predictions(model, gold, beta)
-    result = scored(gold, pred, chosen, parse, train_words)
+    result = scored(gold, pred, chosen, parse, train_words, (evalb_params or COLLINS) if const else None,
+                    _name(source))
     if multitags is not None and chosen is not None:
         multitag = MultiTagMetric()
         for sentence, tags in zip(gold, multitags):
@@ -275,4 +347,4 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
 
 
 __all__ = ["EvaluationResult", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
-           "model_targets", "TASK_COLUMNS", "AUTO_COLUMNS"]
+           "model_targets", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST", "TREE"]

@@ -200,11 +200,42 @@ def test_mrg_several_trees_per_line_and_round_trip():
     text = "(S (NP (DT a) (NN b)) (VP (VBZ c))) (S (X (-NONE- *T*)) (NN d))\n"
     sentences = read(text, "mrg")
     assert [s.words for s in sentences] == [["a", "b", "c"], ["d"]]
-    assert write(sentences, "mrg") == "(S (NP (DT a) (NN b)) (VP (VBZ c)))\n(S (X (-NONE- *T*)) (NN d))\n"
+    assert write(sentences, "trees") == "(S (NP (DT a) (NN b)) (VP (VBZ c)))\n(S (X (-NONE- *T*)) (NN d))\n"
+    assert write(sentences, "mrg") == "(S (NP (DT a) (NN b) )\n  (VP (VBZ c) ))\n(S (X (-NONE- *T*) )\n  (NN d) )\n"
+    assert [s.tree for s in read(write(sentences, "mrg"), "mrg")] == [s.tree for s in sentences]
     sentences[0].columns["xpos"] = ["X1", "X2", "X3"]
-    assert write(sentences[:1], "mrg") == "(S (NP (X1 a) (X2 b)) (VP (X3 c)))\n"
-    with pytest.raises(TaggerError, match="no bracketed tree"):  # no flat (X ...) tree passing for one
-        write(read("x y\n", "text"), "mrg")
+    assert write(sentences[:1], "trees") == "(S (NP (X1 a) (X2 b)) (VP (X3 c)))\n"
+    for fmt in ("mrg", "trees"):
+        with pytest.raises(TaggerError, match="no bracketed tree"):  # no flat (X ...) tree passing for one
+            write(read("x y\n", "text"), fmt)
+
+
+def test_mrg_writes_the_wsj_layout():
+    tree = "( (S (NP-SBJ (NNP Mr.) (NNP Vinken) ) (VP (VBZ is) (NP-PRD (NP (NN chairman) ) (PP (IN of) " \
+           "(NP (NNP Elsevier) ) ) ) ) (. .) ) )\n"
+    assert write(read(tree, "mrg"), "mrg") == (
+        "( (S \n"
+        "    (NP-SBJ (NNP Mr.) (NNP Vinken) )\n"
+        "    (VP (VBZ is) \n"
+        "      (NP-PRD \n"
+        "        (NP (NN chairman) )\n"
+        "        (PP (IN of) \n"
+        "          (NP (NNP Elsevier) ))))\n"
+        "    (. .) ))\n")
+
+
+def test_trees_are_read_a_line_a_sentence():
+    text = "\n(S (NN a))\n(P b) (Q c)\n\n\n(S (NN d)\n (NN e))\n\n"
+    sentences = read(text, "trees")
+    assert [(s.words, s.line) for s in sentences] == [(["a"], 2), (["b", "c"], 3), (["d", "e"], 6)]
+    assert sentences[1].tree == read("( (P b) (Q c))\n", "trees")[0].tree  # an unlabelled bracket over the line
+    kept = read(text, "trees", blank_lines=True)  # blank lines as EVALB counts them, but not after the last tree
+    assert [(s.words, s.line, s.tree is None) for s in kept] == [
+        ([], 1, True), (["a"], 2, False), (["b", "c"], 3, False), ([], 4, True), ([], 5, True), (["d", "e"], 6, False)]
+    assert read(text, "mrg")[1].words == ["b"]  # .mrg reads tree by tree
+    assert formats.guess_format(None, "(S (NN a))\n\n(S (NN b)) (S (NN c))\n") == ("trees", None)
+    assert formats.guess_format(None, "( (S\n  (NN a)))\n") == ("mrg", None)
+    assert formats.BY_EXTENSION[".trees"] == "trees"
 
 
 @pytest.mark.parametrize("text, line, message", [
@@ -417,7 +448,8 @@ def test_empty_file(tmp_path, fmt):
 @pytest.mark.parametrize("fmt", sorted(formats.FORMATS))
 def test_invalid_utf8_and_missing_file(tmp_path, fmt):
     sample = {"conllu": row(1, "a"), "conllx": row(1, "a"), "dp": "a\tDT\t0", "ccgbank": "(<L N NN NN a N>)",
-              "pipe": "a|DT|NP", "mrg": "(S (NN a))", "columns": "a\tDT", "tagged": "a/DT", "pos": "a/DT",
+              "pipe": "a|DT|NP", "mrg": "(S (NN a))", "trees": "(S (NN a))", "columns": "a\tDT", "tagged": "a/DT",
+              "pos": "a/DT",
               "text": "a"}[fmt]
     path = tmp_path / "bad.in"
     path.write_bytes(f"{sample}\n\n{sample}\n".encode() + b"\xff\xfe oops\n")

@@ -14,7 +14,8 @@ from tagger.errors import TaggerError
 
 DATA = Path(__file__).parents[1] / "data"
 SAMPLES = {"conllu": "sample.conllu", "conllx": "sample.conllu", "tagged": "sample.pos.txt",
-           "pos": "sample.pos.txt", "mrg": "sample.mrg", "dp": "sample.dp", "ccgbank": "sample.auto",
+           "pos": "sample.pos.txt", "mrg": "sample.mrg", "trees": "sample.mrg", "dp": "sample.dp",
+           "ccgbank": "sample.auto",
            "pipe": "sample.pipe", "text": "sample.txt", "columns": "sample.tsv"}
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NOISE = [b"\t", b" ", b"\n", b"(", b")", b"<", b">", b"|", b"/", b"\\", b"_", b"#", b"-", b".", b"=",

@@ -258,5 +258,8 @@ def test_convert_extra_generic_columns_go_to_misc(tmp_path):
 def test_convert_to_mrg_without_a_tree_is_refused():
     result = run("convert", "--to", "mrg", CONLLU)
     assert "no bracketed tree" in one_error(result) and result.stdout == ""
-    trees = run("convert", "--to", "mrg", DATA / "sample.mrg")
+    assert "no bracketed tree" in one_error(run("convert", "--to", "trees", CONLLU))
+    trees = run("convert", "--to", "trees", DATA / "sample.mrg")
     assert trees.exit_code == 0 and len(trees.stdout.splitlines()) == 4
+    pretty = run("convert", "--to", "mrg", DATA / "sample.mrg")  # laid out as the file is
+    assert pretty.exit_code == 0 and pretty.stdout == (DATA / "sample.mrg").read_text(encoding="utf-8")

@@ -1,29 +1,45 @@
 """``tagger evaluate``: score predicted files against gold ones, or a model on a data file.
 
 Thin over :mod:`tagger.scoring` (:func:`~tagger.scoring.evaluate_files`,
-:func:`~tagger.scoring.evaluate_model`), which decides what is scored; this prints rich tables
-or one JSON object.
+:func:`~tagger.scoring.evaluate_model`), which decides what is scored; this prints rich tables,
+one JSON object, or (``--evalb``, constituency trees) EVALB's own report.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
 from tagger import formats
 from tagger.cli.progress import make_console
+from tagger.errors import TaggerError
+from tagger.evaluation.evalb import read_params, render_errors, render_evalb
 from tagger.evaluation.report import render_table
 from tagger.scoring import SCORING_TASKS, EvaluationResult, evaluate_files, evaluate_model, training_words
 
 FORMAT_NAMES = ["auto", *sorted(formats.FORMATS)]  # input formats: auto detects
 
 
-TITLES = {"tagging": "tagging ({column})", "multitag": "multi-tagging ({column})", "parsing": "attachment"}
+TITLES = {"tagging": "tagging ({column})", "multitag": "multi-tagging ({column})", "parsing": "attachment",
+          "const": "brackets (EVALB)"}
 
 
-def _emit(header: dict[str, str | None], result: EvaluationResult, as_json: bool, top: int, punct: bool) -> None:
-    """Print the result: one JSON object (header fields, the column, each metric's dict), or tables."""
+def _emit(header: dict[str, str | None], result: EvaluationResult, as_json: bool, top: int, punct: bool,
+          evalb: bool) -> None:
+    """Print the result: EVALB's report (stdout) and its error lines (stderr), or one JSON object
+    (header fields, the column, each metric's dict), or tables."""
+    if evalb:
+        if result.const is None:
+            raise TaggerError("--evalb: no trees were scored (it prints EVALB's report of constituency trees)",
+                              header.get("pred") or header.get("model"))
+        click.echo(render_evalb(result.const), nl=False)
+        sys.stdout.flush()
+        click.echo(render_errors(result.const), nl=False, err=True)
+        return
+    if result.const is None:
+        header = {k: v for k, v in header.items() if k != "evalb_params"}
     if as_json:
         click.echo(json.dumps({**header, **result.to_dict()}, ensure_ascii=False))
         return
@@ -41,6 +57,8 @@ Examples:
   tagger evaluate --gold wsj_23.auto --pred out.pipe --pred-format pipe --task ccg
   tagger tag --model pos.tagger < dev.txt | tagger evaluate --gold dev.conllu --pred -
   tagger evaluate --model pos.tagger test.conllu
+  tagger evaluate --gold wsj_23.mrg --pred parsed.trees               (EVALB, COLLINS.prm)
+  tagger evaluate --gold gold.trees --pred test.trees --evalb-params my.prm --evalb
 """
 
 
@@ -68,8 +86,14 @@ Examples:
 )
 @click.option(
     "--task", type=click.Choice(SCORING_TASKS), default="auto", show_default=True,
-    help="What to score; 'auto': the tag column and heads present in both files.",
+    help="What to score; 'auto': trees if both files have them (.mrg, .trees: EVALB's bracket scores), "
+    "else the tag column and heads present in both files.",
 )
+@click.option("--evalb-params", "evalb_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="EVALB parameter file for the bracket scores [default: COLLINS.prm, built in].")
+@click.option("--evalb", "evalb_report", is_flag=True,
+              help="Print EVALB's own report (per-sentence rows and both summaries, as the evalb program "
+                   "prints them; its error lines on stderr) instead of tables.")
 @click.option("--train", "train_path", metavar="FILE", help="Training file, for accuracy on unseen words.")
 @click.option(
     "--train-format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
@@ -107,6 +131,8 @@ def command(
     columns_spec: str | None,
     column: str | None,
     task: str,
+    evalb_path: str | None,
+    evalb_report: bool,
     train_path: str | None,
     train_format: str,
     punct: bool,
@@ -124,8 +150,14 @@ def command(
     Either --gold G --pred P (two files with the same words, no model), or --model M DATA.
     Tagging: token, unseen-word and sentence accuracy, per-tag P/R/F1, most confused pairs.
     Parsing: UAS, LAS and label accuracy over all words and without punctuation, per label.
+    Trees: EVALB's bracket recall, precision, F1, crossing brackets and tagging accuracy, over all
+    sentences and those of at most 40 words (COLLINS.prm, or --evalb-params).
     """
     with_model = _check_usage(data, model_path, gold_path, pred_path, beta)
+    if evalb_report and as_json:
+        raise click.UsageError("--evalb and --json are two ways of printing: choose one")
+    params = read_params(evalb_path) if evalb_path else None
+    header_params = {"evalb_params": evalb_path or "COLLINS.prm (built in)"}
     train_words = training_words(train_path, train_format, columns_spec) if train_path else None
     if with_model:
         if threads:
@@ -134,12 +166,13 @@ def command(
             torch.set_num_threads(threads)
         result = evaluate_model(model_path, data, format=gold_format, columns=columns_spec, column=column, beta=beta,
                                 device=device, precision=precision, allow_missing_columns=allow_missing_columns,
-                                train_words=train_words, split=split, task=task)
-        _emit({"model": model_path, "data": data}, result, as_json, top, punct)
+                                train_words=train_words, split=split, task=task, evalb_params=params)
+        _emit({"model": model_path, "data": data, **header_params}, result, as_json, top, punct, evalb_report)
     else:
         result = evaluate_files(gold_path, pred_path, format=gold_format, pred_format=pred_format,
-                                columns=columns_spec, column=column, task=task, train_words=train_words)
-        _emit({"gold": gold_path, "pred": pred_path}, result, as_json, top, punct)
+                                columns=columns_spec, column=column, task=task, train_words=train_words,
+                                evalb_params=params)
+        _emit({"gold": gold_path, "pred": pred_path, **header_params}, result, as_json, top, punct, evalb_report)
 
 
 def _check_usage(data: str | None, model_path: str | None, gold_path: str | None, pred_path: str | None,

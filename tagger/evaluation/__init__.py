@@ -1,5 +1,7 @@
-"""Metric objects (tagging accuracy, multi-tagging, attachment scores) and their reports."""
+"""Metric objects (tagging accuracy, multi-tagging, attachment scores, EVALB's bracket scores) and
+their reports."""
 
+from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, read_params, render_evalb
 from tagger.evaluation.metrics import (
     PRF,
     AttachmentCounts,
@@ -14,6 +16,11 @@ from tagger.evaluation.metrics import (
 from tagger.evaluation.report import paired, render_table, score, score_parsing, score_tagging, to_json
 
 __all__ = [
+    "COLLINS",
+    "BracketMetric",
+    "EvalbParams",
+    "read_params",
+    "render_evalb",
     "PRF",
     "AttachmentCounts",
     "AttachmentMetric",

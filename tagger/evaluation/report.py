@@ -8,13 +8,14 @@ names the predicted file and line (gold tokenisation is assumed throughout, as i
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from rich.console import Console
 from rich.table import Table
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.evaluation.evalb import BracketMetric, EvalbTotals
 from tagger.evaluation.metrics import (
     MISSING,
     PRF,
@@ -230,6 +231,29 @@ def _render_multitag(metric: MultiTagMetric, console: Console, title: str) -> No
     console.print(table)
 
 
+def _render_brackets(metric: BracketMetric, console: Console, title: str) -> None:
+    """EVALB's two summaries side by side."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric")
+    table.add_column("all", justify="right", style="bold")
+    table.add_column(f"len<={metric.params.cutoff_len}", justify="right")
+
+    def row(name: str, value: Callable[[EvalbTotals], str]) -> None:
+        table.add_row(name, value(metric.all), value(metric.short))
+
+    row("bracket recall %", lambda t: f"{t.recall:.2f}")
+    row("bracket precision %", lambda t: f"{t.precision:.2f}")
+    row("bracket F1 %", lambda t: f"{t.fmeasure:.2f}")
+    row("complete match %", lambda t: f"{t.complete_match:.2f}")
+    row("average crossing", lambda t: f"{t.average_crossing:.2f}")
+    row("no crossing %", lambda t: f"{t.no_crossing_rate:.2f}")
+    row("2 or less crossing %", lambda t: f"{t.two_or_less_rate:.2f}")
+    row("tagging accuracy %", lambda t: f"{t.tagging_accuracy:.2f}")
+    row("brackets matched/gold/test", lambda t: f"{t.matched:,}/{t.gold:,}/{t.test:,}")
+    row("sentences valid/error/skipped", lambda t: f"{t.valid:,}/{t.errors:,}/{t.skipped:,}")
+    console.print(table)
+
+
 def render_table(
     metric: Metric,
     console: Console,
@@ -249,6 +273,8 @@ def render_table(
         _render_parsing(metric, console, title or "attachment", top, punct)
     elif isinstance(metric, MultiTagMetric):
         _render_multitag(metric, console, title or "multi-tagging")
+    elif isinstance(metric, BracketMetric):
+        _render_brackets(metric, console, title or "brackets (EVALB)")
     else:
         raise TypeError(f"no table for {type(metric).__name__}")
 

@@ -26,13 +26,13 @@ from conllu.parser import parse_id_value
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.formats import ccgbank, columns, conll, conllx, dp, mrg, pipe, pos, ptb, text
+from tagger.formats import ccgbank, columns, conll, conllx, dp, mrg, pipe, pos, ptb, text, trees
 from tagger.formats import columns as columns_format
 from tagger.formats.base import OnError, Source, peek, source_name, window
 from tagger.formats.supertags import supertags_from_conll
 
 #: Format name -> module.
-FORMATS = {m.NAME: m for m in (conll, conllx, ptb, pos, mrg, dp, ccgbank, pipe, text, columns)}
+FORMATS = {m.NAME: m for m in (conll, conllx, ptb, pos, mrg, trees, dp, ccgbank, pipe, text, columns)}
 
 #: Old names of formats, still taken where a format is written: ``auto`` was CCGbank AUTO's name
 #: (where a format is read, ``auto`` means "detect the format").
@@ -58,7 +58,8 @@ def guess_format(path: str | os.PathLike | None, sample_text: str) -> tuple[str,
     ``ID=`` lines -> ccgbank; 10 tab columns with a CoNLL ID (in most lines: a bad line is then
     the reader's to report) -> conllu; one token per line with 3-4 tab columns, an integer third,
     in blank-line separated blocks -> dp; the same with any consistent number of tab columns and
-    no spaces -> columns (noted: which column is the word is a guess); a leading ``(`` -> mrg;
+    no spaces -> columns (noted: which column is the word is a guess); a leading ``(`` -> trees
+    where each line's brackets balance (one tree a line, as EVALB reads), else mrg;
     ``======`` or ``[ ]`` chunks -> pos; ``w|P|S`` tokens -> pipe; ``w/TAG`` tokens -> tagged;
     anything else -> text (noted when its lines hold tabs: a column file that is not one token
     per line in blank-line separated blocks is read as text, and its words are all kept)."""
@@ -92,7 +93,7 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
     if tabular is not None:
         return tabular
     if first.startswith("("):
-        return "mrg", None
+        return ("trees" if all(_balanced(line) for line in body) else "mrg"), None
     tokens = [token for line in body for token in line.split() if not _SEPARATOR.fullmatch(token)]
     tagged = all(t in ("[", "]") or ptb.split_token(t) for t in tokens)
     if tagged and ("[" in tokens or any(_SEPARATOR.fullmatch(line.strip()) for line in lines)):
@@ -105,6 +106,16 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
         return "text", ("read as plain text, one sentence per line (its lines hold tabs, but not one token per "
                         "line in blank-line separated blocks); for a column file give the input format: columns")
     return "text", None
+
+
+def _balanced(line: str) -> bool:
+    """Whether the brackets of ``line`` close as they open, never more."""
+    depth = 0
+    for char in line:
+        depth += (char == "(") - (char == ")")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _tabular(lines: list[str], body: list[str]) -> tuple[str, str | None] | None:

@@ -4,13 +4,14 @@ Trees may span many lines and several may share one. Leaves are ``(TAG word)``; 
 sentence are its leaves except ``-NONE-`` empty elements (traces), their tags the ``xpos``
 column. The whole tree, traces included, is kept in :attr:`Sentence.tree` (a plain
 :class:`~tagger.corpus.trees.Tree`, a leaf ``(TAG word)`` a tree over one word; the unlabelled
-outer bracket of the WSJ files is labelled ``""``), which :func:`write` writes back.
+outer bracket of the WSJ files is labelled ``""``), which :func:`write` writes back, laid out as
+the WSJ files are (the ``trees`` format writes one tree a line).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, TextIO
+from typing import Callable, Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.corpus.trees import Tree
@@ -27,6 +28,12 @@ TRACE = "-NONE-"
 def read(source: Source) -> Iterator[Sentence]:
     """Yield one sentence per top-level bracketed tree."""
     name = source_name(source)
+    for tree, start, _ in trees(source, name):
+        yield sentence(tree, name, start)
+
+
+def trees(source: Source, name: str) -> Iterator[tuple[Tree, int, int]]:
+    """Yield each top-level bracketed tree of ``source`` with the lines it starts and ends on."""
     stack: list[list] = []  # open brackets: [label or None, children, line]
     for number, text in iter_lines(source, name):
         for token in _TOKEN.findall(text):
@@ -40,7 +47,7 @@ def read(source: Source) -> Iterator[Sentence]:
                 if stack:
                     stack[-1][1].append(node)
                 else:
-                    yield _sentence(node, name, start)
+                    yield node, start, number
             elif not stack:
                 raise TaggerError(f"text '{token}' outside a tree", name, number)
             elif stack[-1][0] is None and not stack[-1][1]:
@@ -65,7 +72,8 @@ def leaves(tree: Tree) -> list[tuple[str, str]]:
     return tree.leaves()
 
 
-def _sentence(tree: Tree, name: str, line: int) -> Sentence:
+def sentence(tree: Tree, name: str, line: int) -> Sentence:
+    """The sentence of ``tree``: its leaves but the empty elements, their tags as ``xpos``."""
     pairs = [(tag, word) for tag, word in tree.leaves() if tag != TRACE]
     if not pairs:
         raise TaggerError("tree has no words (only empty elements)", name, line)
@@ -77,6 +85,44 @@ def to_string(tree: Tree) -> str:
     """``tree`` in bracketed form on one line."""
     inside = " ".join(child if isinstance(child, str) else to_string(child) for child in tree.children)
     return f"({tree.label} {inside})"
+
+
+def pretty(tree: Tree) -> str:
+    """``tree`` laid out as the WSJ ``.mrg`` files are (no final newline)::
+
+        ( (S
+            (NP-SBJ (NNP Mr.) (NNP Vinken) )
+            (VP (VBZ is) ...
+
+    A leaf ``(TAG word)`` and a space follow the leaves before it on their line; a phrase
+    starts a new line, indented two spaces past its parent's bracket, and so does a leaf after a
+    phrase; the root's first child stays on the root's line."""
+    out: list[str] = []
+
+    def phrase(node: Tree, column: int, root: bool) -> None:
+        """Write ``node``, whose bracket is at ``column`` of the current line."""
+        if node.is_preterminal:
+            out.append(f"({node.label} {node.children[0]})")
+            return
+        out.append(f"({node.label} ")
+        after_phrase = False
+        for k, child in enumerate(node.children):
+            if isinstance(child, str) or child.is_preterminal:
+                if after_phrase:
+                    out.append("\n" + " " * (column + 2))
+                out.append(f"({child.label} {child.children[0]}) " if isinstance(child, Tree) else f"{child} ")
+                after_phrase = False
+                continue
+            if k == 0 and root:
+                phrase(child, column + len(node.label) + 2, False)
+            else:
+                out.append("\n" + " " * (column + 2))
+                phrase(child, column + 2, False)
+            after_phrase = True
+        out.append(")")
+
+    phrase(tree, 0, True)
+    return "".join(out)
 
 
 def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
@@ -94,19 +140,26 @@ def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
     return walk(tree)
 
 
-def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
-    """Write one tree per line. A sentence read from ``.mrg`` gets its own tree back, with the
-    words and ``xpos`` tags of the record. Any other (or one whose words no longer fit its tree)
-    is a :class:`TaggerError`: a phrase-structure tree cannot be made up from tags, and a flat
-    ``(X ...)`` tree would pass for one."""
+def write_trees(sentences: Iterable[Sentence], stream: TextIO, layout: Callable[[Tree], str], fmt: str) -> None:
+    """Write each sentence's tree laid out by ``layout``, one after another (``fmt`` names the
+    format in errors). A sentence read from
+    trees gets its own tree back, with the words and ``xpos`` tags of the record. Any other (or
+    one whose words no longer fit its tree) is a :class:`TaggerError`: a phrase-structure tree
+    cannot be made up from tags, and a flat ``(X ...)`` tree would pass for one."""
     for sentence in sentences:
         tags = sentence.columns.get("xpos") if sentence.has("xpos") else None
         tree = sentence.tree
         if tree is None or sum(tag != TRACE for tag, _ in tree.leaves()) != len(sentence.words):
-            raise TaggerError("cannot write MRG: the sentence has no bracketed tree (only sentences read from "
-                              ".mrg files have one; write tagged or conllu instead)", sentence.source, sentence.line)
+            raise TaggerError(f"cannot write {fmt}: the sentence has no bracketed tree (only sentences read from "
+                              ".mrg or .trees files, or parsed, have one; write tagged or conllu instead)",
+                              sentence.source, sentence.line)
         tree = _retag(tree, sentence.words, tags)
         try:
-            stream.write(to_string(tree) + "\n")
+            stream.write(layout(tree) + "\n")
         except RecursionError:
             raise TaggerError("tree too deeply nested to write", sentence.source, sentence.line) from None
+
+
+def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
+    """Write each tree laid out as in the WSJ files (:func:`pretty`); see :func:`write_trees`."""
+    write_trees(sentences, stream, pretty, "MRG")
