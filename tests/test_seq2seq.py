@@ -173,3 +173,37 @@ def test_show_attention_draws_a_picture(const_model, tmp_path):
     done = invoke("tag", "--model", const_model, "--show-attention", picture, stdin="It rained .\n")
     assert done.exit_code == 0, done.output
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_constrained_decoding_gives_one_xx_per_word_and_balanced_brackets():
+    sentences = wsj(3)
+    config = Seq2seqConfig(layers=1, hidden=16, word_dim=8, symbol_dim=8, attention_dim=8, constrained=True)
+    torch.manual_seed(3)
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences)).eval()  # untrained: any output
+    for width in (1, 4):
+        model.set_beam(width)
+        for sentence, parse in zip(sentences, model.decode(model.collate(sentences, with_gold=False))):
+            assert parse.symbols.count("XX") == len(sentence)
+            depth = 0
+            for symbol in parse.symbols:
+                depth += symbol.startswith("(") - symbol.startswith(")")
+                assert depth >= 0
+            assert depth == 0 and parse.symbols[0].startswith("(")
+
+
+def test_evaluate_a_model_on_gold_trees(const_model):
+    done = invoke("evaluate", "--model", const_model, WSJ / "wsj_0004.mrg", "--json")
+    assert done.exit_code == 0, done.output
+    result = json.loads(done.stdout)
+    assert result["const"]["all"]["sentences"] > 0 or result["const"]["all"]
+
+
+def test_pretrained_vectors_initialise_the_word_embeddings(tmp_path):
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("the " + " ".join(["0.5"] * 16) + "\nCompany " + " ".join(["0.25"] * 16) + "\n", encoding="utf-8")
+    out = tmp_path / "const.model"
+    done = invoke("train", "--task", "const", "--train", WSJ / "wsj_0003.mrg", "--out", out, "--max-epochs", "1",
+                  "--embeddings", vectors, *TINY)
+    assert done.exit_code == 0, done.output
+    # "the" by its own row; "The" and "company" by the lowercase rows of "the" and "Company"
+    assert "3 word vectors loaded" in " ".join(json.loads(done.stdout.strip().splitlines()[-1])["notes"])

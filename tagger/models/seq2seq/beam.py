@@ -44,20 +44,24 @@ class Grammar:
 
     kinds: torch.Tensor
 
-    def allowed(self, leaves: torch.Tensor, depth: torch.Tensor, words: torch.Tensor, first: bool) -> torch.Tensor:
+    def allowed(self, leaves: torch.Tensor, depth: torch.Tensor, words: torch.Tensor, previous: torch.Tensor,
+                remaining: torch.Tensor, first: bool) -> torch.Tensor:
         """[N, V]: the symbols that keep each of N prefixes (``leaves`` XX emitted, ``depth``
-        brackets open, of ``words`` words) on its way to a well-formed tree with one XX per
-        word: an XX while words are left; an opening bracket at the start or inside the tree
-        while words are left; a closing one that does not close the tree with words left;
-        ``<eos>`` once the tree is closed over every word."""
+        brackets open, of ``words`` words; ``previous`` symbol; ``remaining`` symbols left in its
+        budget, ``<eos>`` included) on its way to a well-formed tree with one XX per word: an XX
+        inside the tree while words are left; an opening bracket first, or inside the tree while
+        words are left and the budget can still close it; a closing bracket that neither closes
+        a constituent just opened nor the tree with words left; ``<eos>`` once the tree is
+        closed over every word."""
         kinds = self.kinds[None, :]
         left = (leaves < words)[:, None]
         inside = (depth > 0)[:, None]
-        may_close = ((depth > 1) | ((depth == 1) & (leaves >= words)))[:, None]
+        fits = (remaining >= words - leaves + depth + 3)[:, None]  # an open, its close, the rest, <eos>
+        may_close = (((depth > 1) | ((depth == 1) & (leaves >= words))) & (self.kinds[previous] != OPEN))[:, None]
         ends = ((depth == 0) & (leaves >= words))[:, None] & (not first)
         eos = torch.zeros_like(self.kinds, dtype=torch.bool)
         eos[EOS_ID] = True
-        return (((kinds == LEAF) & left & (inside | first)) | ((kinds == OPEN) & left & (inside | first))
+        return (((kinds == LEAF) & left & inside) | ((kinds == OPEN) & left & fits & (inside | first))
                 | ((kinds == CLOSE) & may_close) | (eos[None, :] & ends))
 
     def advance(self, symbols: torch.Tensor, leaves: torch.Tensor, depth: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -83,6 +87,7 @@ def search(model: Any, encoded: Encoded, width: int, limits: list[int], with_att
     if grammar is not None:
         words = words.to(device).repeat_interleave(k)
         leaves, depth = torch.zeros_like(words), torch.zeros_like(words)
+        budget = torch.tensor(limits, device=device).repeat_interleave(k)
     scores = torch.full((size, k), float("-inf"), device=device)
     scores[:, 0] = 0.0  # one live hypothesis per sentence to start with
     symbols = torch.full((size * k,), BOS_ID, dtype=torch.long, device=device)
@@ -101,7 +106,8 @@ def search(model: Any, encoded: Encoded, width: int, limits: list[int], with_att
             attentions.append(attention.view(size, k, -1))
         vocab = step_scores.shape[-1]
         if grammar is not None:
-            step_scores = step_scores.masked_fill(~grammar.allowed(leaves, depth, words, step == 0), float("-inf"))
+            allowed = grammar.allowed(leaves, depth, words, symbols, budget - step, step == 0)
+            step_scores = step_scores.masked_fill(~allowed, float("-inf"))
         total = scores[:, :, None] + torch.log_softmax(step_scores, -1).view(size, k, vocab)
         values, index = total.view(size, -1).topk(min(2 * k, k * vocab), -1)
         origin, symbol = index // vocab, index % vocab
