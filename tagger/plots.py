@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any, Callable
 
@@ -17,10 +18,8 @@ def attention_drawer(model: Any) -> Callable[[Attention, str | os.PathLike], Non
     installed (a one-line error otherwise, before anything is tagged)."""
     if not model.has_attention:
         raise TaggerError(f"--show-attention: the {model.name} model has no attention to show")
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise TaggerError("--show-attention needs matplotlib: pip install 'tagger[plot]'") from None
+    if importlib.util.find_spec("matplotlib") is None:
+        raise TaggerError("--show-attention needs matplotlib: pip install 'tagger[plot]'")
     return draw_attention
 
 

@@ -15,7 +15,6 @@ from tagger import formats
 from tagger.cli.main import cli
 from tagger.corpus.trees import Tree
 from tagger.errors import TaggerError
-from tagger.formats.mrg import to_string
 from tagger.evaluation.evalb import (
     COLLINS,
     ERROR,
@@ -124,7 +123,7 @@ def test_the_unlabelled_outer_bracket_is_a_wrapper():
     wrapped, top = tree(f"( {GOLD} )"), tree(f"(TOP {GOLD})")
     test = tree("(S (DT The) (X (NN cat) (VBD sat)) (PRT (RP down)) (. .))")
     expected = score_sentence(bare, test)
-    assert score_sentence(wrapped, tree(f"( {to_string(test)} )")) == expected
+    assert score_sentence(wrapped, tree(f"( {test.bracketed()} )")) == expected
     assert score_sentence(top, test) == expected == score_sentence(wrapped, test)
     keep_top = replace(COLLINS, delete_labels=COLLINS.delete_labels[1:])
     assert score_sentence(top, test, keep_top).gold == expected.gold + 1  # TOP kept: one more bracket

@@ -113,6 +113,7 @@ Examples:
     "--beta", type=click.FloatRange(0.0, 1.0),
     help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.",
 )
+@click.option("--beam", type=click.IntRange(1), help="With --model: a constituency parser's beam width (1: greedy) [default: the model's].")
 @click.option("--device", default="auto", show_default=True, help="With --model: auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part (wsj: the test sections of the model's task, or of --task).")
 @click.option("--threads", type=int, help="With --model: CPU threads for torch.")
@@ -139,6 +140,7 @@ def command(
     as_json: bool,
     top: int,
     beta: float | None,
+    beam: int | None,
     device: str,
     split: str | None,
     threads: int | None,
@@ -166,7 +168,7 @@ def command(
             torch.set_num_threads(threads)
         result = evaluate_model(model_path, data, format=gold_format, columns=columns_spec, column=column, beta=beta,
                                 device=device, precision=precision, allow_missing_columns=allow_missing_columns,
-                                train_words=train_words, split=split, task=task, evalb_params=params)
+                                train_words=train_words, split=split, task=task, evalb_params=params, beam=beam)
         _emit({"model": model_path, "data": data, **header_params}, result, as_json, top, punct, evalb_report)
     else:
         result = evaluate_files(gold_path, pred_path, format=gold_format, pred_format=pred_format,

@@ -81,12 +81,6 @@ def sentence(tree: Tree, name: str, line: int) -> Sentence:
     return Sentence(words, {"xpos": [tag for tag, _ in pairs]}, source=name, line=line, tree=tree)
 
 
-def to_string(tree: Tree) -> str:
-    """``tree`` in bracketed form on one line."""
-    inside = " ".join(child if isinstance(child, str) else to_string(child) for child in tree.children)
-    return f"({tree.label} {inside})"
-
-
 def pretty(tree: Tree) -> str:
     """``tree`` laid out as the WSJ ``.mrg`` files are (no final newline)::
 

@@ -49,4 +49,4 @@ def _sentence(group: list[Tree], name: str, line: int) -> Sentence:
 
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
     """Write each tree on one line (see :func:`tagger.formats.mrg.write_trees`)."""
-    mrg.write_trees(sentences, stream, mrg.to_string, "trees")
+    mrg.write_trees(sentences, stream, Tree.bracketed, "trees")
