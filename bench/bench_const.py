@@ -6,7 +6,9 @@ Trains a model (``--max-minutes`` of training, the preset of ``--preset``) or ta
 COLLINS.prm on dev and test, the share of outputs that needed repair, and decoding speed in
 sentences/s on test, through the model alone (numbering + batched beam search, no file reading;
 median of ``--repeats``) and through the CLI (``tagger tag`` on the test sentences as text, the
-whole process: start, model load, reading, writing). Predicted trees of a peer (SuPar's
+whole process: start, model load, reading, writing; with the decoding the model file says).
+Each beam is scored unconstrained (the paper's decoding, then repair) and constrained to
+well-formed trees (``--constrained``). Predicted trees of a peer (SuPar's
 ``crf-con``, see ``bench/bench_const_peer.py``) given with ``--peer-dev``/``--peer-test`` are
 scored by the same scorer beside ours. One JSON object per result on stdout, progress on stderr.
 
@@ -65,7 +67,16 @@ def bracket_f1(gold: list, predicted_trees: list) -> dict:
     metric = BracketMetric(COLLINS)
     for sentence, tree in zip(gold, predicted_trees):
         metric.update(sentence.tree, tree)
-    return metric.to_dict()
+    scores = metric.to_dict()
+    short = f"len<={scores['cutoff_len']}"
+    every = scores["all"]
+    return {"f1": _round(every["f1"]), "recall": _round(every["recall"]), "precision": _round(every["precision"]),
+            "complete_match": _round(every["complete_match"]), f"f1_{short}": _round(scores["short"]["f1"]),
+            "sentences": every["valid_sentences"], "errors": every["error_sentences"]}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 def parse(model, sentences: list, max_tokens: int) -> tuple[list, int]:
@@ -117,6 +128,8 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--max-epochs", type=int)
     parser.add_argument("--max-sentences", type=int, help="use only the first N training sentences")
     parser.add_argument("--beams", default="1,10", help="beam widths to score and time")
+    parser.add_argument("--constrained", default="off,on",
+                        help="decode unconstrained (off: the paper's, then repair) and/or constrained to well-formed trees (on)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (machines here are shared)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=2048, help="decoding batch size in words")
@@ -148,19 +161,21 @@ def main(argv: list[str] | None = None) -> None:
                                options=RunOptions(seed=args.seed, max_minutes=args.max_minutes))
         training = run.train(request, StderrReporter())
     model, meta = model_file.load(path)
+    saved_constrained = model.config.constrained
     base = {"model": str(path), "preset": args.preset if not args.model else None, "epochs": len(meta.get("history", [])),
             "best_epoch": meta.get("epoch"), "train_seconds": training.get("seconds"), "threads": args.threads,
             "reduced": reduced, "cpu": _cpu()}
-    for width in [int(b) for b in args.beams.split(",")]:
+    for constrained, width in [(c == "on", int(b)) for c in args.constrained.split(",") for b in args.beams.split(",")]:
         model.set_beam(width)
-        result = {"system": "seq2seq", "beam": width, **base}
+        model.config.constrained = constrained  # what the CLI timing below reads from the file is the model's own
+        result = {"system": "seq2seq", "beam": width, "constrained": constrained, **base}
         for name, gold in (("dev", dev), ("test", test)):
             trees, repaired = parse(model, gold, args.max_tokens)
             scores = bracket_f1(gold, trees)
             result[name] = scores
             result[f"{name}_repaired_percent"] = round(100.0 * repaired / len(gold), 2)
         result["model_sentences_per_s"] = round(model_speed(model, test, args.repeats, args.max_tokens), 1)
-        if not args.no_cli:
+        if not args.no_cli and constrained == saved_constrained:
             result["cli_sentences_per_s"] = round(cli_speed(path, test, width, args.threads, args.repeats), 1)
         emit(result)
     for name, gold, predicted in (("dev", dev, args.peer_dev), ("test", test, args.peer_test)):

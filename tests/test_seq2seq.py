@@ -184,11 +184,14 @@ def test_constrained_decoding_gives_one_xx_per_word_and_balanced_brackets():
         model.set_beam(width)
         for sentence, parse in zip(sentences, model.decode(model.collate(sentences, with_gold=False))):
             assert parse.symbols.count("XX") == len(sentence)
-            depth = 0
+            stack = []
             for symbol in parse.symbols:
-                depth += symbol.startswith("(") - symbol.startswith(")")
-                assert depth >= 0
-            assert depth == 0 and parse.symbols[0].startswith("(")
+                if symbol.startswith("("):
+                    stack.append(symbol[1:])
+                elif symbol.startswith(")"):
+                    assert stack.pop() == symbol[1:]
+            assert not stack and parse.symbols[0].startswith("(")
+            assert not model.tree(sentence, parse)[1]  # nothing to repair
 
 
 def test_evaluate_a_model_on_gold_trees(const_model):
@@ -207,3 +210,16 @@ def test_pretrained_vectors_initialise_the_word_embeddings(tmp_path):
     assert done.exit_code == 0, done.output
     # "the" by its own row; "The" and "company" by the lowercase rows of "the" and "Company"
     assert "3 word vectors loaded" in " ".join(json.loads(done.stdout.strip().splitlines()[-1])["notes"])
+
+
+def test_mrg_and_jsonl_outputs_and_the_python_api_give_the_same_tree(const_model):
+    import tagger
+
+    model = tagger.load(const_model, beam=2)
+    record, = model.tag([["It", "rained", "."]])
+    jsonl = invoke("tag", "--model", const_model, "--beam", "2", "--output-format", "jsonl", stdin="It rained .\n")
+    mrg = invoke("tag", "--model", const_model, "--beam", "2", "--output-format", "mrg", stdin="It rained .\n")
+    assert jsonl.exit_code == 0 and mrg.exit_code == 0, jsonl.output + mrg.output
+    assert json.loads(jsonl.stdout)["tree"] == record["tree"]
+    pretty = next(iter(formats.read(io.StringIO(mrg.stdout), "mrg"))).tree
+    assert pretty.bracketed() == record["tree"] and record["words"] == ["It", "rained", "."]

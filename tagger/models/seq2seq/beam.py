@@ -40,34 +40,54 @@ class Encoded:
 @dataclass
 class Grammar:
     """What each output symbol does to a linearised tree, for constrained decoding: ``kinds``
-    [V] is :data:`LEAF`, :data:`OPEN`, :data:`CLOSE` or :data:`OTHER` (``<eos>``, padding)."""
+    [V] is :data:`LEAF`, :data:`OPEN`, :data:`CLOSE` or :data:`OTHER` (``<eos>``, padding);
+    ``closing`` [V] is the closing bracket of each opening one (0 for the others)."""
 
     kinds: torch.Tensor
+    closing: torch.Tensor
 
-    def allowed(self, leaves: torch.Tensor, depth: torch.Tensor, words: torch.Tensor, previous: torch.Tensor,
-                remaining: torch.Tensor, first: bool) -> torch.Tensor:
-        """[N, V]: the symbols that keep each of N prefixes (``leaves`` XX emitted, ``depth``
-        brackets open, of ``words`` words; ``previous`` symbol; ``remaining`` symbols left in its
-        budget, ``<eos>`` included) on its way to a well-formed tree with one XX per word: an XX
-        inside the tree while words are left; an opening bracket first, or inside the tree while
-        words are left and the budget can still close it; a closing bracket that neither closes
-        a constituent just opened nor the tree with words left; ``<eos>`` once the tree is
-        closed over every word."""
-        kinds = self.kinds[None, :]
+
+class Prefixes:
+    """N prefixes of linearised trees under a :class:`Grammar`: how many XX each has emitted
+    (``leaves``) of its ``words``, its open brackets (``depth``, and their symbols, ``stack``),
+    and its symbol ``budget`` (``<eos>`` included)."""
+
+    def __init__(self, grammar: Grammar, words: torch.Tensor, budget: torch.Tensor):
+        self.grammar, self.words, self.budget = grammar, words, budget
+        self.leaves, self.depth = torch.zeros_like(words), torch.zeros_like(words)
+        self.stack = torch.zeros(len(words), int(budget.max()) + 1, dtype=torch.long, device=words.device)
+
+    def allowed(self, previous: torch.Tensor, step: int) -> torch.Tensor:
+        """[N, V]: the symbols that keep each prefix (``previous``: its last symbol; ``step``
+        symbols long) on its way to a well-formed tree with one XX per word: an XX inside the
+        tree while words are left; an opening bracket first, or inside the tree while words are
+        left and the budget can still close it; the closing bracket of the innermost open one,
+        unless that was just opened or is the tree itself with words left; ``<eos>`` once the
+        tree is closed over every word."""
+        kinds, leaves, depth, words = self.grammar.kinds[None, :], self.leaves, self.depth, self.words
+        first = step == 0
         left = (leaves < words)[:, None]
         inside = (depth > 0)[:, None]
-        fits = (remaining >= words - leaves + depth + 3)[:, None]  # an open, its close, the rest, <eos>
-        may_close = (((depth > 1) | ((depth == 1) & (leaves >= words))) & (self.kinds[previous] != OPEN))[:, None]
-        ends = ((depth == 0) & (leaves >= words))[:, None] & (not first)
-        eos = torch.zeros_like(self.kinds, dtype=torch.bool)
-        eos[EOS_ID] = True
-        return (((kinds == LEAF) & left & inside) | ((kinds == OPEN) & left & fits & (inside | first))
-                | ((kinds == CLOSE) & may_close) | (eos[None, :] & ends))
+        fits = (self.budget - step >= words - leaves + depth + 3)[:, None]  # an open, its close, the rest, <eos>
+        may_close = ((depth > 1) | ((depth == 1) & (leaves >= words))) & (self.grammar.kinds[previous] != OPEN)
+        top = self.stack.gather(1, (depth - 1).clamp(min=0)[:, None]).squeeze(1)
+        closes = torch.zeros(len(depth), kinds.shape[1], dtype=torch.bool, device=depth.device)
+        closes.scatter_(1, self.grammar.closing[top][:, None], may_close[:, None])
+        ends = (depth == 0) & (leaves >= words) & (not first)
+        eos = torch.zeros_like(closes)
+        eos[:, EOS_ID] = ends
+        return ((kinds == LEAF) & left & inside) | ((kinds == OPEN) & left & fits & (inside | first)) | closes | eos
 
-    def advance(self, symbols: torch.Tensor, leaves: torch.Tensor, depth: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``leaves`` and ``depth`` after each prefix emitted ``symbols`` [N]."""
-        kinds = self.kinds[symbols]
-        return leaves + (kinds == LEAF).long(), depth + (kinds == OPEN).long() - (kinds == CLOSE).long()
+    def advance(self, flat: torch.Tensor, symbols: torch.Tensor) -> None:
+        """Each prefix becomes prefix ``flat[n]`` followed by ``symbols[n]``."""
+        self.leaves, self.depth, self.stack = self.leaves[flat], self.depth[flat], self.stack[flat]
+        self.words, self.budget = self.words[flat], self.budget[flat]
+        kinds = self.grammar.kinds[symbols]
+        opening = kinds == OPEN
+        rows = opening.nonzero().squeeze(1)
+        self.stack[rows, self.depth[rows]] = symbols[rows]
+        self.leaves = self.leaves + (kinds == LEAF).long()
+        self.depth = self.depth + opening.long() - (kinds == CLOSE).long()
 
 
 #: Symbol kinds of :class:`Grammar`.
@@ -84,10 +104,10 @@ def search(model: Any, encoded: Encoded, width: int, limits: list[int], with_att
     size, k = encoded.states.shape[0], width
     device = encoded.states.device
     beams = encoded.repeated(k)
+    prefixes = None
     if grammar is not None:
-        words = words.to(device).repeat_interleave(k)
-        leaves, depth = torch.zeros_like(words), torch.zeros_like(words)
-        budget = torch.tensor(limits, device=device).repeat_interleave(k)
+        prefixes = Prefixes(grammar, words.to(device).repeat_interleave(k),
+                            torch.tensor(limits, device=device).repeat_interleave(k))
     scores = torch.full((size, k), float("-inf"), device=device)
     scores[:, 0] = 0.0  # one live hypothesis per sentence to start with
     symbols = torch.full((size * k,), BOS_ID, dtype=torch.long, device=device)
@@ -105,9 +125,8 @@ def search(model: Any, encoded: Encoded, width: int, limits: list[int], with_att
         if with_attention:
             attentions.append(attention.view(size, k, -1))
         vocab = step_scores.shape[-1]
-        if grammar is not None:
-            allowed = grammar.allowed(leaves, depth, words, symbols, budget - step, step == 0)
-            step_scores = step_scores.masked_fill(~allowed, float("-inf"))
+        if prefixes is not None:
+            step_scores = step_scores.masked_fill(~prefixes.allowed(symbols, step), float("-inf"))
         total = scores[:, :, None] + torch.log_softmax(step_scores, -1).view(size, k, vocab)
         values, index = total.view(size, -1).topk(min(2 * k, k * vocab), -1)
         origin, symbol = index // vocab, index % vocab
@@ -135,8 +154,8 @@ def search(model: Any, encoded: Encoded, width: int, limits: list[int], with_att
         flat = (rows + origin).view(-1)
         state = (state[0][:, flat], state[1][:, flat])
         feed, symbols = feed[flat], symbol.view(-1)
-        if grammar is not None:
-            leaves, depth = grammar.advance(symbols, leaves[flat], depth[flat])
+        if prefixes is not None:
+            prefixes.advance(flat, symbols)
     return _backtrack(finished, origins, emitted, attentions if with_attention else None)
 
 

@@ -146,7 +146,9 @@ class Seq2seqParser(nn.Module):
             nn.init.uniform_(weight, -0.1, 0.1)
         kinds = [beam_search.LEAF if s == LEAF else beam_search.OPEN if s.startswith("(") else
                  beam_search.CLOSE if s.startswith(")") else beam_search.OTHER for s in self.symbols]
+        closing = [self.symbol_index.get(")" + s[1:], 0) if s.startswith("(") else 0 for s in self.symbols]
         self.register_buffer("symbol_kinds", torch.tensor(kinds), persistent=False)
+        self.register_buffer("closing", torch.tensor(closing), persistent=False)
         self.beam = c.beam  # what decode uses outside training; `tagger tag --beam` sets it
         self.selecting = False  # True once trained in this process: dev scoring then uses dev_beam
 
@@ -301,7 +303,7 @@ class Seq2seqParser(nn.Module):
         width = self.config.dev_beam if self.selecting else self.beam
         encoded = self.encode(batch)
         limits = (batch.lengths.float() * self.config.max_length_ratio + 10).long().tolist()
-        grammar = beam_search.Grammar(self.symbol_kinds) if self.config.constrained else None
+        grammar = beam_search.Grammar(self.symbol_kinds, self.closing) if self.config.constrained else None
         found = beam_search.search(self, encoded, width, limits, with_attention, grammar, batch.lengths)
         return [Parse([self.symbols[i] for i in ids], attention) for ids, attention in found]
 
