@@ -100,7 +100,7 @@ def model_speed(model, sentences: list, repeats: int, max_tokens: int) -> float:
     return len(sentences) / statistics.median(times)
 
 
-def cli_speed(model_path: Path, sentences: list, beam: int, threads: int, repeats: int) -> float:
+def cli_speed(model_path: Path, sentences: list, beam: int, constrained: bool, threads: int, repeats: int) -> float:
     """Sentences/s of ``tagger tag`` on the sentences as text, whole process (median of ``repeats``)."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
         f.write("".join(" ".join(s.words) + "\n" for s in sentences))
@@ -109,8 +109,9 @@ def cli_speed(model_path: Path, sentences: list, beam: int, threads: int, repeat
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", str(model_path), "--beam", str(beam),
-                               "--threads", str(threads), text], capture_output=True, env=env)
+        command = [sys.executable, "-m", "tagger", "tag", "--model", str(model_path), "--beam", str(beam),
+                   "--constrained" if constrained else "--unconstrained", "--threads", str(threads), text]
+        done = subprocess.run(command, capture_output=True, env=env)
         times.append(time.perf_counter() - start)
         if done.returncode:
             raise SystemExit(done.stderr.decode())
@@ -161,13 +162,11 @@ def main(argv: list[str] | None = None) -> None:
                                options=RunOptions(seed=args.seed, max_minutes=args.max_minutes))
         training = run.train(request, StderrReporter())
     model, meta = model_file.load(path)
-    saved_constrained = model.config.constrained
     base = {"model": str(path), "preset": args.preset if not args.model else None, "epochs": len(meta.get("history", [])),
             "best_epoch": meta.get("epoch"), "train_seconds": training.get("seconds"), "threads": args.threads,
             "reduced": reduced, "cpu": _cpu()}
     for constrained, width in [(c == "on", int(b)) for c in args.constrained.split(",") for b in args.beams.split(",")]:
-        model.set_beam(width)
-        model.config.constrained = constrained  # what the CLI timing below reads from the file is the model's own
+        model.set_decoding(width, constrained)
         result = {"system": "seq2seq", "beam": width, "constrained": constrained, **base}
         for name, gold in (("dev", dev), ("test", test)):
             trees, repaired = parse(model, gold, args.max_tokens)
@@ -175,8 +174,8 @@ def main(argv: list[str] | None = None) -> None:
             result[name] = scores
             result[f"{name}_repaired_percent"] = round(100.0 * repaired / len(gold), 2)
         result["model_sentences_per_s"] = round(model_speed(model, test, args.repeats, args.max_tokens), 1)
-        if not args.no_cli and constrained == saved_constrained:
-            result["cli_sentences_per_s"] = round(cli_speed(path, test, width, args.threads, args.repeats), 1)
+        if not args.no_cli:
+            result["cli_sentences_per_s"] = round(cli_speed(path, test, width, constrained, args.threads, args.repeats), 1)
         emit(result)
     for name, gold, predicted in (("dev", dev, args.peer_dev), ("test", test, args.peer_test)):
         if predicted:

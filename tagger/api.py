@@ -72,18 +72,18 @@ def set_threads(threads: int | None) -> int:
 
 
 def load(path: str | os.PathLike, device: str = "cpu", threads: int | None = None, precision: str = "auto",
-         beam: int | None = None) -> "Model":
+         beam: int | None = None, constrained: bool | None = None) -> "Model":
     """The model in the file at ``path``, ready to tag.
 
     ``device``: cpu, cuda, cuda:N, mps or auto (GPU if present). ``threads``: torch's CPU threads
     (default: 1 in a worker process, else torch's default; see :func:`set_threads`).
     ``precision``: auto, fp32 or bf16 inference products, as ``tagger tag --precision``.
-    ``beam``: a constituency parser's beam width (1: greedy; default: the one it was trained with)."""
+    ``beam``, ``constrained``: a constituency parser's beam width (1: greedy) and whether it
+    decodes only well-formed trees (default: as its model file says)."""
     set_threads(threads)
     module, meta = model_file.load(path, resolve_device(device))
     apply(module, precision, in_place=True)
-    if beam is not None:
-        module.set_beam(beam)
+    module.set_decoding(beam, constrained)
     return Model(module, meta, os.fspath(path))
 
 

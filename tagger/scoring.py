@@ -303,7 +303,7 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
                    precision: str = "fp32", allow_missing_columns: bool = False,
                    train_words: set[str] | None = None, split: str | None = None,
                    task: str = "auto", evalb_params: EvalbParams | None = None,
-                   beam: int | None = None) -> EvaluationResult:
+                   beam: int | None = None, constrained: bool | None = None) -> EvaluationResult:
     """Tag or parse ``data`` with the model at ``model_path`` and score it against its gold columns.
 
     What is scored is what the model predicts (:func:`model_targets`): its tag column, and
@@ -314,7 +314,8 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     else the model's training file when it is still where it was. A parser refuses data
     without the POS/FEATS it reads unless ``allow_missing_columns``. With ``split`` (``wsj``,
     ``sample``) ``data`` is a folder of WSJ files and its test part is scored, by the sections
-    of ``task`` (``auto``: the model's own task). ``beam``: a constituency parser's beam width."""
+    of ``task`` (``auto``: the model's own task). ``beam``, ``constrained``: a constituency parser's decoding
+    (:meth:`~tagger.models.base.Model.set_decoding`)."""
     from tagger import model_file
     from tagger.devices import resolve_device
     from tagger.inference import InputCheck
@@ -323,8 +324,7 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     _check_task(task)
     model, meta = model_file.load(model_path, resolve_device(device))
     apply(model, precision, in_place=True)
-    if beam is not None:
-        model.set_beam(beam)
+    model.set_decoding(beam, constrained)
     chosen, parse = model_targets(model, column, model_path)
     source = _data_files(data, split, task, meta)
     gold = read_scored(source, format, columns, "no sentences to evaluate")

@@ -181,7 +181,7 @@ def test_constrained_decoding_gives_one_xx_per_word_and_balanced_brackets():
     torch.manual_seed(3)
     model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences)).eval()  # untrained: any output
     for width in (1, 4):
-        model.set_beam(width)
+        model.set_decoding(width)
         for sentence, parse in zip(sentences, model.decode(model.collate(sentences, with_gold=False))):
             assert parse.symbols.count("XX") == len(sentence)
             stack = []

@@ -114,6 +114,9 @@ Examples:
     help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.",
 )
 @click.option("--beam", type=click.IntRange(1), help="With --model: a constituency parser's beam width (1: greedy) [default: the model's].")
+@click.option("--constrained/--unconstrained", default=None,
+              help="With --model: a constituency parser decodes only well-formed trees, or any output then repaired "
+                   "[default: the model's].")
 @click.option("--device", default="auto", show_default=True, help="With --model: auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part (wsj: the test sections of the model's task, or of --task).")
 @click.option("--threads", type=int, help="With --model: CPU threads for torch.")
@@ -141,6 +144,7 @@ def command(
     top: int,
     beta: float | None,
     beam: int | None,
+    constrained: bool | None,
     device: str,
     split: str | None,
     threads: int | None,
@@ -168,7 +172,8 @@ def command(
             torch.set_num_threads(threads)
         result = evaluate_model(model_path, data, format=gold_format, columns=columns_spec, column=column, beta=beta,
                                 device=device, precision=precision, allow_missing_columns=allow_missing_columns,
-                                train_words=train_words, split=split, task=task, evalb_params=params, beam=beam)
+                                train_words=train_words, split=split, task=task, evalb_params=params, beam=beam,
+                                constrained=constrained)
         _emit({"model": model_path, "data": data, **header_params}, result, as_json, top, punct, evalb_report)
     else:
         result = evaluate_files(gold_path, pred_path, format=gold_format, pred_format=pred_format,

@@ -25,6 +25,9 @@ from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
 @click.option("--top-k", type=click.IntRange(1), help="Multi-tagging: at most K tags per word, with probabilities.")
 @click.option("--beta", type=click.FloatRange(0, 1), help="Multi-tagging: every tag with p >= BETA * p_best.")
 @click.option("--beam", type=click.IntRange(1), help="A constituency parser's beam width (1: greedy) [default: the model's, 10].")
+@click.option("--constrained/--unconstrained", default=None,
+              help="A constituency parser: decode only well-formed trees, or any output and repair it (Vinyals et "
+                   "al.) [default: the model's].")
 @click.option("--show-attention", type=click.Path(dir_okay=False), metavar="FILE.png",
               help="A constituency parser: draw the attention matrix of the first sentence into this picture "
                    "(needs matplotlib: pip install 'tagger[plot]').")
@@ -42,7 +45,7 @@ from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
               help="Run a model on input that lacks a column it reads (a parser's UPOS or FEATS: plain text, or "
                    "'_' there) instead of refusing it; its output will be poor.")
 def command(model_path, inputs, output, input_format, input_format_alias, columns, output_format, supertag_in, top_k,
-            beta, beam, show_attention, chunk_size, device, threads, precision, on_error, allow_missing_columns) -> None:
+            beta, beam, constrained, show_attention, chunk_size, device, threads, precision, on_error, allow_missing_columns) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
     Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
@@ -62,7 +65,7 @@ def command(model_path, inputs, output, input_format, input_format_alias, column
     """
     if input_format_alias is not None:
         input_format = input_format_alias
-    model = load(model_path, device, threads, precision, beam)
+    model = load(model_path, device, threads, precision, beam, constrained)
     model.tag_file(input_stream(inputs), output, output_format, input_format, columns=columns, supertag_in=supertag_in,
                    top_k=top_k, beta=beta, chunk_size=chunk_size, on_error=on_error,
                    allow_missing_columns=allow_missing_columns, show_attention=show_attention)

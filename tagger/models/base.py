@@ -47,7 +47,7 @@ class Model(Protocol):
     gives_distribution: ClassVar[bool]  #: :meth:`distribution` gives per-token tag probabilities
     can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
-    has_beam: ClassVar[bool]  #: :meth:`set_beam` sets the width of its beam search
+    has_beam: ClassVar[bool]  #: :meth:`set_decoding` sets its beam search (width, constraint)
     has_attention: ClassVar[bool]  #: :meth:`attention` gives its attention matrix
 
     # ------------------------------------------------------------------ per instance
@@ -132,9 +132,9 @@ class Model(Protocol):
         (the seq2seq parser's ``repaired``: outputs that needed repair into a tree); ``{}`` for most."""
         ...
 
-    def set_beam(self, width: int) -> None:
-        """Decode with a beam of ``width`` (1: greedy) from now on. TaggerError where
-        ``has_beam`` is False."""
+    def set_decoding(self, beam: int | None = None, constrained: bool | None = None) -> None:
+        """Decode with a beam ``beam`` wide (1: greedy), and ``constrained`` to well-formed
+        output or not, from now on (None: as it was). TaggerError where ``has_beam`` is False."""
         ...
 
     def attention(self, sentence: Sentence) -> tuple[list[str], list[str], torch.Tensor]:
@@ -184,8 +184,10 @@ class GreedyDecoding:
     def output_counts(self, predictions: Sequence[Any]) -> dict[str, int]:
         return {}
 
-    def set_beam(self, width: int) -> None:
-        raise TaggerError(f"the {self.name} model has no beam search (--beam is for constituency parsers)")
+    def set_decoding(self, beam: int | None = None, constrained: bool | None = None) -> None:
+        if beam is not None or constrained is not None:
+            raise TaggerError(f"the {self.name} model has no beam search (--beam and --constrained are for "
+                              f"constituency parsers)")
 
     def attention(self, sentence: Sentence) -> tuple[list[str], list[str], torch.Tensor]:
         raise TaggerError(f"the {self.name} model has no attention to show")

@@ -323,10 +323,13 @@ class Seq2seqParser(nn.Module):
         """``repaired``: how many of the annotated ``predictions`` needed repair into a tree."""
         return {"repaired": sum(bool(p.repaired) for p in predictions)}
 
-    def set_beam(self, width: int) -> None:
-        if width < 1:
-            raise TaggerError(f"--beam must be at least 1, not {width}")
-        self.beam = width
+    def set_decoding(self, beam: int | None = None, constrained: bool | None = None) -> None:
+        if beam is not None:
+            if beam < 1:
+                raise TaggerError(f"--beam must be at least 1, not {beam}")
+            self.beam = beam
+        if constrained is not None:
+            self.config.constrained = constrained
 
     @torch.inference_mode()
     def attention(self, sentence: Sentence) -> tuple[list[str], list[str], torch.Tensor]:
