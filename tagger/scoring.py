@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from tagger import formats
-from tagger.corpus.records import Sentence
+from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, score_trees
 from tagger.evaluation.metrics import AttachmentMetric, Metric, MultiTagMetric, TagMetric
@@ -43,9 +43,9 @@ AUTO_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys([c for names in TASK_COLUMNS
 #: The columns of a dependency tree: scored as attachment, never as a tag column.
 TREE_COLUMNS = ("head", "deprel")
 
-#: The task that scores constituency trees (EVALB), and the output column a model that predicts
-#: them declares (its predictions fill :attr:`Sentence.tree`).
-CONST, TREE = "const", "tree"
+#: The task that scores constituency trees (EVALB). A model that predicts them declares the
+#: output column :data:`~tagger.corpus.records.TREE` (its predictions fill :attr:`Sentence.tree`).
+CONST = "const"
 
 #: What ``task`` may be.
 SCORING_TASKS = tuple(dict.fromkeys(("auto", *TASK_COLUMNS, CONST)))

@@ -260,6 +260,9 @@ class TreeModel:
     def annotate(self, sentence, prediction) -> None:
         sentence.tree = prediction
 
+    def set_decoding(self, beam=None, constrained=None) -> None:
+        pass
+
 
 def test_a_model_that_fills_trees_is_scored_by_evalb(monkeypatch, tmp_path):
     import tagger.inference

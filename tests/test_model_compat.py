@@ -182,7 +182,7 @@ def test_a_config_file_may_be_flat_or_split_into_model_and_training(tmp_path):
 
 # ----------------------------------------------------------------------------- tasks
 def test_every_task_names_a_family_its_column_key_preset_metric_and_splits():
-    metric_names = {"skip_lstm": "accuracy", "transition_parser": "LAS (no punct)"}
+    metric_names = {"skip_lstm": "accuracy", "transition_parser": "LAS (no punct)", "seq2seq": "bracket F1"}
     for name, task in TASKS.items():
         cls = MODELS[task.model]
         assert task.name == name and task.column_key in {f.name for f in dataclasses.fields(cls.Config)}
