@@ -210,10 +210,14 @@ class Model:
             counts = tag_stream(self.module, sentences, stream, format, top_k, beta, chunk_size, on_error=on_error,
                                 supertag_in=supertag_in, check=InputCheck(self.module, allow_missing_columns, self.meta))
             if counts.get("repaired"):
-                _warn(f"note: {counts['repaired']} of {counts['sentences']} outputs were not well-formed trees and "
-                      f"were repaired (docs/constituency.md says how)")
-            if draw is not None and first:
-                draw(self.module.attention(first[0]), show_attention)
+                print(f"note: {counts['repaired']} of {counts['sentences']} outputs were not well-formed trees and "
+                      f"were repaired (docs/constituency.md says how)", file=sys.stderr, flush=True)
+            if draw is not None:
+                if first:
+                    draw(self.module.attention(first[0]), show_attention)
+                else:
+                    print("warning: --show-attention: no sentence to draw, no picture written", file=sys.stderr,
+                          flush=True)
             return counts
         finally:
             if skipped is not None and skipped.count:

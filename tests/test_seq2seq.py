@@ -223,3 +223,20 @@ def test_mrg_and_jsonl_outputs_and_the_python_api_give_the_same_tree(const_model
     assert json.loads(jsonl.stdout)["tree"] == record["tree"]
     pretty = next(iter(formats.read(io.StringIO(mrg.stdout), "mrg"))).tree
     assert pretty.bracketed() == record["tree"] and record["words"] == ["It", "rained", "."]
+
+
+def test_tag_says_on_stderr_how_many_outputs_were_repaired(const_model, capsys):
+    import tagger
+
+    model = tagger.load(const_model, beam=1)
+    model.module.output_counts = lambda predictions: {"repaired": len(predictions)}  # every output repaired
+    counts = model.tag_file(io.BytesIO(b"It rained .\nIt snowed .\n"), io.StringIO(), input_format="text")
+    assert counts["repaired"] == 2
+    assert "note: 2 of 2 outputs were not well-formed trees and were repaired" in capsys.readouterr().err
+
+
+def test_show_attention_on_empty_input_says_it_drew_nothing(const_model, tmp_path):
+    picture = tmp_path / "attention.png"
+    done = invoke("tag", "--model", const_model, "--show-attention", picture, stdin="")
+    assert done.exit_code == 0, done.output
+    assert not picture.exists() and "no sentence to draw" in done.stderr
