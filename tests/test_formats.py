@@ -9,6 +9,7 @@ import pytest
 
 from tagger import formats
 from tagger.corpus.records import Sentence
+from tagger.corpus.trees import Tree
 from tagger.errors import TaggerError
 from tagger.formats import ccgbank, columns, conll, mrg, pipe, pos, ptb
 
@@ -222,6 +223,20 @@ def test_mrg_writes_the_wsj_layout():
         "        (PP (IN of) \n"
         "          (NP (NNP Elsevier) ))))\n"
         "    (. .) ))\n")
+
+
+def test_trees_nested_thousands_deep_are_written():
+    # A parser's tree can be this deep (an untrained one's constrained output nests for a long sentence).
+    depth = 3000
+    tree = Tree("XX", ("a",))
+    for _ in range(depth):
+        tree = Tree("S", (tree,))
+    sentence = Sentence(["a"], {"xpos": ["DT"]}, tree=tree)
+    text = write([sentence], "trees")
+    assert text == "(S " * depth + "(DT a)" + ")" * depth + "\n"
+    assert read(text, "trees")[0].words == ["a"]
+    with pytest.raises(TaggerError, match="too deeply nested"):  # the WSJ layout: one line, an error
+        write([sentence], "mrg")
 
 
 def test_trees_are_read_a_line_a_sentence():

@@ -120,18 +120,34 @@ def pretty(tree: Tree) -> str:
 
 
 def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
-    """A copy of ``tree`` with its non-trace leaves' words and tags replaced, in order."""
-    position = iter(range(len(words)))
+    """A copy of ``tree`` with its non-trace leaves' words and tags replaced, in order (no
+    recursion: a parser's trees may be nested thousands deep)."""
+    position = 0
 
-    def walk(node: Tree) -> Tree:
-        if not node.is_preterminal:
-            return Tree(node.label, tuple(walk(child) for child in node.children))  # type: ignore[arg-type]
+    def leaf(node: Tree) -> Tree:
+        nonlocal position
         if node.label == TRACE:
             return node
-        i = next(position)
-        return Tree(tags[i] if tags else node.label, (words[i],))
+        position += 1
+        return Tree(tags[position - 1] if tags else node.label, (words[position - 1],))
 
-    return walk(tree)
+    if tree.is_preterminal:
+        return leaf(tree)
+    stack: list[tuple[Tree, list[Tree | str]]] = [(tree, [])]  # phrases open, with their children so far
+    while True:
+        node, done = stack[-1]
+        if len(done) < len(node.children):
+            child = node.children[len(done)]
+            if isinstance(child, Tree) and not child.is_preterminal:
+                stack.append((child, []))
+            else:
+                done.append(leaf(child) if isinstance(child, Tree) else child)
+            continue
+        stack.pop()
+        copy = Tree(node.label, tuple(done))
+        if not stack:
+            return copy
+        stack[-1][1].append(copy)
 
 
 def write_trees(sentences: Iterable[Sentence], stream: TextIO, layout: Callable[[Tree], str], fmt: str) -> None:
