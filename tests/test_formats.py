@@ -239,6 +239,19 @@ def test_trees_nested_thousands_deep_are_written():
         write([sentence], "mrg")
 
 
+def test_brackets_in_words_and_tags_are_written_as_the_treebank_writes_them():
+    leaves = (Tree("XX", ("(",)), Tree("NN", ("a",)), Tree("XX", (":)",)))
+    sentence = Sentence(["(", "a", ":)"], {"xpos": ["(", "NN", ")"]}, tree=Tree("", (Tree("S", leaves),)))
+    text = write([sentence], "trees")
+    assert text == "( (S (-LRB- -LRB-) (NN a) (-RRB- :-RRB-)))\n"
+    assert read(text, "trees")[0].words == ["-LRB-", "a", ":-RRB-"]
+    assert read(write([sentence], "mrg"), "mrg")[0].tree == read(text, "trees")[0].tree
+    spaced = Sentence(["a b"], {}, tree=Tree("", (Tree("S", (Tree("XX", ("a b",)),)),)))
+    for fmt in ("trees", "mrg"):
+        with pytest.raises(TaggerError, match="white space"):  # it would read back as two words
+            write([spaced], fmt)
+
+
 def test_trees_are_read_a_line_a_sentence():
     text = "\n(S (NN a))\n(P b) (Q c)\n\n\n(S (NN d)\n (NN e))\n\n"
     sentences = read(text, "trees")

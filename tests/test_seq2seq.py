@@ -240,3 +240,15 @@ def test_show_attention_on_empty_input_says_it_drew_nothing(const_model, tmp_pat
     done = invoke("tag", "--model", const_model, "--show-attention", picture, stdin="")
     assert done.exit_code == 0, done.output
     assert not picture.exists() and "no sentence to draw" in done.stderr
+
+
+def test_bracket_words_in_plain_text_give_trees_that_read_back(const_model):
+    text = "He said ( quietly ) .\n"
+    trees = invoke("tag", "--model", const_model, "--beam", "1", "--format", "text", stdin=text)
+    jsonl = invoke("tag", "--model", const_model, "--beam", "1", "--format", "text", "--output-format", "jsonl",
+                   stdin=text)
+    assert trees.exit_code == 0 and jsonl.exit_code == 0, trees.output + jsonl.output
+    back = next(iter(formats.read(io.StringIO(trees.stdout), "trees")))
+    assert back.words == ["He", "said", "-LRB-", "quietly", "-RRB-", "."]  # as the Penn Treebank writes them
+    record = json.loads(jsonl.stdout)
+    assert record["words"] == text.split() and record["tree"] == trees.stdout.strip()

@@ -57,7 +57,12 @@ class Sentence:
         """What a model put in column ``name``, as plain data: the values of the column, or for
         ``tree`` the bracketed tree on one line (None where there is nothing)."""
         if name == TREE:
-            return self.tree.bracketed() if self.tree is not None else None
+            if self.tree is None:
+                return None
+            try:
+                return self.tree.bracketed()
+            except ValueError as e:  # white space in a word
+                raise TaggerError(f"cannot write the tree: {e}", self.source, self.line) from None
         return self.columns.get(name)
 
     def column(self, name: str) -> list[Any]:

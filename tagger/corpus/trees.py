@@ -43,7 +43,8 @@ class Tree:
         return out
 
     def bracketed(self) -> str:
-        """The tree on one line, ``(S (NP (NNP Pierre)) (VBZ sleeps))`` (no recursion)."""
+        """The tree on one line, ``(S (NP (NNP Pierre)) (VBZ sleeps))`` (no recursion); words
+        and labels as :func:`escaped`."""
         parts: list[str] = []
         stack: list[Tree | str] = [self]
         while stack:
@@ -51,13 +52,30 @@ class Tree:
             if isinstance(node, str):
                 parts.append(node)
                 continue
-            parts.append(f"({node.label} ")
-            stack.append(")")  # plain strings on the stack are text: words, spaces, brackets
+            parts.append(f"({escaped(node.label)} ")
+            stack.append(")")  # plain strings on the stack are text: words (escaped), spaces, brackets
             for i, child in enumerate(reversed(node.children)):
-                stack.append(child)
+                stack.append(escaped(child) if isinstance(child, str) else child)
                 if i < len(node.children) - 1:
                     stack.append(" ")
         return "".join(parts)
 
 
-__all__ = ["Tree"]
+#: How a bracket in a word or a label is written in a bracketed tree, as in the Penn Treebank (a
+#: bare one would open or close a constituent): what the .mrg and .trees readers read back.
+ESCAPES = {"(": "-LRB-", ")": "-RRB-"}
+
+
+def escaped(text: str) -> str:
+    """A word or label as it can stand in a bracketed tree: its ``(`` and ``)`` as ``-LRB-`` and
+    ``-RRB-`` (:data:`ESCAPES`). A ``ValueError`` for white space in it, which no bracketed tree
+    can hold (the word would read back as two)."""
+    if any(char.isspace() for char in text):
+        raise ValueError(f"'{text}' holds white space, which a bracketed tree cannot hold")
+    if "(" in text or ")" in text:
+        for bracket, escape in ESCAPES.items():
+            text = text.replace(bracket, escape)
+    return text
+
+
+__all__ = ["ESCAPES", "Tree", "escaped"]

@@ -14,7 +14,7 @@ import re
 from typing import Callable, Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
-from tagger.corpus.trees import Tree
+from tagger.corpus.trees import Tree, escaped
 from tagger.errors import TaggerError
 from tagger.formats.base import Source, iter_lines, source_name
 
@@ -90,25 +90,32 @@ def pretty(tree: Tree) -> str:
 
     A leaf ``(TAG word)`` and a space follow the leaves before it on their line; a phrase
     starts a new line, indented two spaces past its parent's bracket, and so does a leaf after a
-    phrase; the root's first child stays on the root's line."""
+    phrase; the root's first child stays on the root's line. Words and labels as
+    :func:`~tagger.corpus.trees.escaped`."""
     out: list[str] = []
+
+    def leaf(node: Tree | str) -> str:
+        if isinstance(node, str):
+            return escaped(node)
+        return f"({escaped(node.label)} {escaped(node.children[0])})"  # type: ignore[arg-type]
 
     def phrase(node: Tree, column: int, root: bool) -> None:
         """Write ``node``, whose bracket is at ``column`` of the current line."""
         if node.is_preterminal:
-            out.append(f"({node.label} {node.children[0]})")
+            out.append(leaf(node))
             return
-        out.append(f"({node.label} ")
+        label = escaped(node.label)
+        out.append(f"({label} ")
         after_phrase = False
         for k, child in enumerate(node.children):
             if isinstance(child, str) or child.is_preterminal:
                 if after_phrase:
                     out.append("\n" + " " * (column + 2))
-                out.append(f"({child.label} {child.children[0]}) " if isinstance(child, Tree) else f"{child} ")
+                out.append(leaf(child) + " ")
                 after_phrase = False
                 continue
             if k == 0 and root:
-                phrase(child, column + len(node.label) + 2, False)
+                phrase(child, column + len(label) + 2, False)
             else:
                 out.append("\n" + " " * (column + 2))
                 phrase(child, column + 2, False)
@@ -152,10 +159,10 @@ def _retag(tree: Tree, words: list[str], tags: list[str] | None) -> Tree:
 
 def write_trees(sentences: Iterable[Sentence], stream: TextIO, layout: Callable[[Tree], str], fmt: str) -> None:
     """Write each sentence's tree laid out by ``layout``, one after another (``fmt`` names the
-    format in errors). A sentence read from
-    trees gets its own tree back, with the words and ``xpos`` tags of the record. Any other (or
-    one whose words no longer fit its tree) is a :class:`TaggerError`: a phrase-structure tree
-    cannot be made up from tags, and a flat ``(X ...)`` tree would pass for one."""
+    format in errors): the tree it was read with (``.mrg``, ``.trees``) or a parser gave it, with
+    the words and ``xpos`` tags of the record. A sentence without one (or whose words no longer
+    fit its tree) is a :class:`TaggerError`: a phrase-structure tree cannot be made up from tags,
+    and a flat ``(X ...)`` tree would pass for one; so is a word with white space in it."""
     for sentence in sentences:
         tags = sentence.columns.get("xpos") if sentence.has("xpos") else None
         tree = sentence.tree
@@ -168,6 +175,8 @@ def write_trees(sentences: Iterable[Sentence], stream: TextIO, layout: Callable[
             stream.write(layout(tree) + "\n")
         except RecursionError:
             raise TaggerError("tree too deeply nested to write", sentence.source, sentence.line) from None
+        except ValueError as e:  # white space in a word (escaped)
+            raise TaggerError(f"cannot write {fmt}: {e}", sentence.source, sentence.line) from None
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
