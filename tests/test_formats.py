@@ -263,6 +263,10 @@ def test_trees_are_read_a_line_a_sentence():
     assert read(text, "mrg")[1].words == ["b"]  # .mrg reads tree by tree
     assert formats.guess_format(None, "(S (NN a))\n\n(S (NN b)) (S (NN c))\n") == ("trees", None)
     assert formats.guess_format(None, "( (S\n  (NN a)))\n") == ("mrg", None)
+    # Words outside every bracket: text that starts with a bracket, not trees
+    assert formats.guess_format(None, "( see below ) it rose .\n") == ("text", None)
+    assert formats.guess_format(None, "(see below) it rose .\n") == ("text", None)
+    assert formats.guess_format(None, "(/( a/DT )/) b/NN\n") == ("tagged", None)
     assert formats.BY_EXTENSION[".trees"] == "trees"
 
 

@@ -59,7 +59,8 @@ def guess_format(path: str | os.PathLike | None, sample_text: str) -> tuple[str,
     the reader's to report) -> conllu; one token per line with 3-4 tab columns, an integer third,
     in blank-line separated blocks -> dp; the same with any consistent number of tab columns and
     no spaces -> columns (noted: which column is the word is a guess); a leading ``(`` -> trees
-    where each line's brackets balance (one tree a line, as EVALB reads), else mrg;
+    where each line's brackets balance (one tree a line, as EVALB reads), else mrg, unless a
+    word stands outside every bracket (then plain text, or what else the words say);
     ``======`` or ``[ ]`` chunks -> pos; ``w|P|S`` tokens -> pipe; ``w/TAG`` tokens -> tagged;
     anything else -> text (noted when its lines hold tabs: a column file that is not one token
     per line in blank-line separated blocks is read as text, and its words are all kept)."""
@@ -92,8 +93,9 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
     tabular = _tabular(lines, body)
     if tabular is not None:
         return tabular
-    if first.startswith("("):
-        return ("trees" if all(_balanced(line) for line in body) else "mrg"), None
+    layout = _tree_layout(body) if first.startswith("(") else None
+    if layout is not None:
+        return layout, None
     tokens = [token for line in body for token in line.split() if not _SEPARATOR.fullmatch(token)]
     tagged = all(t in ("[", "]") or ptb.split_token(t) for t in tokens)
     if tagged and ("[" in tokens or any(_SEPARATOR.fullmatch(line.strip()) for line in lines)):
@@ -108,14 +110,23 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
     return "text", None
 
 
-def _balanced(line: str) -> bool:
-    """Whether the brackets of ``line`` close as they open, never more."""
-    depth = 0
-    for char in line:
-        depth += (char == "(") - (char == ")")
-        if depth < 0:
-            return False
-    return depth == 0
+def _tree_layout(lines: list[str]) -> str | None:
+    """``trees`` if ``lines`` hold bracketed trees whose brackets balance on every line (one tree
+    a line, as EVALB reads), ``mrg`` if they hold trees over several lines; None if a ``)``
+    closes nothing or a word stands outside every bracket (plain text that starts with ``(``)."""
+    depth, each_line = 0, True
+    for line in lines:
+        for char in line:
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth -= 1
+                if depth < 0:
+                    return None
+            elif depth == 0 and not char.isspace():
+                return None
+        each_line = each_line and depth == 0
+    return "trees" if each_line else "mrg"
 
 
 def _tabular(lines: list[str], body: list[str]) -> tuple[str, str | None] | None:
