@@ -21,14 +21,6 @@ from tagger.inference import InputCheck, predict
 
 OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper", "trees", "mrg")
 
-
-def default_output_format(model: torch.nn.Module, multi: bool = False) -> str:
-    """The output format without ``--output-format``: one bracketed tree per line for a
-    constituency parser, jsonl when multi-tagging, else CoNLL-U."""
-    if TREE in model.output_columns:
-        return "trees"
-    return "jsonl" if multi else "conllu"
-
 #: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told the fields
 #: that hold the model's output columns (``place``), it writes only those (and FORM) into them and
 #: leaves the rest of each line as it was, rather than formatting every column of every word again.
@@ -41,6 +33,14 @@ ON_ERROR = ("fail", "skip")
 #: defaults of ``tagger tag`` and of the Python API alike.
 CHUNK_SIZE = 1000
 MAX_TOKENS = 2048
+
+
+def default_output_format(model: torch.nn.Module, multi: bool = False) -> str:
+    """The output format without ``--output-format``: one bracketed tree per line for a
+    constituency parser, jsonl when multi-tagging, else CoNLL-U."""
+    if TREE in model.output_columns:
+        return "trees"
+    return "jsonl" if multi else "conllu"
 
 
 class SkipReport:

@@ -7,8 +7,9 @@ Attention at decoder step ``t`` over the encoder states ``h_1..h_S``::
 
     u_i = vᵀ tanh(W1 h_i + W2 d_t),   a = softmax(u),   d'_t = Σ_i a_i h_i
 
-and ``[d_t; d'_t]`` predicts the next symbol. As in the paper's implementation, ``d'_t`` is also
-fed to the next step beside the embedding of the symbol just emitted (``input_feeding``).
+and ``[d_t; d'_t]`` predicts the next symbol. With ``input_feeding`` (the ``vinyals2015`` preset),
+as in the paper's implementation, ``d'_t`` is also fed to the next step beside the embedding of
+the symbol just emitted.
 The decoder starts from the encoder's final state. Decoding is beam search (:mod:`.beam`).
 """
 
@@ -36,7 +37,8 @@ from tagger.transitions.linearise import LEAF, delinearise, linearise, normalise
 #: Output symbols besides the tree's: padding, end of output, start of output.
 EOS, BOS = "<eos>", "<bos>"
 SYMBOL_SPECIALS = (PAD, EOS, BOS)
-PAD_ID, EOS_ID, BOS_ID = 0, 1, 2
+PAD_ID = 0
+EOS_ID, BOS_ID = beam_search.EOS_ID, beam_search.BOS_ID  # the ids the beam search starts and ends on
 
 #: Unknown words by spelling shape (``unk_shapes``): a language-neutral stand-in for the
 #: Berkeley parser's signatures.
@@ -111,7 +113,7 @@ class Seq2seqParser(nn.Module):
     input_columns: list[str] = []  # it reads the words only (POS tags, where present, are copied into its trees)
     Config = Seq2seqConfig
     PRESETS = PRESETS
-    default_preset = "vinyals2015"
+    default_preset = "fast"
     training_defaults = TRAINING_DEFAULTS
     gives_distribution = False
     can_bootstrap = False
