@@ -244,6 +244,9 @@ def test_cli_const_errors(tmp_path):
     assert "gold file has no trees" in evaluate("--gold", conllu, "--pred", trees, "--task", "const").output
     assert "no trees were scored" in evaluate("--gold", conllu, "--pred", conllu, "--evalb").output
     assert evaluate("--gold", trees, "--pred", trees, "--evalb", "--json").exit_code == 2
+    for decoding in (["--beam", "5"], ["--constrained"]):  # not ignored: they are a model's
+        refused = evaluate("--gold", trees, "--pred", trees, *decoding)
+        assert refused.exit_code == 2 and "need --model" in refused.output
     bad = tmp_path / "bad.prm"
     bad.write_text("LABELLED 1\n")
     result = evaluate("--gold", trees, "--pred", trees, "--evalb-params", bad)

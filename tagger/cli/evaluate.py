@@ -159,7 +159,7 @@ def command(
     Trees: EVALB's bracket recall, precision, F1, crossing brackets and tagging accuracy, over all
     sentences and those of at most 40 words (COLLINS.prm, or --evalb-params).
     """
-    with_model = _check_usage(data, model_path, gold_path, pred_path, beta)
+    with_model = _check_usage(data, model_path, gold_path, pred_path, beta, beam, constrained)
     if evalb_report and as_json:
         raise click.UsageError("--evalb and --json are two ways of printing: choose one")
     params = read_params(evalb_path) if evalb_path else None
@@ -183,7 +183,7 @@ def command(
 
 
 def _check_usage(data: str | None, model_path: str | None, gold_path: str | None, pred_path: str | None,
-                 beta: float | None) -> bool:
+                 beta: float | None, beam: int | None = None, constrained: bool | None = None) -> bool:
     """True for --model MODEL DATA, False for --gold FILE --pred FILE; a usage error for anything else."""
     if model_path is not None or data is not None:
         if gold_path is not None or pred_path is not None:
@@ -195,4 +195,6 @@ def _check_usage(data: str | None, model_path: str | None, gold_path: str | None
         raise click.UsageError("give --gold FILE and --pred FILE (or --model MODEL DATA)")
     if beta is not None:
         raise click.UsageError("--beta needs --model (multi-tagging uses the model's probabilities)")
+    if beam is not None or constrained is not None:
+        raise click.UsageError("--beam and --constrained/--unconstrained need --model (they set how it decodes)")
     return False
