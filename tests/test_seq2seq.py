@@ -109,6 +109,20 @@ def test_input_is_reversed_and_unknown_words_get_a_shape():
     assert shape("IBM") == "<unk:X>" and shape("...") == "<unk:.>"
 
 
+def test_rare_word_dropout_trains_the_unknown_word_rows_that_tagging_reads():
+    sentences = wsj(3)[:8]
+    config = Seq2seqConfig(layers=1, hidden=8, word_dim=8, symbol_dim=8, attention_dim=8, rare_word_dropout=0.99)
+    torch.manual_seed(0)
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences)).train()
+    batch = model.collate(sentences)
+    model.loss(model(batch), batch).backward()
+    itos = model.word_vocab.itos
+    dropped = {shape(itos[i]) for i in batch.words[batch.rare].tolist()}  # the shapes of the rare words
+    trained = {itos[i] for i in range(len(itos)) if model.word_emb.weight.grad[i].abs().sum() > 0}
+    assert dropped and dropped <= trained  # an unknown word of that shape reads a trained row
+    assert "<unk>" not in trained  # with unk_shapes, no word becomes the plain UNK
+
+
 def test_repaired_outputs_are_counted_and_tags_come_from_the_input():
     sentences = wsj(3)[:2]
     config = Seq2seqConfig(layers=1, hidden=8, word_dim=8, symbol_dim=8, attention_dim=8)

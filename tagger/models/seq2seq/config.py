@@ -18,7 +18,7 @@ class Seq2seqConfig:
     dropout: float = 0.3  # between the LSTM layers, on the embeddings and before the output layer
     input_feeding: bool = True  # the attention context d'_t is fed to the next decoder step
     min_word_count: int = 1
-    rare_word_dropout: float = 0.5  # a training word seen once becomes UNK with this probability
+    rare_word_dropout: float = 0.5  # a training word seen once becomes its (shape's) UNK with this probability
     unk_shapes: bool = True  # unknown words as one of a few spelling-shape UNKs (Xx, x, X, 9, ...) rather than one
     reverse_input: bool = True  # the encoder reads the sentence backwards (Vinyals et al.)
     beam: int = 10  # beam size at tagging time (1 = greedy); `tagger tag --beam` overrides it

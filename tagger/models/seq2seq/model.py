@@ -84,6 +84,7 @@ class Seq2seqBatch:
     words: torch.Tensor  # [B, S] word ids, in encoder order (reversed), 0-padded
     lengths: torch.Tensor  # [B] words per sentence
     rare: torch.Tensor  # [B, S] True where the word was seen once in training (rare-word dropout)
+    unk: torch.Tensor  # [B, S] the UNK that rare-word dropout turns each word into (its shape's, with unk_shapes)
     targets: torch.Tensor | None  # [B, L] gold symbol ids ending in <eos>, PAD_ID after; None without gold
 
     def to(self, device: torch.device) -> "Seq2seqBatch":
@@ -205,20 +206,25 @@ class Seq2seqParser(nn.Module):
         return {"words": vocab.to_list(), "rare_word_from": [str(rare_from)],
                 "symbols": [*SYMBOL_SPECIALS, *symbols_of(trees)], "root": [root_label_of(trees)]}
 
+    def unk_id(self, word: str) -> int:
+        """The UNK that stands for ``word`` when it is unknown: its spelling shape's (``unk_shapes``)
+        or the one UNK."""
+        return self.word_vocab.stoi[shape(word)] if self.config.unk_shapes else UNK_ID
+
     def word_id(self, word: str) -> int:
         index = self.word_vocab.stoi.get(word)
-        if index is None:
-            index = self.word_vocab.stoi[shape(word)] if self.config.unk_shapes else UNK_ID
-        return index
+        return self.unk_id(word) if index is None else index
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> Seq2seqBatch:
         """Number ``sentences`` (words reversed for the encoder); with gold, their linearised trees
         end in ``<eos>`` (a symbol unseen in training is an error naming the sentence)."""
         size, longest = len(sentences), max(len(s) for s in sentences)
         words = torch.zeros(size, longest, dtype=torch.long)
+        unks = torch.full((size, longest), UNK_ID, dtype=torch.long)
         for b, sentence in enumerate(sentences):
-            ids = [self.word_id(w) for w in sentence.words]
-            words[b, : len(ids)] = torch.tensor(ids[::-1] if self.config.reverse_input else ids)
+            order = sentence.words[::-1] if self.config.reverse_input else sentence.words
+            words[b, : len(order)] = torch.tensor([self.word_id(w) for w in order])
+            unks[b, : len(order)] = torch.tensor([self.unk_id(w) for w in order])
         lengths = torch.tensor([len(s) for s in sentences])
         targets = None
         if with_gold:
@@ -233,7 +239,7 @@ class Seq2seqParser(nn.Module):
             targets = torch.zeros(size, max(map(len, sequences)), dtype=torch.long)
             for b, ids in enumerate(sequences):
                 targets[b, : len(ids)] = torch.tensor(ids)
-        return Seq2seqBatch(words, lengths, words >= self.rare_word_from, targets)
+        return Seq2seqBatch(words, lengths, words >= self.rare_word_from, unks, targets)
 
     # ----------------------------------------------------------------------------- the network
     def encode(self, batch: Seq2seqBatch) -> beam_search.Encoded:
@@ -242,7 +248,7 @@ class Seq2seqParser(nn.Module):
         words = batch.words
         if self.training and self.config.rare_word_dropout > 0:
             drop = batch.rare & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
-            words = words.masked_fill(drop, UNK_ID)
+            words = torch.where(drop, batch.unk, words)  # the UNK rows that unknown words read at tagging
         x = self.drop(self.word_emb(words))
         packed = nn.utils.rnn.pack_padded_sequence(x, batch.lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, state = self.encoder(packed)
