@@ -62,6 +62,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train --task ccg --train ccgbank/data/AUTO --split wsj --out ccg.tagger
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
+      tagger train --task const --train wsj/combined --split sample --out const.model   (trees from .mrg)
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
       torchrun --nproc_per_node=4 -m tagger train ...   (DDP; batch size is per process; docs/scaling.md)
     """
