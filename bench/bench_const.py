@@ -41,21 +41,9 @@ from tagger.training import run
 from tagger.training.run import DataSpec, TrainRequest
 from tagger.training.trainer import RunOptions
 
+from bench_parser import StderrReporter  # bench/ is this script's folder: the parser bench's progress lines
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb-wsj-sample" / "combined"
-
-
-class StderrReporter:
-    def epoch_start(self, epoch: int, batches: int) -> None:
-        print(f"[const] epoch {epoch}: {batches} batches", file=sys.stderr, flush=True)
-
-    def step(self, loss: float, tokens: int) -> None:
-        pass
-
-    def epoch_end(self, record: dict) -> None:
-        print(f"[const] {json.dumps(record)}", file=sys.stderr, flush=True)
-
-    def note(self, message: str) -> None:
-        print(f"[const] {message}", file=sys.stderr, flush=True)
 
 
 def emit(result: dict) -> None:
@@ -160,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
         request = TrainRequest("const", DataSpec(parts["train"], "mrg", max_sentences=args.max_sentences),
                                DataSpec(parts["dev"], "mrg"), str(path), preset=args.preset, overrides=overrides,
                                options=RunOptions(seed=args.seed, max_minutes=args.max_minutes))
-        training = run.train(request, StderrReporter())
+        training = run.train(request, StderrReporter("const"))
     model, meta = model_file.load(path)
     base = {"model": str(path), "preset": args.preset if not args.model else None, "epochs": len(meta.get("history", [])),
             "best_epoch": meta.get("epoch"), "train_seconds": training.get("seconds"), "threads": args.threads,
