@@ -194,7 +194,7 @@ def test_constrained_decoding_gives_one_xx_per_word_and_balanced_brackets():
     config = Seq2seqConfig(layers=1, hidden=16, word_dim=8, symbol_dim=8, attention_dim=8, constrained=True)
     torch.manual_seed(3)
     model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences)).eval()  # untrained: any output
-    for width in (1, 4):
+    for width in (1, 4, 12):  # 12: more beams than a prefix has legal symbols (dead beams must stay dead)
         model.set_decoding(width)
         for sentence, parse in zip(sentences, model.decode(model.collate(sentences, with_gold=False))):
             assert parse.symbols.count("XX") == len(sentence)
@@ -267,3 +267,14 @@ def test_bracket_words_in_plain_text_give_trees_that_read_back(const_model):
     assert back.words == ["He", "said", "-LRB-", "quietly", "-RRB-", "."]  # as the Penn Treebank writes them
     record = json.loads(jsonl.stdout)
     assert record["words"] == text.split() and record["tree"] == trees.stdout.strip()
+
+
+def test_a_beam_wider_than_the_legal_symbols_never_emits_specials():
+    # Few labels: near the end of a tree a prefix has one legal symbol, so most of 10 beams die.
+    trees = "(VROOT (S (NP (ART Das) (NN Haus)) (VVFIN steht)) ($. .))\n(VROOT (S (PPER Er) (VVFIN liest)) ($. .))\n"
+    sentences = list(formats.read(io.StringIO(trees), "mrg"))
+    config = Seq2seqConfig(layers=1, hidden=16, word_dim=8, symbol_dim=8, attention_dim=8, constrained=True, beam=10)
+    torch.manual_seed(0)
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences)).eval()
+    parse, = model.decode(model.collate([Sentence("Die Katze liest .".split())], with_gold=False))
+    assert not {"<bos>", "<pad>", "<eos>"} & set(parse.symbols) and parse.symbols.count("XX") == 4

@@ -72,7 +72,7 @@ def _quiet_broken_pipe() -> None:
 @click.group(cls=TaggerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tagger")
 def cli() -> None:
-    """Train, evaluate and apply neural taggers and dependency parsers.
+    """Train, evaluate and apply neural taggers, dependency parsers and constituency parsers.
 
     \b
     Examples:
@@ -80,6 +80,7 @@ def cli() -> None:
       tagger evaluate --model pos.tagger test.conllu
       tagger evaluate --gold gold.conllu --pred pred.conllu --json
       tagger tag --model pos.tagger < input.txt > output.conllu
+      tagger tag --model const.model < input.txt > trees.txt
       tagger convert --from auto --to conllu wsj_0001.auto
     """
 

@@ -125,9 +125,10 @@ def search(model: Any, encoded: Encoded, width: int, limits: list[int], with_att
         if with_attention:
             attentions.append(attention.view(size, k, -1))
         vocab = step_scores.shape[-1]
-        if prefixes is not None:
-            step_scores = step_scores.masked_fill(~prefixes.allowed(symbols, step), float("-inf"))
-        total = scores[:, :, None] + torch.log_softmax(step_scores, -1).view(size, k, vocab)
+        log_probs = torch.log_softmax(step_scores, -1)
+        if prefixes is not None:  # masked after normalising: a dead beam's row is all -inf, never NaN
+            log_probs = log_probs.masked_fill(~prefixes.allowed(symbols, step), float("-inf"))
+        total = scores[:, :, None] + log_probs.view(size, k, vocab)
         values, index = total.view(size, -1).topk(min(2 * k, k * vocab), -1)
         origin, symbol = index // vocab, index % vocab
         is_eos = symbol == EOS_ID
