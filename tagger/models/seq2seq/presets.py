@@ -29,7 +29,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "based_on": "vinyals2015",
         "description": "the CPU default: vinyals2015 without input feeding (d'_t is not fed to the next step), so "
                        "training runs the decoder over whole trees at once (~2× faster per epoch on one CPU thread), "
-                       "decoding constrained to well-formed trees (+0.7 to +1.1 test F1 on the WSJ sample, no repairs)",
+                       "decoding constrained to well-formed trees (+0.3 to +1.3 dev F1 on the WSJ sample, no repairs)",
         "model": {"input_feeding": False, "constrained": True},
     },
     "small": {
