@@ -80,10 +80,15 @@ def test_backward_direction_reads_the_future():
 
 def test_skip_sources():
     spec = CellSpec(skip="output")
-    assert StackedBiRNN(10, 4, 4, spec).sources == [None, None, 1, 2]
-    assert StackedBiRNN(4, 4, 3, spec).sources == [None, 0, 1]  # input size = cell size: h^0 usable
-    assert StackedBiRNN(10, 4, 4, spec, skip_span=0).sources == [None, 1, 1, 1]
-    assert StackedBiRNN(10, 4, 4, spec, skip_span=2).sources == [None, None, None, 1]
+    assert StackedBiRNN(10, 4, 4, spec).sources == [None, None, (1,), (2,)]
+    assert StackedBiRNN(4, 4, 3, spec).sources == [None, (0,), (1,)]  # input size = cell size: h^0 usable
+    assert StackedBiRNN(10, 4, 4, spec, skip_span=0).sources == [None, (1,), (1,), (1,)]
+    assert StackedBiRNN(10, 4, 4, spec, skip_span=2).sources == [None, None, None, (1,)]
+    assert StackedBiRNN(10, 4, 6, spec, composition="nested").sources == [None, None, (1,), (2,), (3, 1), (4, 2)]
+    assert StackedBiRNN(10, 4, 7, spec, 2, composition="nested").sources[3:] == [(1,), (2,), (3,), (4, 1)]
+    assert StackedBiRNN(10, 4, 3, spec, composition="adjacent").sources == [None, (1,), (2,)]
+    cells = CellSpec(skip="internal", source="internal")
+    assert StackedBiRNN(4, 4, 3, cells, composition="adjacent").sources == [None, (1,), (2,)]  # no c^0
     assert StackedBiRNN(10, 4, 4, CellSpec()).sources == [None] * 4
 
 

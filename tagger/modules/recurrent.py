@@ -21,27 +21,42 @@ from torch import nn
 from tagger.modules.init import scaled_normal_
 from tagger.modules.precision import Lowered, lowered_matmul
 
-CELLS = ("lstm", "block")
-SKIPS = ("none", "gates", "internal", "output")
-# Gate on the skip term g ⊙ map(k): which signals compute g.
-#   none      g = 1
-#   recurrent g = σ(W_g h_{t-1} + U_g k_t + b_g)   (paper 000, Eq. 49)
-#   input     g = σ(W h_t^{l-1})                   (paper 001 default)
-#   hidden    g = σ(U h_{t-1})
-#   skip      g = σ(V k_t)
-GATES = ("none", "recurrent", "input", "hidden", "skip")
+CELLS = ("lstm", "block", "rhn")
+# Where k_t enters: "gates" (all pre-activations, LSTM), "internal" (c, or the block's m), "output"
+# (h), "both" (c and h: 2017 case 1; the block's default). A block with "none" means "both".
+SKIPS = ("none", "gates", "internal", "output", "both")
+# The gate γ on the shortcut γ ⊙ map(k) (docs/zoo.md has the equations):
+#   none       γ = 1
+#   recurrent  γ = σ(W_x,g x + W_h,g h_{t-1} + U K + b_g)   (paper 000, Eq. 49)
+#   input      γ = σ(W_g h_t^{l-1})                         (paper 001 default)
+#   hidden     γ = σ(W_h,g h_{t-1} + b_g)
+#   skip       γ = σ(U K)
+#   output     γ = o, the cell's output gate                (001 Table 2 "share gate")
+#   linear     γ ⊙ k := w ⊙ k
+#   bernoulli  γ ~ Bernoulli(0.5) in training, 0.5 at test
+#   bernoulli-learned  γ ~ Bernoulli(σ(W_g h_t^{l-1})) (straight-through), its mean at test
+GATES = ("none", "recurrent", "input", "hidden", "skip", "output", "linear", "bernoulli", "bernoulli-learned")
 SKIP_MAPS = ("identity", "sigmoid", "tanh")
+# What K sums over the source layers: their outputs h^j, their cells c^j (m^j), or c^j into the
+# cell and h^j into the output, each with its own gate (001 Table 2 "separate gates").
+SOURCES = ("output", "internal", "separate")
+MIXES = ("add", "highway")  # v + γ⊙k, or (1-γ)⊙v + γ⊙k
+COMPOSITIONS = ("chain", "nested", "adjacent")
 
 
 @dataclass(frozen=True)
 class CellSpec:
-    """What one layer computes; see the module docstring and SPEC §3."""
+    """What one layer computes; see docs/zoo.md for every option's equation."""
 
-    cell: str = "lstm"  # "lstm" (c_t = f⊙c_{t-1} + i⊙s) or "block" (m = i⊙s, no self-connection)
-    skip: str = "none"  # where k_t enters: "gates", "internal" (cell), "output" (h); block: always m and h
+    cell: str = "lstm"  # "lstm" (c_t = f⊙c_{t-1} + i⊙s), "block" (m = i⊙s, no self-connection), "rhn"
+    skip: str = "none"  # where k_t enters, see SKIPS
     gate: str = "recurrent"
     skip_map: str = "identity"
     forget_bias: float = 0.0
+    source: str = "output"
+    mix: str = "add"
+    ungated: str = ""  # "internal" or "output": no gate at that place (γ = 1 there)
+    depth: int = 3  # the RHN's recurrence depth
 
     def __post_init__(self) -> None:
         for value, allowed, what in (
@@ -49,13 +64,51 @@ class CellSpec:
             (self.skip, SKIPS, "skip"),
             (self.gate, GATES, "gate"),
             (self.skip_map, SKIP_MAPS, "skip_map"),
+            (self.source, SOURCES, "skip_source"),
+            (self.mix, MIXES, "skip_mix"),
+            (self.ungated, ("", "internal", "output"), "skip_ungated"),
         ):
             if value not in allowed:
-                raise ValueError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
+                shown = ", ".join(repr(a) if not a else a for a in allowed)
+                raise ValueError(f"{what} must be one of {shown}, not {value!r}")
+        if self.cell == "block" and self.skip == "none":
+            object.__setattr__(self, "skip", "both")  # a block is made of its shortcut
+        problem = self._combination_problem()
+        if problem:
+            raise ValueError(problem)
+
+    def _combination_problem(self) -> str:
+        if self.cell == "rhn":
+            if self.skip != "none":
+                return "cell=rhn takes no shortcut: set skip=none"
+            if not 1 <= self.depth <= 16:
+                return f"rhn_depth must be between 1 and 16, not {self.depth}"
+        if self.skip == "gates" and self.cell != "lstm":
+            return "skip=gates is an LSTM variant (2016 Eq. 32)"
+        if self.source == "separate" and (self.cell, self.skip) != ("lstm", "both"):
+            return "skip_source=separate needs cell=lstm and skip=both (c^j into the cell, h^j into the output)"
+        if self.source == "separate" and self.gate not in ("none", "input"):
+            return "skip_source=separate takes gate=input (one gate per place) or gate=none"
+        if self.ungated and self.ungated not in self.places:
+            return f"skip_ungated={self.ungated}: no shortcut enters there with skip={self.skip}"
+        if self.gate == "linear" and self.mix == "highway":
+            return "gate=linear has no γ to mix with: use skip_mix=add"
+        return ""
+
+    @property
+    def places(self) -> tuple[str, ...]:
+        """Where γ⊙k is added: () for no shortcut or skip=gates."""
+        return {"internal": ("internal",), "output": ("output",), "both": ("internal", "output")}.get(self.skip, ())
 
     @property
     def recurrent_gate(self) -> bool:
+        """Whether γ needs h_{t-1}: computed inside the scan as one more sigmoid block."""
         return self.gate in ("recurrent", "hidden")
+
+    @property
+    def reads_cells(self) -> bool:
+        """Whether k comes (partly) from the source layers' cells rather than their outputs."""
+        return self.source in ("internal", "separate")
 
 
 class BiLayer(nn.Module):
@@ -64,15 +117,25 @@ class BiLayer(nn.Module):
     def __init__(self, input_size: int, hidden: int, spec: CellSpec, has_skip: bool, init_scale: float = 0.1):
         super().__init__()
         self.hidden, self.spec, self.has_skip, self.init_scale = hidden, spec, has_skip, init_scale
-        gated_skip = has_skip and spec.gate != "none"
-        # Pre-activation layout: sigmoid gates first ([i, f, o] or [i, o], then g when recurrent), tanh s last.
-        self.n_sigmoid = (3 if spec.cell == "lstm" else 2) + (1 if gated_skip and spec.recurrent_gate else 0)
+        gated = has_skip and spec.gate != "none" and spec.skip != "gates"
+        self.gated = gated
+        # Pre-activation layout: sigmoid gates first ([i, f, o], [i, o] or the RHN's [t, o], then g
+        # when it is recurrent), tanh s last.
+        self.n_sigmoid = (3 if spec.cell == "lstm" else 2) + (1 if gated and spec.recurrent_gate else 0)
         width = (self.n_sigmoid + 1) * hidden
-        self.w_x = nn.Parameter(torch.empty(2, input_size, width))
+        #: gate=hidden: γ reads no input, so W_x has no g columns (they are zeros in the product)
+        self.x_gap = gated and spec.gate == "hidden"
+        self.w_x = nn.Parameter(torch.empty(2, input_size, width - (hidden if self.x_gap else 0)))
         self.w_h = nn.Parameter(torch.empty(2, hidden, width))
         self.bias = nn.Parameter(torch.zeros(2, 1, width))
-        self.u_k = nn.Parameter(torch.empty(2, hidden, hidden)) if gated_skip and spec.gate in ("recurrent", "skip") else None
-        self.w_g = nn.Parameter(torch.empty(2, input_size, hidden)) if gated_skip and spec.gate == "input" else None
+        self.u_k = nn.Parameter(torch.empty(2, hidden, hidden)) if gated and spec.gate in ("recurrent", "skip") else None
+        g_width = 2 * hidden if spec.source == "separate" else hidden
+        self.w_g = (nn.Parameter(torch.empty(2, input_size, g_width))
+                    if gated and spec.gate in ("input", "bernoulli-learned") else None)
+        self.w_lin = nn.Parameter(torch.ones(2, hidden)) if gated and spec.gate == "linear" else None
+        deep = spec.depth - 1 if spec.cell == "rhn" else 0
+        self.w_deep = nn.Parameter(torch.empty(2, deep, hidden, 2 * hidden)) if deep else None
+        self.b_deep = nn.Parameter(torch.zeros(2, deep, 1, 2 * hidden)) if deep else None
         self.reset_parameters()
         #: dtype of the input and recurrent products without autograd (None: float32); see
         #: :mod:`tagger.modules.precision`. Not part of the model file.
@@ -89,6 +152,16 @@ class BiLayer(nn.Module):
             raise RuntimeError(f"{name} was converted to {weight.dtype} for inference (set_matmul_dtype in_place): "
                                f"set_matmul_dtype(None) before training")
         return weight
+
+    def input_weight(self) -> torch.Tensor:
+        """``W_x`` [2, D, G] as the input projection uses it (:meth:`weight`), with zero columns
+        where γ reads no input (gate=hidden)."""
+        weight = self.weight("w_x")
+        if not self.x_gap:
+            return weight
+        at = (self.n_sigmoid - 1) * self.hidden
+        gap = weight.new_zeros(weight.shape[0], weight.shape[1], self.hidden)
+        return torch.cat([weight[..., :at], gap, weight[..., at:]], -1)
 
     def set_matmul_dtype(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
         """Inference products in ``dtype`` (None: the parameters' float32). By default ``w_x``,
@@ -111,6 +184,10 @@ class BiLayer(nn.Module):
             for gate in range(self.n_sigmoid + 1):
                 block = self.w_h.data[d, :, gate * self.hidden : (gate + 1) * self.hidden]
                 nn.init.orthogonal_(block)
+            if self.w_deep is not None:
+                for step in range(self.w_deep.shape[1]):
+                    for gate in range(2):
+                        nn.init.orthogonal_(self.w_deep.data[d, step, :, gate * self.hidden : (gate + 1) * self.hidden])
         for weight in (self.w_x, self.u_k, self.w_g):
             if weight is not None:
                 scaled_normal_(weight, weight.shape[1], self.init_scale)
@@ -119,41 +196,100 @@ class BiLayer(nn.Module):
             self.bias.data[:, :, self.hidden : 2 * self.hidden] = self.spec.forget_bias
 
     def forward(self, x: torch.Tensor | None, k: torch.Tensor | None, mask: torch.Tensor | None,
-                gx: torch.Tensor | None = None) -> torch.Tensor:
+                gx: torch.Tensor | None = None, k_cells: torch.Tensor | None = None,
+                keep_cells: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Run both directions.
 
         x: [T, B, D] the layer input in sentence order (both directions read it).
-        k: [T, 2, B, H] skip inputs in scan order (direction 1 time-reversed), or None.
+        k, k_cells: [T, 2, B, H] the sum of the source layers' outputs (cells) in scan order
+        (direction 1 time-reversed), or None; which ones the spec reads: ``spec.source``.
         mask: [P, 2, B, 1] 1.0 at real positions for the first P scan steps (the only steps
         where a backward scan can start in padding), or None when no sentence is padded.
         gx: [2, T, B, G] the input projection ``x · W_x + b`` when the caller computed it (then x
         is only needed for an input-driven skip gate).
-        Returns [T, 2, B, H] in scan order.
+        Returns the outputs [T, 2, B, H] in scan order, and the cells [T, 2, B, H] (the block's
+        m) when ``keep_cells``, else None.
         """
-        hidden, spec = self.hidden, self.spec
+        spec = self.spec
         if gx is None:
-            gx = _both_directions(x, self.weight("w_x"), self.bias)  # [2, T, B, G]
-        skip_term = None  # g ⊙ map(k), where computable before the loop
-        k_mapped = None
+            gx = _both_directions(x, self.input_weight(), self.bias)  # [2, T, B, G]
+        if spec.cell == "rhn":
+            return _scan_rhn(gx, self.weight("w_h"), self.w_deep, self.b_deep, mask, self.hidden), None
+        places: dict[str, Term] = {}
         if self.has_skip:
-            assert k is not None
-            k_mapped = {"identity": k, "sigmoid": torch.sigmoid(k), "tanh": torch.tanh(k)}[spec.skip_map]
-            if spec.skip == "gates" and spec.cell == "lstm":
-                gx = gx + k.transpose(0, 1).repeat(1, 1, 1, self.n_sigmoid + 1)  # identity I ∈ R^{4n×n}
-            elif spec.gate == "none":
-                skip_term = k_mapped
-            elif spec.gate == "input":
-                skip_term = torch.sigmoid(_both_directions(x, self.weight("w_g"), None)).transpose(0, 1) * k_mapped
-            elif spec.gate == "skip":
-                skip_term = torch.sigmoid(torch.einsum("tdbh,dhk->tdbk", k, self.u_k)) * k_mapped
-            elif spec.gate == "recurrent":  # U_g k_t joins the g pre-activation
-                g_at = (self.n_sigmoid - 1) * hidden
-                gx[..., g_at : g_at + hidden] += torch.einsum("tdbh,dhk->dtbk", k, self.u_k)
-        adds_to = spec.skip if spec.cell == "lstm" else "block"
-        if not self.has_skip or (spec.skip == "gates" and spec.cell == "lstm"):
-            adds_to = "none"
-        return _scan(gx, self.weight("w_h"), skip_term, None if skip_term is not None else k_mapped, mask,
-                     hidden, self.n_sigmoid, spec.cell == "lstm", adds_to)
+            main = k_cells if spec.source == "internal" else k  # the K of γ (and of "gates")
+            assert main is not None
+            if spec.skip == "gates":  # identity I ∈ R^{4n×n}: K joins every pre-activation
+                gx = gx + main.transpose(0, 1).repeat(1, 1, 1, self.n_sigmoid + 1)
+            else:
+                gx, places = self._terms(x, k, k_cells, main, gx)
+        return _scan(gx, self.weight("w_h"), places, mask, self.hidden, self.n_sigmoid, spec.cell == "lstm", keep_cells)
+
+    def _terms(self, x: torch.Tensor | None, k: torch.Tensor | None, k_cells: torch.Tensor | None, main: torch.Tensor,
+               gx: torch.Tensor) -> tuple[torch.Tensor, dict[str, "Term"]]:
+        """The shortcut at each place it enters, with everything that does not need h_{t-1}
+        computed for all steps at once: ``gx`` (γ's ``U K`` joins it when γ is recurrent) and
+        one :class:`Term` per place."""
+        spec, hidden = self.spec, self.hidden
+        gamma: torch.Tensor | None = None  # [T, 2, B, H or 2H] when γ does not need h_{t-1}
+        if not self.gated or spec.gate == "linear":
+            pass
+        elif spec.gate == "recurrent":
+            at = (self.n_sigmoid - 1) * hidden
+            gx[..., at : at + hidden] += torch.einsum("tdbh,dhk->dtbk", main, self.u_k)
+        elif spec.gate in ("input", "bernoulli-learned"):
+            gamma = torch.sigmoid(_both_directions(x, self.weight("w_g"), None)).transpose(0, 1)
+        elif spec.gate == "skip":
+            gamma = torch.sigmoid(torch.einsum("tdbh,dhk->tdbk", main, self.u_k))
+        elif spec.gate == "bernoulli":
+            gamma = main.new_full(main.shape, 0.5)
+        if spec.gate.startswith("bernoulli") and self.training:
+            assert gamma is not None
+            sample = (torch.rand(main.shape, device=main.device) < gamma).to(main.dtype)
+            gamma = sample + gamma - gamma.detach() if gamma.requires_grad else sample  # straight-through
+        places = {}
+        for place in spec.places:
+            source = k_cells if spec.source == "internal" or (spec.source == "separate" and place == "internal") else k
+            assert source is not None
+            mapped = _MAPS[spec.skip_map](source)
+            kind = "none" if spec.ungated == place or not self.gated else spec.gate
+            if kind == "linear":
+                places[place] = Term(self.w_lin[None, :, None, :] * mapped, None, None, spec.mix == "highway")
+            elif kind in ("recurrent", "hidden", "output"):
+                places[place] = Term(mapped, None, "output" if kind == "output" else "g", spec.mix == "highway")
+            elif kind == "none":
+                places[place] = Term(mapped, None, None, spec.mix == "highway")
+            else:
+                assert gamma is not None
+                g = gamma
+                if spec.source == "separate":
+                    g = gamma[..., :hidden] if place == "internal" else gamma[..., hidden:]
+                if spec.mix == "highway":
+                    places[place] = Term(mapped, g, None, True)
+                else:  # γ ⊙ k for all steps at once
+                    places[place] = Term(g * mapped, None, None, False)
+        return gx, places
+
+
+@dataclass
+class Term:
+    """The shortcut at one place of the scan: ``v + γ ⊙ k`` (or ``lerp(v, k, γ)`` when
+    ``highway``). ``k`` [T, 2, B, H] (already multiplied by γ when γ needs no h_{t-1} and the mix
+    is additive); γ is ``gamma[t]`` when given, else the recurrent gate block ("g"), the output
+    gate ("output"), or 1 (None)."""
+
+    k: torch.Tensor
+    gamma: torch.Tensor | None
+    in_loop: str | None
+    highway: bool
+
+    @property
+    def plain(self) -> bool:
+        """Whether the shortcut is ``v + k[t]``."""
+        return self.gamma is None and self.in_loop is None and not self.highway
+
+
+_MAPS = {"identity": lambda k: k, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
 
 
 def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
@@ -203,21 +339,22 @@ BATCH_QUANTUM = 64
 def _scan(
     gx: torch.Tensor,
     w_h: torch.Tensor,
-    skip_term: torch.Tensor | None,
-    k_mapped: torch.Tensor | None,
+    places: dict[str, Term],
     mask: torch.Tensor | None,
     hidden: int,
     n_sigmoid: int,
     lstm: bool,
-    adds_to: str,
-) -> torch.Tensor:
-    """The time loop. gx: [2, T, B, G·H] precomputed pre-activations; returns [T, 2, B, H].
+    keep_cells: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The time loop of the LSTM and the shortcut block. gx: [2, T, B, G·H] precomputed
+    pre-activations; returns the outputs [T, 2, B, H] (and the cells, the block's m, when
+    ``keep_cells``).
 
-    ``skip_term`` [T, 2, B, H] is g⊙map(k) when g does not depend on h_{t-1}; otherwise
-    ``k_mapped`` is given and g is the last sigmoid block of the pre-activation. ``mask``
-    [P, 2, B, 1] zeroes the state after padded steps among the first P, so that a backward scan
-    starts its sentence from a zero state. A ``w_h`` in a lower dtype (inference) multiplies
-    ``h_{t-1}`` rounded to it; the sum with ``gx`` is float32.
+    ``places`` holds the shortcut added to the cell ("internal") and to the output ("output")
+    (:class:`Term`); γ that needs h_{t-1} is the last sigmoid block ("g") or the output gate.
+    ``mask`` [P, 2, B, 1] zeroes the state after padded steps among the first P, so that a
+    backward scan starts its sentence from a zero state. A ``w_h`` in a lower dtype (inference)
+    multiplies ``h_{t-1}`` rounded to it; the sum with ``gx`` is float32.
     """
     _, steps, batch, _ = gx.shape
     h = gx.new_zeros(2, batch, hidden)
@@ -227,7 +364,15 @@ def _scan(
     low = w_h.dtype if w_h.dtype != gx.dtype else None
     if low is not None:  # h_{t-1} rounded into rows padded as lowered_matmul pads them (see ROW_QUANTUM)
         h_low = gx.new_zeros((2, -(-batch // BATCH_QUANTUM) * BATCH_QUANTUM, hidden), dtype=low)
-    outputs = []
+    inner, outer = places.get("internal"), places.get("output")
+    # A plain sum v + k[t] (γ already in k, or none) is fused into the product before it.
+    inner_sum = inner.k if inner is not None and inner.plain else None
+    outer_sum = outer.k if outer is not None and outer.plain else None
+    if inner_sum is not None:
+        inner = None
+    if outer_sum is not None:
+        outer = None
+    outputs, cells = [], []
     for t in range(steps):
         if low is None:
             z = torch.baddbmm(gx[:, t], h, w_h)
@@ -240,41 +385,69 @@ def _scan(
         if lstm:
             f = gates[..., hidden : 2 * hidden]
             o = gates[..., 2 * hidden : 3 * hidden]
+            c = torch.addcmul(f * c if inner_sum is None else torch.addcmul(inner_sum[t], f, c), i, s)
         else:
             o = gates[..., hidden : 2 * hidden]
-        if adds_to == "none":
-            extra = None
-        elif skip_term is not None:
-            extra = skip_term[t]
-        else:
-            extra = gates[..., sig_end - hidden : sig_end] * k_mapped[t]
-        if lstm:
-            c = torch.addcmul(f * c, i, s)
-            if adds_to == "internal":
-                c = c + extra
-            h = o * _tanh(c)
-            if adds_to == "output":
-                h = h + extra
-        else:  # shortcut block: m = i⊙s + g⊙k, h = o⊙tanh(m) + g⊙k
-            if extra is None:
-                h = o * _tanh(i * s)
-            else:
-                m = torch.addcmul(extra, i, s)
-                h = torch.addcmul(extra, o, _tanh(m))
+            c = i * s if inner_sum is None else torch.addcmul(inner_sum[t], i, s)  # the block's m: no self-connection
+        g = gates[..., sig_end - hidden : sig_end]
+        if inner is not None:
+            c = _shortcut(c, inner, t, g, o)
+        h = o * _tanh(c) if outer_sum is None else torch.addcmul(outer_sum[t], o, _tanh(c))
+        if outer is not None:
+            h = _shortcut(h, outer, t, g, o)
         if t < masked:
             h = h * mask[t]
-            if lstm:
+            if lstm or keep_cells:
                 c = c * mask[t]
+        outputs.append(h)
+        if keep_cells:
+            cells.append(c)
+    return torch.stack(outputs), (torch.stack(cells) if keep_cells else None)
+
+
+def _shortcut(v: torch.Tensor, term: Term, t: int, g: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
+    """``v`` with the shortcut ``term`` at step ``t`` (``g``: the recurrent gate block, ``o``:
+    the output gate, for a γ that needs h_{t-1})."""
+    gamma = term.gamma[t] if term.gamma is not None else g if term.in_loop == "g" else o if term.in_loop else None
+    if term.highway:
+        return term.k[t] if gamma is None else torch.lerp(v, term.k[t], gamma)
+    return v + term.k[t] if gamma is None else torch.addcmul(v, gamma, term.k[t])
+
+
+def _scan_rhn(gx: torch.Tensor, w_h: torch.Tensor, w_deep: torch.Tensor | None, b_deep: torch.Tensor | None,
+              mask: torch.Tensor | None, hidden: int) -> torch.Tensor:
+    """The recurrent highway layer (docs/zoo.md): micro-step 1 from ``gx`` [2, T, B, 3H] (blocks
+    t, o, s) and ``h_{t-1} · w_h``; micro-steps 2..L from ``w_deep`` [2, L-1, H, 2H] (t, s) and
+    ``b_deep``; output ``σ(o) ⊙ tanh(q_L)``, carried to the next step. Returns [T, 2, B, H]."""
+    _, steps, batch, _ = gx.shape
+    if w_h.dtype != gx.dtype:  # a lowered inference copy: this cell multiplies in float32
+        w_h = w_h.to(gx.dtype)
+    h = gx.new_zeros(2, batch, hidden)
+    masked = 0 if mask is None else mask.shape[0]
+    deep = 0 if w_deep is None else w_deep.shape[1]
+    outputs = []
+    for t in range(steps):
+        z = torch.baddbmm(gx[:, t], h, w_h)
+        gates = torch.sigmoid(z[..., : 2 * hidden])
+        q = torch.lerp(h, _tanh(z[..., 2 * hidden :]), gates[..., :hidden])  # t⊙s + (1-t)⊙h
+        for step in range(deep):
+            zq = torch.baddbmm(b_deep[:, step], q, w_deep[:, step])
+            q = torch.lerp(q, _tanh(zq[..., hidden:]), torch.sigmoid(zq[..., :hidden]))
+        h = gates[..., hidden:] * _tanh(q)
+        if t < masked:
+            h = h * mask[t]
         outputs.append(h)
     return torch.stack(outputs)
 
 
 class StackedBiRNN(nn.Module):
-    """Stacked bidirectional layers with skip connections from an earlier layer of the same direction.
+    """Stacked bidirectional layers with shortcuts from earlier layers of the same direction.
 
-    ``skip_from``: for layer l (1-based), k_t = h^{l - skip_span - 1} (span 1: h^{l-2}, the
-    default "type 2"); ``skip_span = 0`` means "type 1": k = h^1 for every l ≥ 2. A layer gets
-    k only where that layer exists (≥ 1, or the input when its size equals ``hidden``).
+    Which layers feed layer l's shortcut (``composition``, docs/zoo.md): ``chain``: k_t =
+    h^{l - skip_span - 1} (span 1: h^{l-2}, "type 2"; ``skip_span = 0``: k = h^1 for every l ≥ 2,
+    "type 1"); ``nested``: the sum of h^{l-n-1} and h^{l-2n-2} (n = skip_span; types 5 and 4);
+    ``adjacent``: layer l-1 (H-LSTM). A layer gets k only from sources that exist (≥ 1, or the
+    input when its size equals ``hidden`` and k reads outputs).
 
     Layout: time-major. Each layer scans both directions in one loop as a batch of two; the
     backward direction reads the time-reversed input, so right-padded sentences start their
@@ -282,16 +455,20 @@ class StackedBiRNN(nn.Module):
     """
 
     def __init__(self, input_size: int, hidden: int, layers: int, spec: CellSpec, skip_span: int = 1,
-                 dropouts: tuple[float, ...] = (), init_scale: float = 0.1):
+                 dropouts: tuple[float, ...] = (), init_scale: float = 0.1, composition: str = "chain"):
         super().__init__()
-        self.hidden, self.spec, self.skip_span = hidden, spec, skip_span
-        use_skip = spec.skip != "none" or spec.cell == "block"
-        self.sources: list[int | None] = []
+        if composition not in COMPOSITIONS:
+            raise ValueError(f"composition must be one of {', '.join(COMPOSITIONS)}, not {composition!r}")
+        self.hidden, self.spec, self.skip_span, self.composition = hidden, spec, skip_span, composition
+        use_skip = spec.skip != "none"
+        lowest = 0 if input_size == hidden and not spec.reads_cells else 1
+        #: per layer (index l-1): the layers (0 = the input) summed into its shortcut, or None
+        self.sources: list[tuple[int, ...] | None] = []
         for layer in range(1, layers + 1):
-            src = (1 if layer >= 2 else None) if skip_span == 0 else layer - skip_span - 1
-            if skip_span != 0 and src is not None and src < 1:
-                src = 0 if src == 0 and input_size == hidden else None
-            self.sources.append(src if use_skip else None)
+            found = tuple(j for j in _wanted_sources(layer, composition, skip_span) if lowest <= j < layer)
+            self.sources.append(found if use_skip and found else None)
+        #: the layers whose cells a later shortcut reads
+        self.cell_sources = {j for found in self.sources if found for j in found} if spec.reads_cells else set()
         self.layers = nn.ModuleList(
             BiLayer(input_size if i == 0 else 2 * hidden, hidden, spec, self.sources[i] is not None, init_scale) for i in range(layers)
         )
@@ -319,15 +496,40 @@ class StackedBiRNN(nn.Module):
         mask = padding_mask(lengths, steps)
         if mask is not None:
             mask = mask.to(first.dtype)
-        history: list[torch.Tensor | None] = [None]
+        outputs: list[torch.Tensor | None] = [None]  # per layer, [T, 2, B, H] in scan order
+        cells: list[torch.Tensor | None] = [None]
         if x is not None and x.shape[-1] == self.hidden:  # h^0 usable as k only when sizes agree
-            history[0] = torch.stack([x, x.flip(0)], 1)
+            outputs[0] = torch.stack([x, x.flip(0)], 1)
         inp = x
-        for i, (layer, src, dropout) in enumerate(zip(self.layers, self.sources, self.dropouts)):
-            h = layer(inp, history[src] if src is not None else None, mask, projected if i == 0 else None)  # [T, 2, B, H]
-            history.append(h)
+        for i, (layer, found, dropout) in enumerate(zip(self.layers, self.sources, self.dropouts)):
+            k = k_cells = None
+            if found:
+                k = _sum(outputs[j] for j in found) if self.spec.source != "internal" else None
+                k_cells = _sum(cells[j] for j in found) if self.spec.reads_cells else None
+            h, c = layer(inp, k, mask, projected if i == 0 else None, k_cells, keep_cells=i + 1 in self.cell_sources)
+            outputs.append(h)
+            cells.append(c)
             inp = dropout(torch.cat([h[:, 0], h[:, 1].flip(0)], -1))  # [T, B, 2H] in sentence order
         return inp
+
+
+def _wanted_sources(layer: int, composition: str, span: int) -> tuple[int, ...]:
+    """The layers that feed layer ``layer``'s shortcut under ``composition`` (before dropping
+    those that do not exist)."""
+    if composition == "adjacent":
+        return (layer - 1,)
+    if span == 0:
+        return (1,) if layer >= 2 else ()
+    if composition == "nested":
+        return (layer - span - 1, layer - 2 * span - 2)
+    return (layer - span - 1,)
+
+
+def _sum(tensors) -> torch.Tensor:
+    total = None
+    for tensor in tensors:
+        total = tensor if total is None else total + tensor
+    return total
 
 
 def padding_mask(lengths: torch.Tensor, steps: int) -> torch.Tensor | None:

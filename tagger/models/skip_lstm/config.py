@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tagger.modules.recurrent import CellSpec
+from tagger.modules.recurrent import COMPOSITIONS, CellSpec
 
 
 @dataclass
@@ -33,6 +33,11 @@ class TaggerConfig:
     gate: str = "recurrent"
     skip_map: str = "identity"
     skip_span: int = 1  # k = h^{l - skip_span - 1}; 0: k = h^1 for every l >= 2
+    composition: str = "chain"  # "chain" (as skip_span says), "nested" (+ h^{l - 2·skip_span - 2}), "adjacent" (l-1)
+    skip_source: str = "output"  # k from the sources' outputs h^j, cells c^j ("internal"), or both ("separate")
+    skip_mix: str = "add"  # "add": v + γ⊙k; "highway": (1-γ)⊙v + γ⊙k
+    skip_ungated: str = ""  # "internal" or "output": no gate on the shortcut there
+    rhn_depth: int = 3  # cell=rhn: micro-steps per time step
     forget_bias: float = 0.0
     init_scale: float = 0.1  # weights N(0, 1/sqrt(fan_in)) × init_scale; the papers' 0.1 suits on-line SGD
     # dropout: on the window input, and on the outputs of the first and last hidden layers
@@ -44,7 +49,11 @@ class TaggerConfig:
     aux_weight: float = 0.5  # its share of the loss: CE(column) + aux_weight · CE(aux_column)
 
     def __post_init__(self) -> None:
-        CellSpec(self.cell, self.skip, self.gate, self.skip_map, self.forget_bias)  # validates the names
+        self.cell_spec  # validates the names and their combination
+        if self.composition not in COMPOSITIONS:
+            raise ValueError(f"composition must be one of {', '.join(COMPOSITIONS)}, not {self.composition!r}")
+        if self.skip_span < 0:
+            raise ValueError("skip_span must be ≥ 0")
         if not 1 <= self.layers <= 64:
             raise ValueError(f"layers must be between 1 and 64, not {self.layers}")
         if self.hidden < 1:
@@ -57,6 +66,12 @@ class TaggerConfig:
             raise ValueError(f"aux_column must differ from column ({self.column!r})")
         if self.char_cnn and not self.cnn_dim:
             raise ValueError("char_cnn needs a character size: set char_cnn_dim (char_dim is 0)")
+
+    @property
+    def cell_spec(self) -> CellSpec:
+        """What each recurrent layer computes (docs/zoo.md)."""
+        return CellSpec(self.cell, self.skip, self.gate, self.skip_map, self.forget_bias, self.skip_source, self.skip_mix,
+                        self.skip_ungated, self.rhn_depth)
 
     @property
     def cnn_dim(self) -> int:

@@ -20,7 +20,7 @@ from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.models.skip_lstm.config import TaggerConfig
 from tagger.models.skip_lstm.presets import PRESETS, TRAINING_DEFAULTS
-from tagger.modules.recurrent import CellSpec, StackedBiRNN
+from tagger.modules.recurrent import StackedBiRNN
 
 RARE = "<rare>"
 
@@ -81,8 +81,8 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         self.input_dropout = nn.Dropout(config.input_dropout)
         dropouts = [config.middle_dropout] * config.layers
         dropouts[0] = dropouts[-1] = config.hidden_dropout
-        spec = CellSpec(config.cell, config.skip, config.gate, config.skip_map, config.forget_bias)
-        self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, spec, config.skip_span, tuple(dropouts), config.init_scale)
+        self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, config.cell_spec, config.skip_span,
+                                tuple(dropouts), config.init_scale, config.composition)
         # One product scores both label sets: the column's tags, then the auxiliary column's.
         self.n_tags, self.n_aux = len(self.tag_vocab), len(vocabs.get("aux_tags", ()))
         self.aux_vocab = Vocab.from_list(vocabs["aux_tags"]) if self.n_aux else None
@@ -203,7 +203,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         types = batch.types.t()  # [T, B]
         if not self.training and self.rnn.sources[0] is None:
             first = self.rnn.layers[0]
-            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.weight("w_x"), first.bias, batch.spelled,
+            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.input_weight(), first.bias, batch.spelled,
                                                     batch.forms)
             hidden = self.rnn(None, batch.lengths, projected)
         else:
