@@ -41,6 +41,7 @@ CASES = [
     case("lstm-both-highway", skip="both", gate="input", mix="highway"),
     case("lstm-both-separate", skip="both", gate="input", source="separate"),
     case("lstm-both-separate-none", skip="both", gate="none", source="separate"),
+    case("lstm-both-separate-d=h", skip="both", gate="input", source="separate", input_size=H),
     case("lstm-output-internal-source", skip="output", gate="recurrent", source="internal"),
     # H-LSTM
     case("hlstm", skip="internal", gate="recurrent", source="internal", composition="adjacent"),

@@ -11,6 +11,12 @@ same leaves and their gradients can be compared; it shares no code with the scan
 Random draws (Bernoulli gates in training): each layer whose shortcut has a Bernoulli gate draws
 ``u = torch.rand(T, 2, B, n)`` once (T the padded length; scan order: step ``t`` of direction 1
 is padded position ``T-1-t``), layers in order 1..L, and ``β = (u < p)``.
+
+Readings where the doc leaves room: ``gate=output`` is γ = σ(o) (the gate, not the
+pre-activation); one Bernoulli sample serves both places of ``skip=both``; ``skip=gates`` adds the
+raw K (no map) to i, f, o, s and has no γ, hence no g block; ``mix=highway`` with γ = 1 (gate none,
+or an ungated place) gives k alone; j = 0 counts only for ``source=output`` (not ``separate``); a
+layer draws Bernoulli samples only if γ applies at some place it has a shortcut.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ class Variant:
     source: str = "output"
     mix: str = "add"
     ungated: str = ""
-    depth: int = 1
+    depth: int = 3
 
 
 def source_layers(composition: str, span: int, layers: int) -> list[tuple[int, ...]]:
@@ -52,9 +58,10 @@ def source_layers(composition: str, span: int, layers: int) -> list[tuple[int, .
     return out
 
 
-def exists(j: int, kind: str, input_size: int, hidden: int) -> bool:
-    """Source ``j`` counts for a shortcut taking ``kind`` states ("output": h^j, "internal": c^j/m^j)."""
-    return j >= 1 or (j == 0 and kind == "output" and input_size == hidden)
+def exists(j: int, v: Variant, input_size: int, hidden: int) -> bool:
+    """The doc: "j ≥ 1, or j = 0 (the layer input x itself) for skip_source=output when the input
+    size equals the cell size" (so never for source=separate, though its output place reads h^j)."""
+    return j >= 1 or (j == 0 and v.source == "output" and input_size == hidden)
 
 
 def shortcut_places(v: Variant) -> tuple[str, ...]:
@@ -85,9 +92,8 @@ def layer_sources(v: Variant, composition: str, span: int, layers: int, input_si
     """Per layer: place -> the existing sources feeding it ({} for a plain layer)."""
     out = []
     for cand in source_layers(composition, span, layers):
-        per_place = {place: tuple(j for j in cand if exists(j, kind, input_size, hidden))
-                     for place, kind in place_kinds(v).items()}
-        out.append({place: js for place, js in per_place.items() if js})
+        found = tuple(j for j in cand if exists(j, v, input_size, hidden))
+        out.append({place: found for place in place_kinds(v)} if found else {})
     return out
 
 
