@@ -76,3 +76,18 @@ def test_rows_say_what_they_change():
     assert spec("wu2017-t1-7").skip == "both"  # a block with skip=none is the full shortcut block
     assert spec("wu2017-t2-both-separate").places == ("internal", "output")
     assert config_of("wu2017-t5-window0")[0].window == 1
+
+
+def test_combinations_that_mean_nothing_are_refused():
+    from tagger.modules.recurrent import CellSpec
+    for bad, message in (
+        (dict(cell="rhn", skip="output"), "takes no shortcut"),
+        (dict(cell="block", skip="gates"), "LSTM variant"),
+        (dict(skip="output", source="separate"), "needs cell=lstm and skip=both"),
+        (dict(skip="both", source="separate", gate="recurrent"), "gate=input"),
+        (dict(skip="both", gate="none", mix="highway"), "needs a gate"),
+        (dict(skip="output", gate="input", ungated="output"), "leaves no gated place"),
+        (dict(skip="output", gate="input", ungated="internal"), "no shortcut enters there"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            CellSpec(**bad)

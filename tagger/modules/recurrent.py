@@ -91,8 +91,10 @@ class CellSpec:
             return "skip_source=separate takes gate=input (one gate per place) or gate=none"
         if self.ungated and self.ungated not in self.places:
             return f"skip_ungated={self.ungated}: no shortcut enters there with skip={self.skip}"
-        if self.gate == "linear" and self.mix == "highway":
-            return "gate=linear has no γ to mix with: use skip_mix=add"
+        if self.mix == "highway" and (self.gate in ("none", "linear") or self.ungated):
+            return "skip_mix=highway mixes by γ: it needs a gate at every place (not gate=none/linear, no skip_ungated)"
+        if self.ungated and self.gate != "none" and self.places == (self.ungated,):
+            return f"skip_ungated={self.ungated} leaves no gated place: use gate=none"
         return ""
 
     @property
