@@ -195,6 +195,7 @@ def check_request(request: AblationRequest) -> list[str]:
         raise TaggerError(f"--rows: {', '.join(unknown)} not in table {request.table}; its rows: {', '.join(rows)}")
     if request.jobs < 1:
         raise TaggerError(f"--jobs must be at least 1, not {request.jobs}")
+    device_name(request.device)
     for path in (request.train, request.dev, request.test):
         if not os.path.exists(path):
             raise TaggerError("no such file", path)
@@ -279,10 +280,23 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+def device_name(device: str) -> str:
+    """``--device`` resolved (a one-line error for a bad name), a GPU with its model: ``cuda (NVIDIA H100)``."""
+    import torch
+
+    from tagger.devices import resolve_device
+
+    name = resolve_device(device)
+    if name.startswith("cuda"):
+        return f"{name} ({torch.cuda.get_device_name(torch.device(name))})"
+    return name
+
+
 def run_settings(request: AblationRequest) -> dict[str, Any]:
-    """The run as the table's header states it: its :func:`identity`, the table, jobs, threads, CPU."""
+    """The run as the table's header states it: its :func:`identity`, the table, jobs, threads,
+    device and CPU."""
     return {**identity(request), "table": request.table, "jobs": request.jobs,
-            "threads_per_job": threads_per_job(request.threads, request.jobs), "device": request.device,
+            "threads_per_job": threads_per_job(request.threads, request.jobs), "device": device_name(request.device),
             "cpu": cpu_name()}
 
 
@@ -382,7 +396,7 @@ def run_table(request: AblationRequest, say: Callable[[str], None] = lambda line
     ``DIR/table.json`` are rewritten as each row ends. Returns the table's report
     (:func:`table_report`), whose ``failed`` names the rows that failed (:func:`failure`)."""
     rows = check_request(request)
-    done = check_results(request, rows)
+    done = check_results(request, table_rows(request.table))  # every row's: the table must not mix runs
     Path(request.out_dir).mkdir(parents=True, exist_ok=True)
     settings = run_settings(request)
     write_text_atomic(Path(request.out_dir) / "ablation.json", json.dumps(settings, indent=1))
@@ -569,7 +583,8 @@ def run_row(spec_path: str | os.PathLike) -> dict[str, Any]:
         "seed": run["seed"], "overrides": run["overrides"], "budget_minutes": run["budget_minutes"],
         "train_sentences": summary["train_sentences"], "dev_sentences": summary["dev_sentences"],
         "test_sentences": scored["sentences"], "model_file": model_path.name, "model": config["model"],
-        "training": config["training"], "threads": spec["threads"], "jobs": spec["jobs"], "device": spec["device"],
+        "training": config["training"], "threads": spec["threads"], "jobs": spec["jobs"],
+        "device": device_name(spec["device"]),
         "cpu": cpu_name(), "wall_seconds": round(time.monotonic() - started, 1),
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"), "run": run,
     }

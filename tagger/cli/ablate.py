@@ -52,7 +52,8 @@ Examples:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override one config value of every row (repeatable), e.g. layers=4 or optimizer=adam.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of every row.")
-@click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help="Rows trained at once, each a process.")
+@click.option("--jobs", type=click.IntRange(1), default=1, show_default=True,
+              help="Rows trained at once, each a process.")
 @click.option("--threads", type=click.IntRange(1),
               help="CPU threads of all jobs together, split between them [default: every core].")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N.")
