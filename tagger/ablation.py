@@ -337,14 +337,21 @@ def _start(request: AblationRequest, name: str, index: int, threads: int) -> _Ru
             "threads": threads, "device": request.device, "jobs": request.jobs}
     write_text_atomic(spec_path, json.dumps(spec, indent=1))
     log = open(work / "train.log", "a", encoding="utf-8")
+    log.write(f"{RUN_MARK} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+    log.flush()
     process = subprocess.Popen([sys.executable, "-m", "tagger.ablation", str(spec_path)], stdout=log,
                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=_child_env(threads))
     return _Running(index, name, process, log)
 
 
+#: The line that starts each attempt of a row in its log.
+RUN_MARK = "--- started"
+
+
 def _last_error(name: str, out_dir: str) -> str:
-    log = work_dir(out_dir, name) / "train.log"
-    lines = [line.strip() for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+    """The error line of the last attempt in row ``name``'s log (else its last line)."""
+    text = (work_dir(out_dir, name) / "train.log").read_text(encoding="utf-8", errors="replace")
+    lines = [line.strip() for line in text.rpartition(RUN_MARK)[2].splitlines()[1:] if line.strip()]
     errors = [line for line in lines if line.startswith("error:")]
     return (errors or lines or ["no output"])[-1]
 
@@ -432,9 +439,10 @@ def run_table(request: AblationRequest, say: Callable[[str], None] = lambda line
                         say(f"row {row.index}/{total} {row.name} failed: {_last_error(row.name, request.out_dir)}")
                     write_report(request.out_dir, table_report(request.table, done, settings, failed))
     except BaseException:
-        _stop(running)
-        say(f"stopped: rows still running checkpoint in {Path(request.out_dir) / 'ckpt'}; "
-            f"run the same command again to continue")
+        if running:
+            _stop(running)
+            say(f"stopped {', '.join(row.name for row in running)} (checkpoints in {Path(request.out_dir) / 'ckpt'}); "
+                f"run the same command again to continue")
         raise
     report = table_report(request.table, done, settings, failed)
     write_report(request.out_dir, report)
