@@ -28,6 +28,7 @@ from typing import IO, Any, Callable, Iterable, Mapping, Sequence, Union
 import torch
 
 from tagger import formats, model_file
+from tagger.ablation import list_presets
 from tagger.corpus.batching import chunks
 from tagger.corpus.records import Sentence
 from tagger.devices import resolve_device
@@ -276,6 +277,12 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
     if not isinstance(model, Model):
         model = load(model, device, threads, precision)
     return model.evaluate(data, format, columns, allow_missing_columns)
+
+
+def presets(model: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
+    """``tagger presets --json``: every named preset (of model family ``model``, or the rows of
+    paper table ``table``), as :func:`tagger.ablation.list_presets` gives them."""
+    return list_presets(model, table)
 
 
 class _QuietReporter:

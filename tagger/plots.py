@@ -1,4 +1,5 @@
-"""Pictures, with matplotlib (the optional ``plot`` extra: ``pip install 'tagger[plot]'``)."""
+"""Pictures, with matplotlib (the optional ``plot`` extra: ``pip install 'tagger[plot]'``): the attention
+matrix of ``tagger tag --show-attention`` and the ablation tables of ``tagger ablate --plot``."""
 
 from __future__ import annotations
 
@@ -41,6 +42,61 @@ def draw_attention(attention: Attention, path: str | os.PathLike) -> None:
     axes.set_yticks(range(len(words)), words, fontsize=8)
     axes.set_xlabel("output symbol")
     axes.set_ylabel("input word (as the encoder reads it)")
+    figure.tight_layout()
+    try:
+        figure.savefig(path, dpi=120)
+    except (OSError, ValueError) as e:
+        raise TaggerError(f"cannot write the picture: {e}", os.fspath(path)) from None
+    finally:
+        plt.close(figure)
+
+
+def ablation_drawer() -> Callable[[dict[str, Any], str | os.PathLike], None]:
+    """:func:`draw_ablation`, once it is known that matplotlib is installed (a one-line error
+    otherwise, before anything is trained)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise TaggerError("--plot needs matplotlib: pip install 'tagger[plot]'")
+    return draw_ablation
+
+
+def _label(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def draw_ablation(report: dict[str, Any], path: str | os.PathLike) -> None:
+    """Draw an ablation table (:func:`tagger.ablation.table_report`) into the picture file
+    ``path``: one line per row, the paper's dev and test figures on the left, ours on the right,
+    each on its own scale (the data differ); rows without figures (not run yet) are left empty."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    rows = report["rows"]
+    labels = [_label(f"{row['case'].split('(')[0].strip()} · {row['row']}" if row["case"] else row["row"])
+              for row in rows]
+    height = max(2.5, 0.32 * len(rows) + 1.6)
+    figure, axes = plt.subplots(1, 2, figsize=(11, height), sharey=True)
+    positions = list(range(len(rows)))
+    for ax, (title, dev_key, test_key) in zip(axes, (("paper", "paper_dev", "paper_test"), ("ours", "dev", "test"))):
+        for key, marker, colour, offset, name in ((dev_key, "o", "tab:blue", -0.12, "dev"),
+                                                   (test_key, "D", "tab:orange", 0.12, "test")):
+            points = [(row[key], y + offset) for row, y in zip(rows, positions) if row[key] is not None]
+            if points:
+                ax.scatter([x for x, _ in points], [y for _, y in points], marker=marker, color=colour, label=name,
+                           zorder=3)
+        ax.set_title(title)
+        ax.grid(axis="x", alpha=0.3)
+        ax.margins(x=0.12, y=0.3 / max(1, len(rows)) + 0.05)
+        ax.set_xlabel("accuracy (%)")
+        if not ax.has_data():
+            ax.text(0.5, 0.5, "not run yet", ha="center", va="center", transform=ax.transAxes, color="grey")
+    axes[0].set_yticks(positions, labels, fontsize=8)
+    axes[0].invert_yaxis()
+    handles, names = axes[0].get_legend_handles_labels() if axes[0].has_data() else axes[1].get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, names, loc="upper right", ncol=2, fontsize=8, frameon=False)
+    figure.suptitle(f"{report.get('paper')}, Table {report.get('number')}: {report.get('title')}", fontsize=10)
     figure.tight_layout()
     try:
         figure.savefig(path, dpi=120)

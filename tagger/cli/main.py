@@ -23,6 +23,8 @@ COMMANDS = {
     "tag": "tagger.cli.tag",
     "convert": "tagger.cli.convert",
     "info": "tagger.cli.info",
+    "presets": "tagger.cli.presets",
+    "ablate": "tagger.cli.ablate",
 }
 SUMMARIES = {
     "train": "Train a tagger or parser; keep the best model on --dev.",
@@ -30,6 +32,8 @@ SUMMARIES = {
     "tag": "Tag or parse text: stdin or files in, stdout out, streaming.",
     "convert": "Convert a corpus between formats.",
     "info": "Print a model file's config, vocabularies and scores.",
+    "presets": "List the named presets, and the paper table rows they are.",
+    "ablate": "Train every row of a paper's table; print ours beside the paper's.",
 }
 
 
@@ -82,6 +86,8 @@ def cli() -> None:
       tagger tag --model pos.tagger < input.txt > output.conllu
       tagger tag --model const.model < input.txt > trees.txt
       tagger convert --from auto --to conllu wsj_0001.auto
+      tagger presets --table wu2017-t2
+      tagger ablate --table wu2017-t2 --train T --dev D --test E --budget-minutes 30 --out-dir zoo
     """
 
 

@@ -1,0 +1,622 @@
+"""The ablation zoo as plain functions: the named presets of every model family
+(:func:`list_presets`, ``tagger presets``) and the papers' tables, each row a preset of the
+skip-LSTM tagger, trained row by row under one budget and printed beside the paper's figures
+(:func:`run_table`, ``tagger ablate``).
+
+A table (``TABLES`` in :mod:`tagger.models.skip_lstm.presets`) is the presets whose ``table`` key
+names it, in the order they are written. ``run_table`` trains each row in a process of its own
+(``python -m tagger.ablation SPEC``: train, score the best model on the test file, write
+``DIR/ROW.json`` atomically), ``jobs`` at a time, and skips the rows whose result is there from
+a run with the same data, budget, seed and overrides (another run's result is an error, never
+mixed in). A row killed on the way resumes from its checkpoint in ``DIR/ckpt/ROW``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from tagger.config import build_configs, config_to_dict, parse_overrides, resolve_preset
+from tagger.errors import TaggerError
+from tagger.models import MODELS
+from tagger.models.skip_lstm import presets as zoo_presets
+from tagger.tasks import TASKS, get_task
+
+#: The model family whose presets hold the papers' rows (and ``TABLES``).
+ZOO_FAMILY = "skip_lstm"
+
+#: Which recurrent scan a family's presets run on, shown by ``tagger presets`` (:func:`scan_of`).
+SCANS: dict[str, str] = {ZOO_FAMILY: "fast"}
+
+#: The tasks a table can be trained on: those the zoo's family learns.
+ZOO_TASKS = tuple(name for name, task in TASKS.items() if task.model == ZOO_FAMILY)
+
+#: What a result file keeps about the run that made it; rows are comparable only if these agree.
+IDENTITY_KEYS = ("task", "column", "format", "train", "dev", "test", "max_sentences", "budget_minutes", "seed",
+                 "overrides")
+
+#: Shown for a figure nobody has (yet).
+PENDING = "…"
+
+
+# -- presets and tables ------------------------------------------------------------------------
+
+def tables() -> dict[str, dict[str, Any]]:
+    """The papers' tables: id -> ``{"paper", "file", "number", "title", "data"}``."""
+    return zoo_presets.TABLES
+
+
+def get_table(table: str) -> dict[str, Any]:
+    """Table ``table``'s entry; a one-line error listing the tables otherwise."""
+    known = tables()
+    if table not in known:
+        raise TaggerError(f"unknown table {table!r}; tables: {', '.join(known) or 'none'}")
+    return known[table]
+
+
+def table_rows(table: str) -> list[str]:
+    """The preset names that are the rows of ``table``, in the order they are written."""
+    get_table(table)
+    return [name for name, entry in MODELS[ZOO_FAMILY].PRESETS.items() if entry.get("table") == table]
+
+
+def scan_of(family: str, preset: str) -> str:
+    """Which recurrent scan the ``preset`` of ``family`` runs on: ``fast`` (the one batched scan
+    every skip-LSTM variant runs on) or ``-`` (a family without that scan)."""
+    return SCANS.get(family, "-")
+
+
+def families() -> list[str]:
+    """The model families, the zoo's first."""
+    return sorted(MODELS, key=lambda name: (name != ZOO_FAMILY, name))
+
+
+def source_label(entry: Mapping[str, Any]) -> str:
+    """Where a preset comes from, short: ``wu2017 T2 · case 2 · no gate in m`` (the table id as
+    paper and number, the case's ``(case N)`` if it has one, the row label before its ``:``)."""
+    table = entry.get("table")
+    if not table:
+        return ""
+    paper, _, number = table.rpartition("-")
+    parts = [f"{paper} {number.upper()}" if paper else table]
+    case = entry.get("case") or ""
+    short = re.search(r"\((case \d+)\)", case, re.IGNORECASE)
+    if case:
+        parts.append(short.group(1).lower() if short else case)
+    row = (entry.get("row") or "").partition(": ")[0].strip()
+    if row:
+        parts.append(row)
+    return " · ".join(parts)
+
+
+def list_presets(family: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
+    """Every named preset (of ``family`` only, or the rows of ``table`` only), the zoo's family
+    first, each as ``{name, family, table, case, row, paper_dev, paper_test, description, scan,
+    source, model, training}`` (``model``/``training``: the values after ``based_on``)."""
+    if family is not None and family not in MODELS:
+        raise TaggerError(f"unknown model family {family!r}; choose from: {', '.join(sorted(MODELS))}")
+    rows = set(table_rows(table)) if table is not None else None
+    out = []
+    for name_of_family in families():
+        if family is not None and name_of_family != family:
+            continue
+        presets = MODELS[name_of_family].PRESETS
+        for name, entry in presets.items():
+            if rows is not None and (name_of_family != ZOO_FAMILY or name not in rows):
+                continue
+            model, training = resolve_preset(presets, name)
+            out.append({
+                "name": name, "family": name_of_family, "table": entry.get("table"), "case": entry.get("case"),
+                "row": entry.get("row"), "paper_dev": entry.get("paper_dev"), "paper_test": entry.get("paper_test"),
+                "description": " ".join(str(entry.get("description", "")).split()),
+                "scan": scan_of(name_of_family, name), "source": source_label(entry),
+                "model": model, "training": training,
+            })
+    return out
+
+
+# -- one ablation run --------------------------------------------------------------------------
+
+@dataclass
+class AblationRequest:
+    """``tagger ablate``: train the rows of ``table`` on the same data, budget (minutes per row),
+    seed and ``--set`` overrides, ``jobs`` rows at a time, into ``out_dir``."""
+
+    table: str
+    out_dir: str
+    train: str
+    dev: str
+    test: str
+    budget_minutes: float
+    task: str = "pos"
+    column: str | None = None
+    format: str = "auto"
+    max_sentences: int | None = None
+    overrides: tuple[str, ...] = ()
+    seed: int = 1
+    jobs: int = 1
+    threads: int | None = None  # CPU threads for all jobs together (default: every core)
+    device: str = "auto"
+    rows: tuple[str, ...] = ()  # a subset of the table's rows (default: all)
+
+
+def threads_per_job(threads: int | None, jobs: int) -> int:
+    """Torch threads for each of ``jobs`` rows run at once: the ``threads`` (default: the CPU
+    count) split between them, at least one."""
+    return max(1, (threads or os.cpu_count() or 1) // max(1, jobs))
+
+
+def identity(request: AblationRequest) -> dict[str, Any]:
+    """What makes two rows' results comparable (:data:`IDENTITY_KEYS`): the data (absolute
+    paths), the budget, the seed and the overrides (sorted, the last of a repeated key)."""
+    overrides = parse_overrides(request.overrides)
+    return {
+        "task": request.task, "column": request.column, "format": request.format,
+        "train": os.path.abspath(request.train), "dev": os.path.abspath(request.dev),
+        "test": os.path.abspath(request.test), "max_sentences": request.max_sentences,
+        "budget_minutes": request.budget_minutes, "seed": request.seed,
+        "overrides": [f"{key}={value}" for key, value in sorted(overrides.items())],
+    }
+
+
+def row_configs(request: AblationRequest, preset: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The whole model config and training config row ``preset`` trains with: the task's
+    defaults < the preset < the overrides (``--column``, then ``--set``), as ``tagger train
+    --preset`` builds them. A bad key or value is an error here, before anything trains."""
+    task = get_task(request.task)
+    cls = MODELS[task.model]
+    column = [f"{task.column_key}={request.column}"] if request.column else []
+    config, training = build_configs(cls, cls.PRESETS, preset, None, column + list(request.overrides), task.defaults)
+    return config_to_dict(config), config_to_dict(training)
+
+
+def check_request(request: AblationRequest) -> list[str]:
+    """The rows to train (``request.rows``, else the whole table), after checking what can be
+    checked before anything runs: the table, the rows, the task, the data files, the configs."""
+    rows = table_rows(request.table)
+    if get_task(request.task).model != ZOO_FAMILY:
+        raise TaggerError(f"--task {request.task} trains a {get_task(request.task).model}; the tables' rows are "
+                          f"{ZOO_FAMILY} presets (tasks: {', '.join(ZOO_TASKS)})")
+    if not rows:
+        raise TaggerError(f"table {request.table} has no rows (no preset names it)")
+    chosen = list(request.rows) or rows
+    unknown = [name for name in chosen if name not in rows]
+    if unknown:
+        raise TaggerError(f"--rows: {', '.join(unknown)} not in table {request.table}; its rows: {', '.join(rows)}")
+    if request.jobs < 1:
+        raise TaggerError(f"--jobs must be at least 1, not {request.jobs}")
+    device_name(request.device)
+    for path in (request.train, request.dev, request.test):
+        if not os.path.exists(path):
+            raise TaggerError("no such file", path)
+    for name in chosen:
+        row_configs(request, name)
+    return [name for name in rows if name in chosen]
+
+
+def result_path(out_dir: str | os.PathLike, preset: str) -> Path:
+    return Path(out_dir) / f"{preset}.json"
+
+
+def work_dir(out_dir: str | os.PathLike, preset: str) -> Path:
+    """Where row ``preset`` keeps its spec, config, log and checkpoint while it runs."""
+    return Path(out_dir) / "ckpt" / preset
+
+
+def _differences(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> str:
+    return "; ".join(f"{key} {ours.get(key)!r} here, {theirs.get(key)!r} there"
+                     for key in IDENTITY_KEYS if ours.get(key) != theirs.get(key))
+
+
+def check_results(request: AblationRequest, rows: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The results already in ``out_dir`` of ``rows``; a one-line error if one of them comes
+    from a run with other data, budget, seed or overrides."""
+    done = load_results(request.out_dir, rows)
+    ours = identity(request)
+    for name, result in done.items():
+        if result.get("run") != ours:
+            raise TaggerError(f"a result from another run is in the way ({_differences(ours, result.get('run', {}))}): "
+                              f"use another --out-dir, or delete it to run this row again",
+                              str(result_path(request.out_dir, name)))
+    return done
+
+
+def load_results(out_dir: str | os.PathLike, rows: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The row results in ``out_dir`` (``ROW.json``, of ``rows`` only if given), by preset name."""
+    folder = Path(out_dir)
+    paths = [result_path(folder, name) for name in rows] if rows is not None else sorted(folder.glob("*.json"))
+    results = {}
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise TaggerError(f"not an ablation result: {e}", str(path)) from None
+        if isinstance(result, dict) and "preset" in result and "run" in result:
+            results[result["preset"]] = result
+    return results
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``: a kill
+    leaves the old file or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what :mod:`platform` says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def device_name(device: str) -> str:
+    """``--device`` resolved (a one-line error for a bad name), a GPU with its model: ``cuda (NVIDIA H100)``."""
+    import torch
+
+    from tagger.devices import resolve_device
+
+    name = resolve_device(device)
+    if name.startswith("cuda"):
+        return f"{name} ({torch.cuda.get_device_name(torch.device(name))})"
+    return name
+
+
+def run_settings(request: AblationRequest) -> dict[str, Any]:
+    """The run as the table's header states it: its :func:`identity`, the table, jobs, threads,
+    device and CPU."""
+    return {**identity(request), "table": request.table, "jobs": request.jobs,
+            "threads_per_job": threads_per_job(request.threads, request.jobs), "device": device_name(request.device),
+            "cpu": cpu_name()}
+
+
+@dataclass
+class _Running:
+    index: int
+    name: str
+    process: subprocess.Popen
+    log: Any
+
+
+def _child_env(threads: int) -> dict[str, str]:
+    """The environment of a row's process: this ``tagger`` package first on the path (the one
+    running now, wherever it was imported from), and ``threads`` OpenMP threads."""
+    root = str(Path(__file__).resolve().parents[1])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else ""),
+            "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+
+
+def _start(request: AblationRequest, name: str, index: int, threads: int) -> _Running:
+    """Start row ``name``'s process: its spec and whole config in its work folder (a checkpoint
+    left by a run with other settings is deleted first), its output to ``train.log`` there."""
+    work = work_dir(request.out_dir, name)
+    work.mkdir(parents=True, exist_ok=True)
+    spec_path = work / "spec.json"
+    ours = identity(request)
+    if spec_path.exists():
+        try:
+            before = json.loads(spec_path.read_text(encoding="utf-8")).get("run")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            before = None
+        if before != ours:
+            (work / "last.ckpt").unlink(missing_ok=True)
+    model, training = row_configs(request, name)
+    write_text_atomic(work / "config.json", json.dumps({"model": model, "training": training}, indent=1))
+    spec = {"preset": name, "table": request.table, "run": ours, "out_dir": os.path.abspath(request.out_dir),
+            "threads": threads, "device": request.device, "jobs": request.jobs}
+    write_text_atomic(spec_path, json.dumps(spec, indent=1))
+    log = open(work / "train.log", "a", encoding="utf-8")
+    log.write(f"{RUN_MARK} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+    log.flush()
+    process = subprocess.Popen([sys.executable, "-m", "tagger.ablation", str(spec_path)], stdout=log,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=_child_env(threads))
+    return _Running(index, name, process, log)
+
+
+#: The line that starts each attempt of a row in its log.
+RUN_MARK = "--- started"
+
+
+def _last_error(name: str, out_dir: str) -> str:
+    """The error line of the last attempt in row ``name``'s log (else its last line)."""
+    text = (work_dir(out_dir, name) / "train.log").read_text(encoding="utf-8", errors="replace")
+    lines = [line.strip() for line in text.rpartition(RUN_MARK)[2].splitlines()[1:] if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    return (errors or lines or ["no output"])[-1]
+
+
+class _TermAsInterrupt:
+    """While active (main thread only), SIGTERM raises KeyboardInterrupt, so that the rows'
+    processes are stopped (and checkpoint) as on Ctrl-C."""
+
+    def __enter__(self) -> "_TermAsInterrupt":
+        self.previous = None
+        try:
+            self.previous = signal.signal(signal.SIGTERM, self._raise)
+        except ValueError:  # not the main thread
+            pass
+        return self
+
+    @staticmethod
+    def _raise(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def _stop(running: Sequence[_Running]) -> None:
+    """Ask the rows' processes to stop (SIGTERM: they checkpoint after the current update) and wait."""
+    for row in running:
+        if row.process.poll() is None:
+            row.process.send_signal(signal.SIGTERM)
+    for row in running:
+        try:
+            row.process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            row.process.kill()
+            row.process.wait()
+        row.log.close()
+
+
+def describe_result(result: Mapping[str, Any]) -> str:
+    return f"dev {result['dev']:.2f} test {result['test']:.2f} in {result['seconds']:.0f} s"
+
+
+def run_table(request: AblationRequest, say: Callable[[str], None] = lambda line: None,
+              poll_seconds: float = 0.2) -> dict[str, Any]:
+    """Train the rows of ``request.table`` not done yet, ``jobs`` at a time, each in a process
+    of its own with :func:`threads_per_job` torch threads; ``say`` gets a line as each row
+    starts, is skipped, ends or fails (the others still run). ``DIR/table.md`` and
+    ``DIR/table.json`` are rewritten as each row ends. Returns the table's report
+    (:func:`table_report`), whose ``failed`` names the rows that failed (:func:`failure`)."""
+    rows = check_request(request)
+    done = check_results(request, table_rows(request.table))  # every row's: the table must not mix runs
+    Path(request.out_dir).mkdir(parents=True, exist_ok=True)
+    settings = run_settings(request)
+    write_text_atomic(Path(request.out_dir) / "ablation.json", json.dumps(settings, indent=1))
+    total, threads = len(rows), settings["threads_per_job"]
+    pending = []
+    for index, name in enumerate(rows, 1):
+        if name in done:
+            say(f"row {index}/{total} {name}: done before ({describe_result(done[name])}), skipped")
+        else:
+            pending.append((index, name))
+    failed: list[str] = []
+    running: list[_Running] = []
+    try:
+        with _TermAsInterrupt():
+            while pending or running:
+                while pending and len(running) < request.jobs:
+                    index, name = pending.pop(0)
+                    resumed = (work_dir(request.out_dir, name) / "last.ckpt").exists()
+                    running.append(_start(request, name, index, threads))
+                    say(f"row {index}/{total} {name}: {'resuming' if resumed else 'training'} "
+                        f"(budget {request.budget_minutes:g} min, {threads} thread{'s' * (threads != 1)})")
+                time.sleep(poll_seconds)
+                for row in [r for r in running if r.process.poll() is not None]:
+                    running.remove(row)
+                    row.log.close()
+                    result = load_results(request.out_dir, [row.name]).get(row.name)
+                    if row.process.returncode == 0 and result is not None:
+                        done[row.name] = result
+                        say(f"row {row.index}/{total} {row.name} done: {describe_result(result)}")
+                        (work_dir(request.out_dir, row.name) / "last.ckpt").unlink(missing_ok=True)
+                    else:
+                        failed.append(row.name)
+                        say(f"row {row.index}/{total} {row.name} failed: {_last_error(row.name, request.out_dir)}")
+                    write_report(request.out_dir, table_report(request.table, done, settings, failed))
+    except BaseException:
+        if running:
+            _stop(running)
+            say(f"stopped {', '.join(row.name for row in running)} (checkpoints in {Path(request.out_dir) / 'ckpt'}); "
+                f"run the same command again to continue")
+        raise
+    report = table_report(request.table, done, settings, failed)
+    write_report(request.out_dir, report)
+    return report
+
+
+def failure(report: Mapping[str, Any], out_dir: str | os.PathLike) -> TaggerError | None:
+    """The error to end a run with if rows of it failed (``report["failed"]``), naming their logs."""
+    failed = report.get("failed") or []
+    if not failed:
+        return None
+    logs = ", ".join(str(work_dir(out_dir, name) / "train.log") for name in failed)
+    return TaggerError(f"{len(failed)} row{'s' * (len(failed) != 1)} failed ({', '.join(failed)}); logs: {logs}")
+
+
+def report_table(table: str, out_dir: str | os.PathLike) -> dict[str, Any]:
+    """``tagger ablate --report``: the table of what ``out_dir`` holds, with the settings of its
+    last run (``ablation.json``, else those of a result), rewritten to ``table.md``/``table.json``."""
+    rows = table_rows(table)
+    folder = Path(out_dir)
+    if not folder.is_dir():
+        raise TaggerError("no such folder", str(out_dir))
+    results = load_results(folder, rows)
+    settings: dict[str, Any] = {}
+    if (folder / "ablation.json").is_file():
+        settings = json.loads((folder / "ablation.json").read_text(encoding="utf-8"))
+    elif results:
+        first = next(iter(results.values()))
+        settings = {**first["run"], "table": table, "jobs": first.get("jobs"),
+                    "threads_per_job": first.get("threads"), "device": first.get("device"), "cpu": first.get("cpu")}
+    report = table_report(table, results, settings)
+    write_report(folder, report)
+    return report
+
+
+# -- the table: report, markdown -------------------------------------------------------------
+
+def table_report(table: str, results: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any],
+                 failed: Sequence[str] = ()) -> dict[str, Any]:
+    """The table as plain data (``table.json``, ``--json``): the paper's table, the run's
+    settings, the rows that ``failed`` in it, and per row the paper's figures beside ours
+    (None where not run yet)."""
+    entry = get_table(table)
+    presets = MODELS[ZOO_FAMILY].PRESETS
+    rows = []
+    for name in table_rows(table):
+        preset, result = presets[name], results.get(name)
+        rows.append({
+            "preset": name, "case": preset.get("case") or "", "row": preset.get("row") or name,
+            "paper_dev": preset.get("paper_dev"), "paper_test": preset.get("paper_test"),
+            "dev": result["dev"] if result else None, "test": result["test"] if result else None,
+            "epochs": result["epochs"] if result else None, "seconds": result["seconds"] if result else None,
+            "tokens_per_second": result["tokens_per_second"] if result else None,
+        })
+    return {"table": table, **{key: entry.get(key) for key in ("paper", "number", "title", "data")},
+            "settings": dict(settings), "failed": list(failed), "rows": rows}
+
+
+def _figure(value: float | None) -> str:
+    return PENDING if value is None else f"{value:.2f}"
+
+
+#: The columns of the table as printed (:func:`display_rows`).
+COLUMNS = ("Case", "Variant", "paper dev", "paper test", "our dev", "our test", "preset")
+
+
+def display_rows(report: Mapping[str, Any]) -> list[list[str]]:
+    """The table's rows as printed, in the paper's layout: a case named on its first row only."""
+    out, case = [], None
+    for row in report["rows"]:
+        shown = row["case"] if row["case"] != case else ""
+        case = row["case"]
+        out.append([shown, row["row"], _figure(row["paper_dev"]), _figure(row["paper_test"]), _figure(row["dev"]),
+                    _figure(row["test"]), row["preset"]])
+    return out
+
+
+def title_line(report: Mapping[str, Any]) -> str:
+    """``Wu, Zhang & Zong 2017, Table 2: shortcut topologies (paper: CCGbank supertags, 7 layers)``."""
+    data = f" (paper: {report['data']})" if report.get("data") else ""
+    return f"{report.get('paper')}, Table {report.get('number')}: {report.get('title')}{data}"
+
+
+def settings_line(settings: Mapping[str, Any]) -> str:
+    """The run's data, budget, seed, overrides, CPU and threads, in one line."""
+    if not settings:
+        return "not run yet"
+    column = f", column {settings['column']}" if settings.get("column") else ""
+    limit = f" (first {settings['max_sentences']} training sentences)" if settings.get("max_sentences") else ""
+    overrides = ", ".join(settings.get("overrides") or []) or "none"
+    threads = settings.get("threads_per_job")
+    jobs = settings.get("jobs")
+    return (f"ours: task {settings.get('task')}{column}; train {settings.get('train')}{limit}, "
+            f"dev {settings.get('dev')}, test {settings.get('test')}; budget {settings.get('budget_minutes'):g} min "
+            f"per row; seed {settings.get('seed')}; overrides: {overrides}; device {settings.get('device')}; "
+            f"CPU {settings.get('cpu')}; threads {threads} per row × {jobs} rows at a time")
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The table as markdown (``DIR/table.md``): a title and a settings line, then the rows."""
+    lines = [f"# {title_line(report)}", "", settings_line(report.get("settings") or {}), "",
+             "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * 4 + ["---"]) + "|"]
+    for cells in display_rows(report):
+        cells = [cell.replace("|", "\\|") for cell in cells]
+        lines.append("| " + " | ".join(cells[:-1]) + f" | `{cells[-1]}` |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(out_dir: str | os.PathLike, report: Mapping[str, Any]) -> None:
+    """``DIR/table.md`` and ``DIR/table.json``, each written atomically."""
+    write_text_atomic(Path(out_dir) / "table.md", render_markdown(report))
+    write_text_atomic(Path(out_dir) / "table.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+
+
+# -- one row, in its own process ---------------------------------------------------------------
+
+def _epoch_line(record: Mapping[str, Any]) -> None:
+    print(f"epoch {record['epoch']} loss {record['loss']:.4f} dev {100 * record['dev']:.2f} lr {record['lr']:.4g} "
+          f"{record['seconds']:.0f}s{' best' if record.get('best') else ''}", file=sys.stderr, flush=True)
+
+
+def run_row(spec_path: str | os.PathLike) -> dict[str, Any]:
+    """Train the row that ``spec_path`` describes (written by :func:`run_table`) with its whole
+    config (``config.json`` beside it) and the run's overrides, resuming from its checkpoint;
+    score the best model on the test file as ``tagger evaluate`` does; write ``DIR/ROW.json``
+    atomically (last: a row killed before has no result and is run again)."""
+    from tagger import api
+
+    work = Path(spec_path).parent
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    run, name, out_dir = spec["run"], spec["preset"], Path(spec["out_dir"])
+    model_path = out_dir / f"{name}.model"
+    started = time.monotonic()
+    summary = api.train(train=run["train"], dev=run["dev"], out=model_path, task=run["task"], format=run["format"],
+                        column=run["column"], config_file=str(work / "config.json"),
+                        settings=parse_overrides(run["overrides"]), max_minutes=run["budget_minutes"],
+                        max_sentences=run["max_sentences"], seed=run["seed"], device=spec["device"],
+                        threads=spec["threads"], checkpoint_dir=work, resume=True, on_epoch=_epoch_line)
+    scored = api.evaluate(model_path, run["test"], format=run["format"], device=spec["device"],
+                          threads=spec["threads"], precision="fp32")
+    config = json.loads((work / "config.json").read_text(encoding="utf-8"))
+    result = {
+        "preset": name, "table": spec["table"], "dev": summary["best_dev"], "test": scored["score"],
+        "metric": summary["dev_metric"], "epochs": summary["epochs"], "best_epoch": summary["best_epoch"],
+        "seconds": summary["seconds"], "tokens_per_second": summary["train_tokens_per_second"],
+        "seed": run["seed"], "overrides": run["overrides"], "budget_minutes": run["budget_minutes"],
+        "train_sentences": summary["train_sentences"], "dev_sentences": summary["dev_sentences"],
+        "test_sentences": scored["sentences"], "model_file": model_path.name, "model": config["model"],
+        "training": config["training"], "threads": spec["threads"], "jobs": spec["jobs"],
+        "device": device_name(spec["device"]),
+        "cpu": cpu_name(), "wall_seconds": round(time.monotonic() - started, 1),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S"), "run": run,
+    }
+    write_text_atomic(result_path(out_dir, name), json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    return result
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m tagger.ablation SPEC``: :func:`run_row`; a :class:`TaggerError` is one line,
+    an interrupted row (its checkpoint saved) exits 130."""
+    from tagger.training.trainer import Interrupted
+
+    try:
+        result = run_row(argv[0])
+    except TaggerError as e:
+        print(f"error: {e}", file=sys.stderr, flush=True)
+        return 1
+    except Interrupted as stop:
+        print(f"interrupted at epoch {stop.epoch}, batch {stop.batch}; checkpoint in {stop.checkpoint}",
+              file=sys.stderr, flush=True)
+        return 130
+    print(f"done: {describe_result(result)}", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,258 @@
+"""The ablation zoo: ``tagger presets`` (every family's presets, the papers' rows among them) and
+``tagger ablate`` (train a table's rows, resume, report, plot), on a fixture table of two rows
+injected into the skip-LSTM presets, so that the tests do not depend on the papers' data."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tagger import ablation
+from tagger.ablation import AblationRequest
+from tagger.errors import TaggerError
+from tagger.models import MODELS
+from tagger.models.skip_lstm import presets as zoo_presets
+from tests.conftest import EWT
+from tests.helpers import assert_one_line_error, first_blocks, invoke
+
+TABLE = "fx2099-t1"
+ROWS = {
+    "fx-plain": {"based_on": "fast", "table": TABLE, "case": "", "row": "no skip: plain stacked LSTM",
+                 "description": "fixture row:\n  no skip", "model": {"skip": "none"},
+                 "paper_dev": 93.5, "paper_test": None},
+    "fx-skip": {"based_on": "fast", "table": TABLE, "case": "gated skip (case 1)",
+                "row": "skip to the output: h = h~ + g⊙k", "description": "fixture row: skip to the output",
+                "model": {"skip": "output", "gate": "none"}, "paper_dev": 94.1, "paper_test": 94.3},
+    "fx-skip-gated": {"based_on": "fx-skip", "table": TABLE, "case": "gated skip (case 1)",
+                      "row": "with gate", "description": "fixture row: gated", "model": {"gate": "recurrent"},
+                      "paper_dev": 94.2, "paper_test": 94.4},
+}
+TABLES = {TABLE: {"paper": "Fixture & Co 2099", "file": "999", "number": 1, "title": "fixture topologies",
+                  "data": "UD EWT slices"}}
+FIELDS = {"name", "family", "table", "case", "row", "paper_dev", "paper_test", "description", "scan", "model",
+          "training"}
+
+
+@pytest.fixture
+def zoo(monkeypatch):
+    """The fixture table: its rows added to the skip-LSTM presets (the dict the model class and the
+    presets module share), its entry as the only table."""
+    for name, entry in ROWS.items():
+        monkeypatch.setitem(MODELS["skip_lstm"].PRESETS, name, entry)
+    monkeypatch.setattr(zoo_presets, "TABLES", TABLES, raising=False)
+    return list(ROWS)
+
+
+# -- tagger presets ----------------------------------------------------------------------------
+
+def test_list_presets_gives_every_family_zoo_first_with_rows_and_scan(zoo):
+    presets = ablation.list_presets()
+    families = [p["family"] for p in presets]
+    assert families[0] == "skip_lstm" and set(families) == set(MODELS)
+    assert families == sorted(families, key=lambda f: (f != "skip_lstm", f))  # grouped, zoo first
+    by_name = {p["name"]: p for p in presets if p["family"] == "skip_lstm"}
+    gated = by_name["fx-skip-gated"]
+    assert set(gated) == FIELDS | {"source"}
+    assert gated["model"]["skip"] == "output" and gated["model"]["gate"] == "recurrent"  # based_on resolved
+    assert gated["training"]["optimizer"] == "adam"  # from fast, two links up
+    assert gated["source"] == "fx2099 T1 · case 1 · with gate"
+    assert by_name["fx-plain"]["source"] == "fx2099 T1 · no skip" and by_name["fast"]["source"] == ""
+    assert by_name["fx-plain"]["description"] == "fixture row: no skip"  # one line
+    assert {p["scan"] for p in presets if p["family"] == "skip_lstm"} == {"fast"}
+    assert {p["scan"] for p in presets if p["family"] != "skip_lstm"} == {"-"}
+    assert [p["name"] for p in ablation.list_presets(table=TABLE)] == zoo
+    assert {p["family"] for p in ablation.list_presets("seq2seq")} == {"seq2seq"}
+    with pytest.raises(TaggerError, match=f"unknown table 'nope'; tables: {TABLE}"):
+        ablation.list_presets(table="nope")
+
+
+def test_presets_command_names_json_filters_and_plain_text(zoo):
+    done = invoke("presets", "--names")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines() == [p["name"] for p in ablation.list_presets()]
+    done = invoke("presets", "--json", "--table", TABLE)
+    listed = json.loads(done.stdout)
+    assert [p["name"] for p in listed] == zoo and all(set(p) == FIELDS for p in listed)
+    assert listed[1]["paper_test"] == 94.3 and listed[0]["paper_test"] is None
+    assert listed[1]["case"].endswith("(case 1)")
+    done = invoke("presets", "--model", "transition_parser", "--names")
+    assert done.stdout.split() == list(MODELS["transition_parser"].PRESETS)
+    lines = invoke("presets", "--table", TABLE).stdout.splitlines()  # not a terminal: plain, aligned
+    assert lines[0].split()[:2] == ["name", "family"] and len(lines) == 1 + len(zoo)
+    scan = lines[0].index("scan")
+    assert all(line[scan:scan + 4] == "fast" for line in lines[1:])
+    assert "fx2099 T1 · case 1 · skip to the output" in lines[2] and "fixture row: skip to the output" in lines[2]
+    assert_one_line_error(invoke("presets", "--table", "nope"), "unknown table 'nope'", TABLE)
+    assert invoke("presets", "--model", "nope").exit_code == 2  # click's choice
+
+
+def test_presets_api_is_the_listing(zoo):
+    import tagger
+
+    assert tagger.presets(table=TABLE) == ablation.list_presets(table=TABLE)
+
+
+# -- the table, from results -------------------------------------------------------------------
+
+def fake_result(name: str, dev: float, test: float, run: dict) -> dict:
+    return {"preset": name, "dev": dev, "test": test, "epochs": 2, "seconds": 12.0, "tokens_per_second": 900,
+            "run": run}
+
+
+def test_table_report_and_markdown_in_the_papers_layout(zoo, tmp_path):
+    request = AblationRequest(TABLE, str(tmp_path), "t.conllu", "d.conllu", "e.conllu", 5, column="xpos",
+                              overrides=("hidden=64", "layers=4", "hidden=32"), jobs=2, threads=4)
+    run = ablation.identity(request)
+    assert run["overrides"] == ["hidden=32", "layers=4"]  # the last of a repeated key, sorted
+    ablation.write_text_atomic(tmp_path / "fx-skip.json", json.dumps(fake_result("fx-skip", 91.234, 90.5, run)))
+    report = ablation.table_report(TABLE, ablation.load_results(tmp_path), ablation.run_settings(request))
+    assert [r["preset"] for r in report["rows"]] == zoo
+    assert report["rows"][1]["dev"] == 91.234 and report["rows"][0]["dev"] is None
+    shown = ablation.display_rows(report)
+    assert shown[0] == ["", "no skip: plain stacked LSTM", "93.50", "…", "…", "…", "fx-plain"]
+    assert shown[1][:6] == ["gated skip (case 1)", "skip to the output: h = h~ + g⊙k", "94.10", "94.30", "91.23",
+                            "90.50"]
+    assert shown[2][0] == ""  # the case is named on its first row only
+    markdown = ablation.render_markdown(report)
+    lines = markdown.splitlines()
+    assert lines[0] == "# Fixture & Co 2099, Table 1: fixture topologies (paper: UD EWT slices)"
+    settings = lines[2]
+    for fragment in ("column xpos", "budget 5 min per row", "seed 1", "overrides: hidden=32, layers=4",
+                     f"CPU {ablation.cpu_name()}", "threads 2 per row × 2 rows", os.path.abspath("t.conllu")):
+        assert fragment in settings, fragment
+    assert lines[4] == "| Case | Variant | paper dev | paper test | our dev | our test | preset |"
+    assert lines[7] == ("| gated skip (case 1) | skip to the output: h = h~ + g⊙k | 94.10 | 94.30 | 91.23 | 90.50 "
+                        "| `fx-skip` |")
+    assert len(lines) == 9
+
+
+def test_report_mode_prints_and_rewrites_the_table_without_training(zoo, tmp_path):
+    request = AblationRequest(TABLE, str(tmp_path), "t.conllu", "d.conllu", "e.conllu", 5)
+    ablation.write_text_atomic(tmp_path / "fx-plain.json",
+                               json.dumps(fake_result("fx-plain", 88.0, 87.0, ablation.identity(request))))
+    done = invoke("ablate", "--table", TABLE, "--out-dir", tmp_path, "--report")
+    assert done.exit_code == 0, done.output
+    assert "fixture topologies" in done.stdout and "88.00" in done.stdout and "…" in done.stdout
+    row = "| no skip: plain stacked LSTM | 93.50 | … | 88.00 | 87.00 | `fx-plain` |"
+    assert row in (tmp_path / "table.md").read_text()
+    done = invoke("ablate", "--table", TABLE, "--out-dir", tmp_path, "--report", "--json")
+    report = json.loads(done.stdout)
+    assert report == json.loads((tmp_path / "table.json").read_text())
+    assert [r["dev"] for r in report["rows"]] == [88.0, None, None] and report["settings"]["budget_minutes"] == 5
+    assert_one_line_error(invoke("ablate", "--table", "nope", "--out-dir", tmp_path, "--report"), "tables: " + TABLE)
+
+
+def test_bad_requests_fail_before_anything_runs(zoo, tmp_path):
+    data = str(tmp_path / "d.conllu")
+    Path(data).write_text("1\ta\ta\tX\t_\t_\t0\troot\t_\t_\n\n")
+    done = invoke("ablate", "--table", TABLE, "--out-dir", tmp_path / "o", "--train", data)
+    assert done.exit_code == 2 and "missing --dev, --test, --budget-minutes" in done.stderr
+    base = ["ablate", "--table", TABLE, "--out-dir", tmp_path / "o", "--train", data, "--dev", data, "--test", data,
+            "--budget-minutes", "1"]
+    assert_one_line_error(invoke(*base[:2], "nope", *base[3:]), "unknown table 'nope'")
+    assert_one_line_error(invoke(*base, "--rows", "fx-plain,fx-x"), "--rows: fx-x not in table", "fx-skip-gated")
+    assert_one_line_error(invoke(*base, "--set", "nope=1"), "unknown config key(s): nope")
+    assert_one_line_error(invoke(*base, "--set", "layers=0"), "layers must be between 1 and 64")
+    assert_one_line_error(invoke(*base, "--device", "gpu"), "--device gpu: not a device name")
+    assert_one_line_error(invoke(*base[:8], tmp_path / "none.conllu", *base[9:]), "none.conllu: no such file")
+    assert not (tmp_path / "o").exists()
+    assert ablation.threads_per_job(8, 3) == 2 and ablation.threads_per_job(1, 2) == 1
+    assert ablation.threads_per_job(None, 1) == (os.cpu_count() or 1)
+
+
+# -- a real run --------------------------------------------------------------------------------
+
+@pytest.fixture
+def ewt_slices(tmp_path) -> tuple[Path, Path, Path]:
+    """The first 120, 40 and 40 sentences of EWT train, dev and test."""
+    if not (EWT / "en_ewt-ud-train.conllu").exists():
+        pytest.skip("needs ../shared/data")
+    paths = []
+    for part, n in (("train", 120), ("dev", 40), ("test", 40)):
+        path = tmp_path / f"{part}.conllu"
+        path.write_text(first_blocks(EWT / f"en_ewt-ud-{part}.conllu", n), encoding="utf-8")
+        paths.append(path)
+    return tuple(paths)
+
+
+@pytest.mark.slow
+def test_ablate_trains_rows_in_parallel_resumes_and_refuses_other_runs(zoo, ewt_slices, tmp_path):
+    import tagger
+
+    train, dev, test = ewt_slices
+    out = tmp_path / "zoo"
+    command = ["ablate", "--table", TABLE, "--rows", "fx-plain,fx-skip", "--column", "xpos", "--train", train,
+               "--dev", dev, "--test", test, "--budget-minutes", "1", "--jobs", "2", "--threads", "2",
+               "--out-dir", out, "--set", "layers=3", "--set", "hidden=8", "--set", "word_dim=16",
+               "--set", "max_epochs=1", "--set", "optimizer=sgd", "--set", "lr=0.05"]
+    done = invoke(*command, "--json")
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    for index, name in ((1, "fx-plain"), (2, "fx-skip")):
+        assert f"row {index}/2 {name}: training (budget 1 min, 1 thread)" in done.stderr
+        assert f"row {index}/2 {name} done: dev " in done.stderr
+    results = {name: json.loads((out / f"{name}.json").read_text()) for name in ("fx-plain", "fx-skip")}
+    for name, result in results.items():
+        assert (out / result["model_file"]).exists() and result["model_file"] == f"{name}.model"
+        assert result["model"]["layers"] == 3 and result["model"]["hidden"] == 8  # model keys over the preset
+        assert result["model"]["column"] == "xpos" and result["model"]["skip"] == ROWS[name]["model"]["skip"]
+        assert result["training"]["optimizer"] == "sgd" and result["training"]["lr"] == 0.05  # training keys too
+        assert result["epochs"] == 1 and result["seed"] == 1 and result["threads"] == 1
+        assert 1 < result["dev"] <= 100 and 1 < result["test"] <= 100  # percent
+        scored = tagger.evaluate(out / f"{name}.model", test, precision="fp32")
+        assert result["test"] == pytest.approx(scored["score"]) and scored["columns"] == ["xpos"]
+        assert not (out / "ckpt" / name / "last.ckpt").exists()  # a finished row keeps no checkpoint
+    assert results["fx-plain"]["dev"] != results["fx-skip"]["dev"]  # the rows differ (3 layers: k reaches layer 3)
+    report = json.loads(done.stdout)
+    assert report == json.loads((out / "table.json").read_text())
+    assert [r["dev"] for r in report["rows"]] == [results["fx-plain"]["dev"], results["fx-skip"]["dev"], None]
+    markdown = (out / "table.md").read_text()
+    assert f"| {results['fx-skip']['test']:.2f} | `fx-skip` |" in markdown and "`fx-skip-gated` |" in markdown
+    assert "Fixture & Co 2099, Table 1" in done.stderr and "our test" in done.stderr  # the table on stderr
+
+    # Again: both rows are done, nothing is trained or rewritten.
+    stamps = {name: (out / f"{name}.json").stat().st_mtime_ns for name in results}
+    done = invoke(*command)
+    assert done.exit_code == 0, done.stderr
+    assert "row 1/2 fx-plain: done before (dev" in done.stderr and ": training (" not in done.stderr
+    assert {name: (out / f"{name}.json").stat().st_mtime_ns for name in results} == stamps
+
+    # One result deleted: only that row runs again, to the same scores (a CPU run repeats exactly).
+    (out / "fx-skip.json").unlink()
+    done = invoke(*command)
+    assert done.exit_code == 0, done.stderr
+    assert "row 1/2 fx-plain: done before" in done.stderr and "row 2/2 fx-skip: training" in done.stderr
+    assert (out / "fx-plain.json").stat().st_mtime_ns == stamps["fx-plain"]
+    again = json.loads((out / "fx-skip.json").read_text())
+    assert (again["dev"], again["test"]) == (results["fx-skip"]["dev"], results["fx-skip"]["test"])
+
+    # Another seed in the same folder: refused, not mixed in.
+    other = [*command[:-2], "--seed", "2", *command[-2:]]
+    assert_one_line_error(invoke(*other), "fx-plain.json", "another run", "seed 2 here, 1 there")
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        picture = tmp_path / "table.png"
+        done = invoke("ablate", "--table", TABLE, "--out-dir", out, "--report", "--plot", picture)
+        assert done.exit_code == 0, done.stderr
+        assert picture.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_a_failing_row_is_reported_with_its_logs_error(zoo, tmp_path):
+    """A row whose process fails (here: its training file is not CoNLL-U) says so with its log's
+    error line; the table is still written, and the run ends in one error naming the row and its log."""
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tx\n\n")
+    request = AblationRequest(TABLE, str(tmp_path / "o"), str(bad), str(bad), str(bad), 1, rows=("fx-plain",),
+                              overrides=("layers=1", "hidden=4"), threads=1)
+    lines: list[str] = []
+    report = ablation.run_table(request, lines.append)
+    assert report["failed"] == ["fx-plain"] and report["rows"][0]["dev"] is None
+    assert lines[0] == "row 1/1 fx-plain: training (budget 1 min, 1 thread)"
+    assert lines[1].startswith("row 1/1 fx-plain failed: error: ") and "bad.conllu" in lines[1]
+    error = ablation.failure(report, request.out_dir)
+    assert error is not None and "1 row failed (fx-plain)" in str(error) and "ckpt/fx-plain/train.log" in str(error)
+    assert not (tmp_path / "o" / "fx-plain.json").exists() and (tmp_path / "o" / "table.md").exists()
