@@ -98,7 +98,8 @@ PRESETS.update({
                                "without the character features (l_w = 0)", {"char_length": 0}),
     "wu2016-t1-7-nodropout": _row(_T, "", "7-layers + skip output + gating (no dropout)", 94.06, 94.0, "wu2016-7x512",
                                   "without dropout", {"input_dropout": 0.0, "hidden_dropout": 0.0}),
-    "wu2016-t1-9": _row(_T, "", "9-layers + skip output + gating", 94.55, 94.69, "wu2016-9x512", "9 × 512"),
+    "wu2016-t1-9": _row(_T, "", "9-layers + skip output + gating", 94.55, 94.69, "wu2016-7x512", "9 × 512",
+                        {"layers": 9}),
 })
 _T = "wu2016-t2"
 PRESETS.update({
