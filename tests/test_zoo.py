@@ -38,8 +38,8 @@ def config_of(name: str, **sizes):
     return build_configs(SkipLSTMTagger, PRESETS, name, overrides=[f"{k}={v}" for k, v in values.items()])
 
 
-@pytest.mark.parametrize("name", ROWS)
-def test_every_row_builds_and_takes_a_training_step(name):
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_builds_and_takes_a_training_step(name):
     """At its own depth and cell, with small sizes: one Adam step changes the parameters and
     lowers the loss on the batch it saw; decoding gives one tag per word."""
     torch.manual_seed(0)
@@ -63,7 +63,7 @@ def test_every_row_builds_and_takes_a_training_step(name):
 
 
 def test_layers_and_hidden_apply_to_every_preset():
-    for name in ROWS:
+    for name in PRESETS:
         config, _ = build_configs(SkipLSTMTagger, PRESETS, name, overrides=["layers=3", "hidden=32"])
         assert (config.layers, config.hidden) == (3, 32)
 
