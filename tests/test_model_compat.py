@@ -155,10 +155,14 @@ def test_the_parser_keeps_its_own_training_defaults_under_every_preset():
     assert build_configs(cls, cls.PRESETS, "lstm-full-bptt")[0].bptt == 0
 
 
+ROW_KEYS = ("table", "case", "row", "paper_dev", "paper_test")  # a paper table's row (docs/zoo.md)
+
+
 def test_presets_are_plain_data_resolved_through_based_on():
     for cls in MODELS.values():
         for name, preset in cls.PRESETS.items():
-            assert set(preset) <= {"based_on", "description", "model", "training"}, name
+            assert set(preset) <= {"based_on", "description", "model", "training", *ROW_KEYS}, name
+            assert "table" not in preset or set(ROW_KEYS) <= set(preset), name  # a table row says where it is from
             assert preset["description"] and preset.get("based_on", name) in cls.PRESETS
             model, training = resolve_preset(cls.PRESETS, name)
             assert set(training) <= {f.name for f in dataclasses.fields(TrainingConfig)}
