@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from typing import Any, Callable
 
 import torch
@@ -63,6 +64,10 @@ def _label(text: str, width: int = 48) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+#: "(case 2)" in a table's Case column: dropped from the plot's row labels.
+CASE_NUMBER = re.compile(r"\s*\(case \d+\)")
+
+
 def draw_ablation(report: dict[str, Any], path: str | os.PathLike) -> None:
     """Draw an ablation table (:func:`tagger.ablation.table_report`) into the picture file
     ``path``: one line per row, the paper's dev and test figures on the left, ours on the right,
@@ -73,7 +78,7 @@ def draw_ablation(report: dict[str, Any], path: str | os.PathLike) -> None:
     from matplotlib import pyplot as plt
 
     rows = report["rows"]
-    labels = [_label(f"{row['case'].split('(')[0].strip()} · {row['row']}" if row["case"] else row["row"])
+    labels = [_label(f"{CASE_NUMBER.sub('', row['case']).strip()} · {row['row']}" if row["case"] else row["row"])
               for row in rows]
     height = max(2.5, 0.32 * len(rows) + 1.6)
     figure, axes = plt.subplots(1, 2, figsize=(11, height), sharey=True)
