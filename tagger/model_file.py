@@ -25,7 +25,7 @@ import torch
 from tagger import __version__
 from tagger.errors import TaggerError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the ablation zoo's layer (tagger.models.skip_lstm.upgrade reads 2)
 
 #: How every file ``torch.save`` writes begins: a zip archive (torch >= 1.6) or a pickle (older).
 MAGIC = (b"PK\x03\x04", b"\x80")
@@ -140,6 +140,14 @@ def configs_of(archive: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] 
     return archive.get("config", {}), archive.get("training")
 
 
+def upgrades() -> dict[str, Any]:
+    """Per model family, the function that turns an older file's ``(config, state_dict, format
+    version)`` into what this format's model reads."""
+    from tagger.models.skip_lstm.upgrade import upgrade
+
+    return {"skip_lstm": upgrade}
+
+
 def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
     """The model in eval mode on ``device``, and the archive's ``meta``."""
     from tagger.config import config_from_dict
@@ -150,10 +158,14 @@ def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[t
     cls = MODELS.get(archive.get("name"))
     if cls is None:
         raise TaggerError(f"unknown model type {archive.get('name')!r}", name)
-    config = config_from_dict(cls.Config, configs_of(archive)[0], name)
+    values, state = configs_of(archive)[0], archive["state_dict"]
+    upgrade = upgrades().get(cls.name)
+    if upgrade is not None:
+        values, state = upgrade(values, state, archive["format_version"])
+    config = config_from_dict(cls.Config, values, name)
     model = cls(config, archive["vocabs"])
     try:
-        model.load_state_dict(archive["state_dict"])
+        model.load_state_dict(state)
     except RuntimeError as e:
         raise TaggerError(f"weights do not fit the model: {str(e).splitlines()[0]}", name) from None
     return model.to(device).eval(), archive.get("meta", {})

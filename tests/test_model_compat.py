@@ -105,14 +105,14 @@ def test_info_splits_the_flat_config_of_a_format_1_file(task, old_files):
 
 
 @pytest.mark.parametrize("task", ["pos", "dep"])
-def test_a_file_saved_by_this_code_is_format_2_and_round_trips(task, old_files, tmp_path, one_thread):
+def test_a_file_saved_by_this_code_is_the_current_format_and_round_trips(task, old_files, tmp_path, one_thread):
     old, expected = old_files[task]
     model, meta = model_file.load(old)
     training = TrainingConfig(**describe(str(old))["training"])
     path = tmp_path / "resaved"
     model_file.save(path, model, meta, training)
     archive = model_file.read_archive(path)
-    assert set(archive) == V2_KEYS and archive["format_version"] == model_file.FORMAT_VERSION == 2
+    assert set(archive) == V2_KEYS and archive["format_version"] == model_file.FORMAT_VERSION == 3
     assert archive["config"] == config_to_dict(model.config) and archive["training"] == config_to_dict(training)
     assert tag_heldout(path) == expected
     info = describe(str(path))
@@ -254,3 +254,26 @@ def test_a_capability_a_family_lacks_is_a_one_line_error(old_files):
     with pytest.raises(TaggerError, match="add --set word_dim=7"):
         tagger.load_embeddings(["a"], torch.zeros(1, 7))
     assert tagger.pos_column(tagger.config) is None and parser.pos_column(parser.config) == "upos"
+
+
+# ----------------------------------------------------------------------------- format 2 layouts
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("kind", ["gates", "hidden"])
+def test_a_format_2_file_of_a_changed_layer_layout_gives_its_old_outputs(kind):
+    """Files written by the code before format 3 (tests/fixtures/make_skip_format2.py) with the two
+    configs whose layer layout changed (skip=gates: an unused g block; gate=hidden: γ read the
+    input too) load and give the distributions the old code gave."""
+    from tagger.corpus.records import Sentence
+
+    model, _ = model_file.load(FIXTURES / f"skip-{kind}-format2.model")
+    expected = json.loads((FIXTURES / "skip-format2-expected.json").read_text())[kind]
+    sentences = [Sentence(words.split(), {}) for words in ("the dog runs fast", "a cat sleeps", "Dogs bark at 99 cats")]
+    with torch.no_grad():
+        probs = model.distribution(model.collate(sentences, with_gold=False))
+    steps = probs.shape[1]
+    for s, sentence in enumerate(sentences):
+        for t in range(len(sentence.words)):
+            assert probs[s, t].tolist() == pytest.approx(expected[s * steps + t], abs=2e-6), (kind, s, t)
+    assert model_file.read_archive(FIXTURES / f"skip-{kind}-format2.model")["format_version"] == 2

@@ -192,7 +192,7 @@ def test_bad_model_files_are_refused(tmp_path):
     archive = torch.load(good, weights_only=True)
     archive["format_version"] = model_file.FORMAT_VERSION + 1
     torch.save(archive, newer)
-    with pytest.raises(TaggerError, match=r"format 3.*newer.*format 2"):
+    with pytest.raises(TaggerError, match=r"format 4.*newer.*format 3"):
         model_file.load(newer)
 
 
