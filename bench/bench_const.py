@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 
 from tagger import formats, model_file
+from tagger.devices import cpu_name
 from tagger.evaluation.evalb import COLLINS, BracketMetric
 from tagger.formats.ptb import sample_split
 from tagger.inference import predict
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     model, meta = model_file.load(path)
     base = {"model": str(path), "preset": args.preset if not args.model else None, "epochs": len(meta.get("history", [])),
             "best_epoch": meta.get("epoch"), "train_seconds": training.get("seconds"), "threads": args.threads,
-            "reduced": reduced, "cpu": _cpu()}
+            "reduced": reduced, "cpu": cpu_name()}
     for constrained, width in [(c == "on", int(b)) for c in args.constrained.split(",") for b in args.beams.split(",")]:
         model.set_decoding(width, constrained)
         result = {"system": "seq2seq", "beam": width, "constrained": constrained, **base}
@@ -169,16 +170,6 @@ def main(argv: list[str] | None = None) -> None:
         if predicted:
             trees = [s.tree for s in formats.read_corpus(predicted, "trees")]
             emit({"system": args.peer_name, "split": name, "file": predicted, name: bracket_f1(gold, trees)})
-
-
-def _cpu() -> str:
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 if __name__ == "__main__":

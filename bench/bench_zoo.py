@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import sys
 import time
@@ -27,19 +26,10 @@ import time
 import torch
 
 from tagger.config import build_configs
+from tagger.devices import cpu_name
 from tagger.models.skip_lstm import SkipLSTMTagger
 from tagger.models.skip_lstm.presets import PRESETS
 from tagger.modules.recurrent import StackedBiRNN
-
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def build(name: str, layers: int, hidden: int, width: int) -> StackedBiRNN:
@@ -88,10 +78,10 @@ def main() -> None:
             for mode in ("train", "infer"):
                 times[name][mode].append(time_once(models[name], x, lengths, mode == "train"))
     base = {mode: statistics.median(times["fast"][mode]) if "fast" in times else None for mode in ("train", "infer")}
-    print(f"| preset | layers | train ms/batch | ratio to fast | inference ms/batch | ratio to fast |", file=sys.stderr)
+    print("| preset | layers | train ms/batch | ratio to fast | inference ms/batch | ratio to fast |", file=sys.stderr)
     print("|---|---|---|---|---|---|", file=sys.stderr)
     for name in names:
-        row = {"preset": name, "layers": models[name].spec and len(models[name].layers), "hidden": args.hidden,
+        row = {"preset": name, "layers": len(models[name].layers), "hidden": args.hidden,
                "input": args.input, "batch": args.batch, "tokens": tokens, "threads": args.threads, "cpu": cpu_name(),
                "rounds": args.rounds}
         for mode in ("train", "infer"):

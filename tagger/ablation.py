@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from tagger.config import build_configs, config_to_dict, parse_overrides, resolve_preset
+from tagger.devices import cpu_name
 from tagger.errors import TaggerError
+from tagger.model_file import atomic_write
 from tagger.models import MODELS
 from tagger.models.skip_lstm import presets as zoo_presets
 from tagger.tasks import TASKS, get_task
@@ -249,35 +249,8 @@ def load_results(out_dir: str | os.PathLike, rows: Sequence[str] | None = None) 
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``: a kill
-    leaves the old file or the new one, never half of one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else what :mod:`platform` says."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
+    """Write ``text`` (UTF-8) over ``path`` atomically: a kill leaves the old file or the new one."""
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def device_name(device: str) -> str:

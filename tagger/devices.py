@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import re
 
 import torch
@@ -47,3 +48,15 @@ def resolve_device(device: str) -> str:
             raise TaggerError(f"--device {device}: no MPS device is available (try --device cpu)")
         return name
     raise TaggerError(f"--device {device}: not a device name; use one of {', '.join(device_names())}")
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what :mod:`platform` says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"

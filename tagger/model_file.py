@@ -18,7 +18,7 @@ import stat
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable
 
 import torch
 
@@ -39,7 +39,13 @@ def umask_mode() -> int:
 
 
 def atomic_save(obj: Any, path: str | os.PathLike) -> None:
-    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``.
+    """``torch.save`` to ``path`` atomically (:func:`atomic_write`)."""
+    atomic_write(path, lambda f: torch.save(obj, f))
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> None:
+    """``write`` a temporary file in the same folder, fsync, then rename it over ``path``: a kill
+    leaves the old file or the new one, never half of one.
 
     Missing parent folders are created; the file gets the mode ``open(path, "w")`` would give
     it (an existing file's own, else the umask's), not the 0600 of a temporary file."""
@@ -52,7 +58,7 @@ def atomic_save(obj: Any, path: str | os.PathLike) -> None:
     try:
         os.fchmod(fd, stat.S_IMODE(path.stat().st_mode) if path.exists() else umask_mode())
         with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

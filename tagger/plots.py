@@ -44,12 +44,7 @@ def draw_attention(attention: Attention, path: str | os.PathLike) -> None:
     axes.set_xlabel("output symbol")
     axes.set_ylabel("input word (as the encoder reads it)")
     figure.tight_layout()
-    try:
-        figure.savefig(path, dpi=120)
-    except (OSError, ValueError) as e:
-        raise TaggerError(f"cannot write the picture: {e}", os.fspath(path)) from None
-    finally:
-        plt.close(figure)
+    _save(plt, figure, path)
 
 
 def ablation_drawer() -> Callable[[dict[str, Any], str | os.PathLike], None]:
@@ -103,6 +98,11 @@ def draw_ablation(report: dict[str, Any], path: str | os.PathLike) -> None:
         figure.legend(handles, names, loc="upper right", ncol=2, fontsize=8, frameon=False)
     figure.suptitle(f"{report.get('paper')}, Table {report.get('number')}: {report.get('title')}", fontsize=10)
     figure.tight_layout()
+    _save(plt, figure, path)
+
+
+def _save(plt: Any, figure: Any, path: str | os.PathLike) -> None:
+    """Write ``figure`` to ``path`` (its format from the suffix) and close it; a one-line error."""
     try:
         figure.savefig(path, dpi=120)
     except (OSError, ValueError) as e:
