@@ -5,7 +5,7 @@ Two layouts changed in format 3, both for configs no preset used:
 * ``skip=gates`` with a recurrent gate (``gate=recurrent``, the config default, or ``hidden``):
   the layer had a g block in ``w_x``/``w_h``/``bias`` (and ``u_k``) that the output never read
   (the shortcut enters every pre-activation, with no gate). Dropped: the same outputs.
-* ``gate=hidden``: γ read the input too, ``σ(W_x,g x + W_h,g h_{t-1} + b)``; format 3's
+* ``gate=hidden``: γ read the input too (``w_x`` as wide as ``w_h``), ``σ(W_x,g x + W_h,g h_{t-1} + b)``; format 3's
   ``hidden`` has no input part. Such a file becomes ``gate=recurrent`` with ``U = 0``, which
   computes exactly the old γ.
 
@@ -40,9 +40,10 @@ def upgrade(config: dict[str, Any], state_dict: dict[str, torch.Tensor], version
                 state[layer + name] = torch.cat([weight[..., :g_at], weight[..., g_at + hidden :]], -1)
             state.pop(layer + "u_k", None)
     elif gate == "hidden":
-        config = {**config, "gate": "recurrent"}
-        for key in [k for k in state if k.startswith("rnn.layers.") and k.endswith(".w_h")]:
-            if state[key].shape[-1] == with_g:
-                w_h = state[key]
-                state[key[: -len("w_h")] + "u_k"] = w_h.new_zeros(2, hidden, hidden)
+        gated = [k[: -len("w_h")] for k in state
+                 if k.startswith("rnn.layers.") and k.endswith(".w_h") and state[k].shape[-1] == with_g]
+        if gated and all(state[layer + "w_x"].shape[-1] == with_g for layer in gated):  # γ read the input
+            config = {**config, "gate": "recurrent"}
+            for layer in gated:
+                state[layer + "u_k"] = state[layer + "w_h"].new_zeros(2, hidden, hidden)
     return config, state
