@@ -196,7 +196,7 @@ class Model:
         that needed repair), which a note on stderr reports."""
         if format is None:
             format = default_output_format(self.module, top_k is not None or beta is not None)
-        draw = attention_drawer(self.module) if show_attention is not None else None  # fails before any output
+        draw = attention_drawer(self.module, show_attention) if show_attention is not None else None  # fails before any output
         skipped = SkipReport() if on_error == "skip" else None
         source = sys.stdin.buffer if path_in is None else path_in
         if isinstance(path_in, (list, tuple)):

@@ -15,13 +15,34 @@ from tagger.errors import TaggerError
 Attention = tuple[list[str], list[str], torch.Tensor]
 
 
-def attention_drawer(model: Any) -> Callable[[Attention, str | os.PathLike], None]:
-    """:func:`draw_attention`, once it is known that ``model`` has attention and matplotlib is
-    installed (a one-line error otherwise, before anything is tagged)."""
+#: Picture formats matplotlib writes without extra packages (the file name's suffix picks one).
+PICTURE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff")
+
+
+def check_picture_path(path: str | os.PathLike, option: str) -> None:
+    """A one-line error now, before any work, for a picture that could not be written later: an
+    unknown suffix or an unwritable folder. Missing folders are created (as for ``--out``)."""
+    name = os.fspath(path)
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix not in PICTURE_SUFFIXES:
+        raise TaggerError(f"{option}: the file name must end in one of {', '.join(PICTURE_SUFFIXES)}", name)
+    folder = os.path.dirname(os.path.abspath(name))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise TaggerError(f"{option}: cannot make the folder: {e.strerror}", folder) from None
+    if not os.access(folder, os.W_OK):
+        raise TaggerError(f"{option}: the folder is not writable", folder)
+
+
+def attention_drawer(model: Any, path: str | os.PathLike) -> Callable[[Attention, str | os.PathLike], None]:
+    """:func:`draw_attention`, once it is known that ``model`` has attention, matplotlib is
+    installed and ``path`` can be written (a one-line error otherwise, before anything is tagged)."""
     if not model.has_attention:
         raise TaggerError(f"--show-attention: the {model.name} model has no attention to show")
     if importlib.util.find_spec("matplotlib") is None:
         raise TaggerError("--show-attention needs matplotlib: pip install 'tagger[plot]'")
+    check_picture_path(path, "--show-attention")
     return draw_attention
 
 
@@ -47,11 +68,12 @@ def draw_attention(attention: Attention, path: str | os.PathLike) -> None:
     _save(plt, figure, path)
 
 
-def ablation_drawer() -> Callable[[dict[str, Any], str | os.PathLike], None]:
-    """:func:`draw_ablation`, once it is known that matplotlib is installed (a one-line error
-    otherwise, before anything is trained)."""
+def ablation_drawer(path: str | os.PathLike) -> Callable[[dict[str, Any], str | os.PathLike], None]:
+    """:func:`draw_ablation`, once it is known that matplotlib is installed and ``path`` can be
+    written (a one-line error otherwise, before anything is trained)."""
     if importlib.util.find_spec("matplotlib") is None:
         raise TaggerError("--plot needs matplotlib: pip install 'tagger[plot]'")
+    check_picture_path(path, "--plot")
     return draw_ablation
 
 

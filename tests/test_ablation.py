@@ -256,3 +256,16 @@ def test_a_failing_row_is_reported_with_its_logs_error(zoo, tmp_path):
     error = ablation.failure(report, request.out_dir)
     assert error is not None and "1 row failed (fx-plain)" in str(error) and "ckpt/fx-plain/train.log" in str(error)
     assert not (tmp_path / "o" / "fx-plain.json").exists() and (tmp_path / "o" / "table.md").exists()
+
+
+def test_a_picture_that_could_not_be_written_is_refused_before_any_work(tmp_path):
+    from tagger.plots import check_picture_path
+
+    with pytest.raises(TaggerError, match="must end in one of"):
+        check_picture_path(tmp_path / "table.gif", "--plot")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(TaggerError, match="cannot make the folder"):
+        check_picture_path(blocker / "sub" / "table.png", "--plot")
+    check_picture_path(tmp_path / "new" / "table.png", "--plot")  # the folder --out-dir will also make
+    assert (tmp_path / "new").is_dir()

@@ -150,7 +150,7 @@ def test_evalb_stops_after_max_error_errors():
     with pytest.raises(TaggerError, match="sentence 3: Words unmatch.*error 3, where EVALB stops") as info:
         score_trees([gold] * 3, [wrong] * 3, EvalbParams(max_error=1), "p.trees", [5, 6, 7])
     assert (info.value.file, info.value.line) == ("p.trees", 7)
-    with pytest.raises(TaggerError, match="2 sentences, the gold ones 3"):
+    with pytest.raises(TaggerError, match="has 2 trees, the gold one 3"):
         score_trees([gold] * 3, [gold] * 2)
 
 

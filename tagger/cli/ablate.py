@@ -71,7 +71,7 @@ def command(table, out_dir, task, column, train_path, dev_path, test_path, fmt, 
     --jobs at a time, each in its own process. Run the same command again to continue: rows with
     a result in --out-dir are skipped, a row stopped on the way resumes from its checkpoint.
     """
-    draw = ablation_drawer() if plot else None  # before anything trains
+    draw = ablation_drawer(plot) if plot else None  # before anything trains
     if report:
         result = report_table(table, out_dir)
     else:

@@ -526,7 +526,7 @@ def score_trees(gold: Sequence[Forest], test: Sequence[Forest], params: EvalbPar
     the sentence's line in ``test_lines``, as EVALB then prints no summary). The two sides must
     have as many sentences (EVALB reads line against line)."""
     if len(gold) != len(test):
-        raise TaggerError(f"the predicted trees are {len(test)} sentences, the gold ones {len(gold)}", test_name)
+        raise TaggerError(f"the predicted file has {len(test)} tree{'' if len(test) == 1 else 's'}, the gold one {len(gold)}", test_name)
     metric = BracketMetric(params)
     errors = 0
     for i, (g, t) in enumerate(zip(gold, test)):
