@@ -107,6 +107,10 @@ def test_input_is_reversed_and_unknown_words_get_a_shape():
     itos = model.word_vocab.itos
     assert [itos[i] for i in batch.words[0].tolist()] == ["<unk:x-x>", "<unk:9>", "<unk:Xx>"]
     assert shape("IBM") == "<unk:X>" and shape("...") == "<unk:.>"
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, wsj(20, 22)))  # -LRB-, -RRB-, -LCB-
+    assert model.word_id("(") == model.word_id("-LRB-") != model.unk_id("(")  # raw text reads the .mrg spelling
+    assert model.word_id(")") == model.word_id("-RRB-") and model.word_id("{") == model.word_id("-LCB-")
+    assert model.word_id("[") == model.unk_id("[")  # no -LSB- in these trees
 
 
 def test_rare_word_dropout_trains_the_unknown_word_rows_that_tagging_reads():

@@ -40,6 +40,9 @@ SYMBOL_SPECIALS = (PAD, EOS, BOS)
 PAD_ID = 0
 EOS_ID, BOS_ID = beam_search.EOS_ID, beam_search.BOS_ID  # the ids the beam search starts and ends on
 
+#: Raw brackets as the Penn Treebank spells them in its trees (what the training words hold).
+PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+
 #: Unknown words by spelling shape (``unk_shapes``): a language-neutral stand-in for the
 #: Berkeley parser's signatures.
 SHAPES = ("<unk:Xx>", "<unk:X>", "<unk:x>", "<unk:9>", "<unk:x-x>", "<unk:.>")
@@ -212,7 +215,11 @@ class Seq2seqParser(nn.Module):
         return self.word_vocab.stoi[shape(word)] if self.config.unk_shapes else UNK_ID
 
     def word_id(self, word: str) -> int:
+        """``word``'s row; a raw bracket that the trees spelled escaped (``(`` as ``-LRB-``, as a
+        .mrg file holds it) reads that row; else its UNK."""
         index = self.word_vocab.stoi.get(word)
+        if index is None and word in PTB_BRACKETS:
+            index = self.word_vocab.stoi.get(PTB_BRACKETS[word])
         return self.unk_id(word) if index is None else index
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> Seq2seqBatch:
