@@ -255,12 +255,12 @@ class BiLayer(nn.Module):
             assert source is not None
             mapped = _MAPS[spec.skip_map](source)
             kind = "none" if spec.ungated == place or not self.gated else spec.gate
-            if kind == "linear":
-                places[place] = Term(self.w_lin[None, :, None, :] * mapped, None, None, spec.mix == "highway")
+            if kind == "none":  # (a highway mix always has a gate: CellSpec refuses it otherwise)
+                places[place] = Term(mapped, None, None, False)
+            elif kind == "linear":
+                places[place] = Term(self.w_lin[None, :, None, :] * mapped, None, None, False)
             elif kind in ("recurrent", "hidden", "output"):
                 places[place] = Term(mapped, None, "output" if kind == "output" else "g", spec.mix == "highway")
-            elif kind == "none":
-                places[place] = Term(mapped, None, None, spec.mix == "highway")
             else:
                 assert gamma is not None
                 g = gamma
