@@ -37,6 +37,7 @@ from tagger.formats.base import open_output
 from tagger.formats.placement import check_output
 from tagger.inference import InputCheck, predict
 from tagger.modules.precision import apply
+from tagger.pipeline import chain
 from tagger.plots import attention_drawer
 from tagger.tagging import (CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, default_output_format, keep_first,
                             multitag_decoder, tag as tag_stream, write_chunk)
@@ -72,9 +73,11 @@ def set_threads(threads: int | None) -> int:
     return torch.get_num_threads()
 
 
-def load(path: str | os.PathLike, device: str = "cpu", threads: int | None = None, precision: str = "auto",
-         beam: int | None = None, constrained: bool | None = None) -> "Model":
-    """The model in the file at ``path``, ready to tag.
+def load(path: str | os.PathLike | Sequence[str | os.PathLike], device: str = "cpu", threads: int | None = None,
+         precision: str = "auto", beam: int | None = None, constrained: bool | None = None) -> "Model":
+    """The model in the file at ``path``, ready to tag; several paths: their models chained in
+    that order (:class:`tagger.pipeline.Pipeline`: each reads the columns the ones before it
+    filled, as ``tagger tag --model pos.tagger --model dep.model`` runs them).
 
     ``device``: cpu, cuda, cuda:N, mps or auto (GPU if present). ``threads``: torch's CPU threads
     (default: 1 in a worker process, else torch's default; see :func:`set_threads`).
@@ -82,10 +85,15 @@ def load(path: str | os.PathLike, device: str = "cpu", threads: int | None = Non
     ``beam``, ``constrained``: a constituency parser's beam width (1: greedy) and whether it
     decodes only well-formed trees (default: as its model file says)."""
     set_threads(threads)
-    module, meta = model_file.load(path, resolve_device(device))
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    if not paths:
+        raise TaggerError("no model file given")
+    loaded = [model_file.load(p, resolve_device(device)) for p in paths]
+    module = chain([stage for stage, _ in loaded])
     apply(module, precision, in_place=True)
     module.set_decoding(beam, constrained)
-    return Model(module, meta, os.fspath(path))
+    meta = loaded[-1][1] if len(loaded) == 1 else {"stages": [m for _, m in loaded], **loaded[-1][1]}
+    return Model(module, meta, " + ".join(os.fspath(p) for p in paths))
 
 
 def _sentence(item: SentenceLike, index: int) -> Sentence:

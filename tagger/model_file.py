@@ -154,13 +154,43 @@ def upgrades() -> dict[str, Any]:
     return {"skip_lstm": upgrade}
 
 
+def save_pipeline(path: str | os.PathLike, stages: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    """Write a pipeline model file: the :func:`archive` of each stage, in the order they run
+    (:class:`tagger.pipeline.Pipeline`), each with its own config, vocabularies, weights and meta."""
+    atomic_save({
+        "format_version": FORMAT_VERSION,
+        "tagger_version": __version__,
+        "name": PIPELINE,
+        "stages": stages,
+        "state_dict": {},  # the weights are the stages'
+        "meta": meta,
+    }, path)
+
+
+#: The ``name`` of a pipeline model file (:func:`save_pipeline`).
+PIPELINE = "pipeline"
+
+
 def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
-    """The model in eval mode on ``device``, and the archive's ``meta``."""
+    """The model in eval mode on ``device``, and the archive's ``meta``; a pipeline file's
+    stages as one :class:`tagger.pipeline.Pipeline`."""
+    archive = read_archive(path)
+    name = os.fspath(path)
+    if archive.get("name") == PIPELINE:
+        from tagger.pipeline import Pipeline
+
+        stages = archive.get("stages")
+        if not isinstance(stages, list) or not stages or not all(isinstance(s, dict) and "state_dict" in s for s in stages):
+            raise TaggerError("a pipeline model file without stages", name)
+        return Pipeline([model_of(stage, name) for stage in stages]).to(device).eval(), archive.get("meta", {})
+    return model_of(archive, name).to(device).eval(), archive.get("meta", {})
+
+
+def model_of(archive: dict[str, Any], name: str) -> torch.nn.Module:
+    """The model of one archive (a model file's, or a pipeline stage's), upgraded from older formats."""
     from tagger.config import config_from_dict
     from tagger.models import MODELS
 
-    archive = read_archive(path)
-    name = os.fspath(path)
     cls = MODELS.get(archive.get("name"))
     if cls is None:
         raise TaggerError(f"unknown model type {archive.get('name')!r}", name)
@@ -174,4 +204,4 @@ def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[t
         model.load_state_dict(state)
     except RuntimeError as e:
         raise TaggerError(f"weights do not fit the model: {str(e).splitlines()[0]}", name) from None
-    return model.to(device).eval(), archive.get("meta", {})
+    return model.eval()

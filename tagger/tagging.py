@@ -18,6 +18,7 @@ from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.placement import check_output, place
 from tagger.inference import InputCheck, predict
+from tagger.pipeline import Pipeline
 
 OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper", "trees", "mrg")
 
@@ -138,7 +139,10 @@ def annotate(model: torch.nn.Module, chunk: list[Sentence], max_tokens: int = MA
              decode: Callable[[Any], list] | None = None) -> list:
     """Predict ``chunk`` (batched, in input order) and write the predictions into its sentences'
     columns; with a multi-tag ``decode`` (:func:`multitag_decoder`) each word gets its best tag.
-    Returns the predictions."""
+    Returns the predictions. A :class:`tagger.pipeline.Pipeline` runs its stages in turn (each
+    reads what the ones before it wrote) and returns each stage's predictions."""
+    if isinstance(model, Pipeline):
+        return model.annotate_chunk(chunk, max_tokens)
     predictions = predict(model, chunk, max_tokens, decode)
     for sentence, prediction in zip(chunk, predictions):
         model.annotate(sentence, prediction if decode is None else [t[0][0] if t else "_" for t in prediction])

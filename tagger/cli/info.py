@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from tagger.cli.progress import make_console
-from tagger.model_file import configs_of, read_archive
+from tagger.model_file import PIPELINE, configs_of, read_archive
 from tagger.tasks import TASKS
 
 
@@ -46,6 +46,16 @@ def describe(path: str) -> dict:
     (None where the file does not record it), vocab sizes, training data and dev score (percent,
     as everywhere). Files of format 1, whose one config held both, show them split."""
     archive = read_archive(path)
+    if archive.get("name") == PIPELINE:  # one summary per stage, in the order they run
+        stages = [describe_archive(stage, path) for stage in archive["stages"]]
+        meta, _ = shown_meta(archive.get("meta", {}))
+        return {"file": path, "format_version": archive["format_version"], "tagger_version": archive.get("tagger_version"),
+                "model": PIPELINE, "parameters": sum(s["parameters"] for s in stages), "meta": meta, "stages": stages}
+    return describe_archive(archive, path)
+
+
+def describe_archive(archive: dict[str, Any], path: str) -> dict:
+    """:func:`describe` of one model's archive (a file's, or a pipeline stage's)."""
     state = archive["state_dict"]
     meta, history = shown_meta(archive.get("meta", {}))
     config, training = configs_of(archive)
@@ -78,7 +88,21 @@ def command(model_path: str, as_json: bool) -> None:
         click.echo(json.dumps(info, default=str))
         return
     console = make_console()
-    table = Table(title=f"{model_path}: {info['model']} ({info['parameters']:,} parameters)", show_header=False)
+    if info["model"] == PIPELINE:
+        table = Table(title=f"{model_path}: pipeline of {len(info['stages'])} models ({info['parameters']:,} parameters)",
+                      show_header=False)
+        table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
+        for key, value in info["meta"].items():
+            table.add_row(key, str(value))
+        console.print(table)
+        for number, stage in enumerate(info["stages"], 1):
+            _print(console, stage, f"stage {number}: {stage['model']} ({stage['parameters']:,} parameters)")
+        return
+    _print(console, info, f"{model_path}: {info['model']} ({info['parameters']:,} parameters)")
+
+
+def _print(console: Any, info: dict[str, Any], title: str) -> None:
+    table = Table(title=title, show_header=False)
     table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
     for key, value in info["meta"].items():
         table.add_row(key, f"{value:.2f} %" if key == "dev_score" else str(value))

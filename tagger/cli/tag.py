@@ -11,7 +11,9 @@ from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
 
 
 @click.command("tag")
-@click.option("--model", "model_path", required=True, type=click.Path(), help="A model file from `tagger train`.")
+@click.option("--model", "model_paths", required=True, multiple=True, type=click.Path(),
+              help="A model file from `tagger train`. Repeat it to chain models in one process: each reads the "
+                   "columns the ones before it filled (--model pos.tagger --model dep.model).")
 @click.argument("inputs", nargs=-1, type=click.Path())
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: stdout; missing parent folders are created).")
 @click.option("--format", "-f", "input_format", default="auto", show_default=True, help="Input format: text, conllu, tagged, auto, ... (auto detects).")
@@ -44,7 +46,7 @@ from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
 @click.option("--allow-missing-columns", is_flag=True,
               help="Run a model on input that lacks a column it reads (a parser's UPOS or FEATS: plain text, or "
                    "'_' there) instead of refusing it; its output will be poor.")
-def command(model_path, inputs, output, input_format, input_format_alias, columns, output_format, supertag_in, top_k,
+def command(model_paths, inputs, output, input_format, input_format_alias, columns, output_format, supertag_in, top_k,
             beta, beam, constrained, show_attention, chunk_size, device, threads, precision, on_error, allow_missing_columns) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
@@ -60,12 +62,13 @@ def command(model_path, inputs, output, input_format, input_format_alias, column
       tagger tag --model pos.tagger < input.txt > output.conllu
       tagger tag --model pos.tagger corpus.conllu -o tagged.conllu
       tagger tag --model ccg.tagger --beta 0.01 --output-format jsonl < sentences.txt
-      tagger tag --model pos.tagger < raw.txt | tagger tag --model dep.model > parsed.conllu
+      tagger tag --model pos.tagger --model dep.model < raw.txt > parsed.conllu
+      tagger tag --model en.model < raw.txt > parsed.conllu          (a --task pipeline model)
       tagger tag --model pos.tagger < raw.txt | tagger tag --model const.model --beam 10 > parsed.trees
     """
     if input_format_alias is not None:
         input_format = input_format_alias
-    model = load(model_path, device, threads, precision, beam, constrained)
+    model = load(model_paths, device, threads, precision, beam, constrained)
     model.tag_file(input_stream(inputs), output, output_format, input_format, columns=columns, supertag_in=supertag_in,
                    top_k=top_k, beta=beta, chunk_size=chunk_size, on_error=on_error,
                    allow_missing_columns=allow_missing_columns, show_attention=show_attention)

@@ -1,0 +1,91 @@
+"""Chained models in one process (``tagger tag --model A --model B``) and pipeline model files:
+the same output as piping one model's CoNLL-U into the next."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from tagger import model_file
+from tagger.errors import TaggerError
+from tagger.pipeline import Pipeline, chain
+from tests.helpers import invoke
+
+
+def _blank(path, out):
+    """``path`` with UPOS..DEPREL blanked: words only, as a user's input."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit():
+            cols[2:8] = ["_"] * 6
+            line = "\t".join(cols)
+        lines.append(line)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_chained_models_equal_piped_ones(sample_tagger, ffn_parser, tmp_path):
+    blank = _blank(__import__("pathlib").Path("data/sample.conllu"), tmp_path / "in.conllu")
+    tagged = invoke("tag", "--model", str(sample_tagger), str(blank))
+    assert tagged.exit_code == 0, tagged.stderr
+    (tmp_path / "tagged.conllu").write_text(tagged.stdout, encoding="utf-8")
+    piped = invoke("tag", "--model", str(ffn_parser), str(tmp_path / "tagged.conllu"))
+    chained = invoke("tag", "--model", str(sample_tagger), "--model", str(ffn_parser), str(blank))
+    assert chained.exit_code == 0, chained.stderr
+    assert chained.stdout == piped.stdout
+    rows = [r for r in (line.split("\t") for line in chained.stdout.splitlines()) if r[0].isdigit()]
+    assert all(r[3] != "_" and r[6] != "_" and r[7] != "_" for r in rows)  # UPOS, HEAD, DEPREL filled
+
+
+def test_parser_alone_refuses_words_but_the_chain_takes_them(sample_tagger, ffn_parser, tmp_path):
+    blank = _blank(__import__("pathlib").Path("data/sample.conllu"), tmp_path / "in.conllu")
+    alone = invoke("tag", "--model", str(ffn_parser), str(blank))
+    assert alone.exit_code != 0 and "UPOS" in alone.stderr
+    parsed = invoke("tag", "--model", str(sample_tagger), "--model", str(ffn_parser), "--output-format", "jsonl",
+                    str(blank))
+    assert parsed.exit_code == 0, parsed.stderr
+    record = json.loads(parsed.stdout.splitlines()[0])
+    assert set(record) == {"words", "upos", "head", "deprel"}
+
+
+def test_pipeline_file_round_trip(sample_tagger, ffn_parser, tmp_path):
+    stages = [model_file.read_archive(p) for p in (sample_tagger, ffn_parser)]
+    path = tmp_path / "en.model"
+    model_file.save_pipeline(path, stages, {"task": "pipeline"})
+    loaded, meta = model_file.load(path)
+    assert isinstance(loaded, Pipeline) and meta == {"task": "pipeline"}
+    assert loaded.output_columns == ["upos", "head", "deprel"] and loaded.input_columns == []
+    blank = _blank(__import__("pathlib").Path("data/sample.conllu"), tmp_path / "in.conllu")
+    one = invoke("tag", "--model", str(path), str(blank))
+    two = invoke("tag", "--model", str(sample_tagger), "--model", str(ffn_parser), str(blank))
+    assert one.exit_code == 0 and one.stdout == two.stdout
+    info = invoke("info", str(path))
+    assert info.exit_code == 0 and "stage 2: transition_parser" in info.stdout, info.stderr
+    described = json.loads(invoke("info", "--json", str(path)).stdout)
+    assert [s["model"] for s in described["stages"]] == ["skip_lstm", "transition_parser"]
+
+
+def test_chain_flattens_and_declares_inputs(sample_tagger, ffn_parser):
+    tagger, _ = model_file.load(sample_tagger)
+    parser, _ = model_file.load(ffn_parser)
+    assert chain([tagger]) is tagger
+    backwards = chain([parser, tagger])
+    assert backwards.input_columns == ["upos"]  # the parser runs first: the input must bring UPOS
+    nested = chain([Pipeline([tagger]), parser])
+    assert [s.name for s in nested.stages] == ["skip_lstm", "transition_parser"]
+    with pytest.raises(TaggerError, match="beam"):
+        nested.set_decoding(beam=4)
+    with pytest.raises(TaggerError, match="distribution"):
+        nested.distribution(None)
+    assert nested.parameters().__next__().dtype == torch.float32
+
+
+def test_pipeline_file_without_stages_is_refused(tmp_path):
+    path = tmp_path / "bad.model"
+    model_file.atomic_save({"format_version": model_file.FORMAT_VERSION, "name": "pipeline", "state_dict": {},
+                            "stages": []}, path)
+    with pytest.raises(TaggerError, match="without stages"):
+        model_file.load(path)
