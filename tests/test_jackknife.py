@@ -248,3 +248,11 @@ def test_a_tagger_of_other_settings_is_trained_again_and_says_why(tmp_path):
     assert sorted(os.listdir(folder)) == ["config.json", "spec.json"]
     assert json.loads((folder / jackknife.SPEC).read_text())["identity"] == new
     assert json.loads((folder / jackknife.CONFIG).read_text()) == new["config"]
+
+    # Files without a spec (a folder copied or half deleted) are not trusted either.
+    (folder / jackknife.SPEC).unlink()
+    (folder / "last.ckpt").write_bytes(b"ckpt")
+    lines.clear()
+    jackknife._prepare(request, chosen, "fold01", new, 1, lines.append)
+    assert lines == [f"tagger fold01: last.ckpt in {folder} without a spec (another run's?) deleted"]
+    assert not (folder / "last.ckpt").exists()

@@ -223,9 +223,8 @@ def tagger_configs(request: "TrainRequest", columns: Sequence[str], data: "Data"
     return model, training
 
 
-def check_request(request: "TrainRequest", cls: type, config: Any) -> list[str]:
-    """The columns the taggers must learn for the parser ``cls`` of ``config`` (its
-    ``pos_columns``), after refusing what cannot be jackknifed."""
+def check_settings(request: "TrainRequest") -> None:
+    """Refuse the settings that cannot be jackknifed, before any data is read."""
     settings = request.jackknife
     assert settings is not None
     if settings.folds < 2:
@@ -236,6 +235,12 @@ def check_request(request: "TrainRequest", cls: type, config: Any) -> list[str]:
     for name, value in (("--jobs", settings.jobs), ("--threads", settings.threads)):
         if value is not None and value < 1:
             raise TaggerError(f"{name} must be at least 1, not {value}")
+
+
+def check_request(request: "TrainRequest", cls: type, config: Any) -> list[str]:
+    """The columns the taggers must learn for the parser ``cls`` of ``config`` (its
+    ``pos_columns``), after refusing what cannot be jackknifed."""
+    check_settings(request)
     columns = cls.pos_columns(config)
     if not columns:
         raise TaggerError(f"--jackknife retags the POS a parser reads; the {cls.name} model of --task {request.task} "
@@ -291,6 +296,7 @@ def run(request: "TrainRequest", cls: type, say: Callable[[str], None] = lambda 
     reused, ends or fails. Put their tags into the parser's data with :func:`apply`."""
     from tagger.training.run import configs, read_data
 
+    check_settings(request)
     data = read_data(request)
     config, _ = configs(request, cls, data)
     chosen = plan(request, cls, config, data)
@@ -360,11 +366,15 @@ def _prepare(request: "TrainRequest", chosen: _Plan, name: str, stamp: Mapping[s
     folder = chosen.work / name
     folder.mkdir(parents=True, exist_ok=True)
     before = _read_json(folder / SPEC)
-    if before is not None and before.get("identity") != stamp:
-        for stale in ("last.ckpt", RESULT, TAGS, MODEL):
-            (folder / stale).unlink(missing_ok=True)
-        say(f"tagger {name}: the one in {folder} was trained with other "
-            f"{_differences(stamp, before.get('identity') or {})}: training it again")
+    if not isinstance(before, dict) or before.get("identity") != stamp:
+        stale = [file for file in ("last.ckpt", RESULT, TAGS, MODEL) if (folder / file).exists()]
+        for file in stale:
+            (folder / file).unlink()
+        if isinstance(before, dict):
+            say(f"tagger {name}: the one in {folder} was trained with other "
+                f"{_differences(stamp, before.get('identity') or {})}: training it again")
+        elif stale:
+            say(f"tagger {name}: {', '.join(stale)} in {folder} without a spec (another run's?) deleted")
     _write_json(folder / CONFIG, chosen.tagger_config)
     fold = None if name == ALL else tagger_names(chosen.folds).index(name)
     spec = {"identity": dict(stamp), "name": name, "fold": fold, "folds": chosen.folds, "columns": chosen.columns,
