@@ -141,13 +141,12 @@ def test_what_cannot_be_jackknifed_is_refused_in_one_line_before_anything_trains
     assert_one_line_error(invoke(*base, "--jackknife", "2", "--pos-set", "nope=1"),
                           "the jackknife's taggers: unknown config key(s): nope")
     assert_one_line_error(invoke(*base, "--jackknife", "2", "--set", "tag_column=xpos", "--pos-set", "column=upos"),
-                          "the jackknife's taggers learn what the parser reads (column=xpos), not column=upos")
+                          "the jackknife's taggers learn column=xpos (what the parser reads), not column=upos")
     no_xpos = tmp_path / "no-xpos.conllu"
     no_xpos.write_text("1\tDogs\tdog\tNOUN\t_\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\t_\t_\t0\troot\t_\t_\n\n" * 2)
     assert_one_line_error(invoke(*base[:4], no_xpos, "--dev", no_xpos, *base[7:], "--jackknife", "2",
                                  "--set", "tag_column=xpos"),
-                          "no-xpos.conllu:1: the jackknife's taggers learn xpos (what the parser reads): no 'xpos' "
-                          "annotation")
+                          "no-xpos.conllu:1: the jackknife's taggers learn xpos: no 'xpos' annotation")
     assert not (tmp_path / "dep.model.jackknife").exists() and not (tmp_path / "dep.model").exists()
     done = invoke(*base, "--jackknife", "1")
     assert done.exit_code == 2 and "--jackknife" in done.stderr and "1 is not in the range x>=2" in done.stderr
@@ -256,3 +255,16 @@ def test_a_tagger_of_other_settings_is_trained_again_and_says_why(tmp_path):
     jackknife._prepare(request, chosen, "fold01", new, 1, lines.append)
     assert lines == [f"tagger fold01: last.ckpt in {folder} without a spec (another run's?) deleted"]
     assert not (folder / "last.ckpt").exists()
+
+
+def test_jackknife_taggers_of_any_columns_check_them_before_anything_trains(tmp_path):
+    """The pipeline's entry: taggers of columns the caller names (here one the data lacks)."""
+    from tagger.training.run import DataSpec, TrainRequest
+
+    plain = tmp_path / "plain.conllu"
+    plain.write_text("1\tDogs\tdog\tNOUN\t_\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\t_\t_\t0\troot\t_\t_\n\n" * 3)
+    request = TrainRequest(task="dep", train=DataSpec(str(plain)), dev=None, out=str(tmp_path / "m"),
+                           jackknife=JackknifeSettings(2))
+    with pytest.raises(TaggerError, match="the jackknife's taggers learn xpos: no 'xpos' annotation"):
+        jackknife.jackknife_taggers(request, ["xpos"])
+    assert not (tmp_path / "m.jackknife").exists()

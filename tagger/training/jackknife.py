@@ -218,7 +218,7 @@ def tagger_configs(request: "TrainRequest", columns: Sequence[str], data: "Data"
         raise TaggerError(f"the jackknife's taggers: {e.message}", e.file, e.line) from None
     key = get_task(TAGGER_TASK).column_key
     if config_to_dict(model)[key] != column:  # --pos-set column=..., or a --pos-config that names one
-        raise TaggerError(f"the jackknife's taggers learn what the parser reads ({key}={column}), "
+        raise TaggerError(f"the jackknife's taggers learn {key}={column} (what the parser reads), "
                           f"not {key}={config_to_dict(model)[key]}: leave {key} out of --pos-set and --pos-config")
     return model, training
 
@@ -267,13 +267,15 @@ class _Plan:
     train_sentences: int
 
 
-def plan(request: "TrainRequest", cls: type, config: Any, data: "Data") -> _Plan:
-    """Check the request against the data (read by the caller) and settle what the taggers are."""
+def plan(request: "TrainRequest", columns: Sequence[str], data: "Data") -> _Plan:
+    """Check the request against the data (read by the caller) and settle what the taggers that
+    learn ``columns`` are."""
     from tagger.training.run import check_columns
 
+    check_settings(request)
     settings = request.jackknife
     assert settings is not None
-    columns = check_request(request, cls, config)
+    columns = list(columns)
     if len(data.train) < settings.folds:
         raise TaggerError(f"--jackknife {settings.folds} needs at least {settings.folds} training sentences, "
                           f"there are {len(data.train)}", request.train.name)
@@ -282,8 +284,8 @@ def plan(request: "TrainRequest", cls: type, config: Any, data: "Data") -> _Plan
         try:
             check_columns(tagger_family(), model, part, name)
         except TaggerError as e:
-            raise TaggerError(f"the jackknife's taggers learn {','.join(columns)} (what the parser reads): {e.message}",
-                              e.file, e.line) from None
+            raise TaggerError(f"the jackknife's taggers learn {','.join(columns)}: {e.message}", e.file,
+                              e.line) from None
     tagger = {"model": config_to_dict(model), "training": config_to_dict(training)}
     return _Plan(settings.folds, columns, data_digest(data.train, data.dev, columns), tagger,
                  work_folder(request), len(data.train))
@@ -299,8 +301,25 @@ def run(request: "TrainRequest", cls: type, say: Callable[[str], None] = lambda 
     check_settings(request)
     data = read_data(request)
     config, _ = configs(request, cls, data)
-    chosen = plan(request, cls, config, data)
+    chosen = plan(request, check_request(request, cls, config), data)
     del data  # the parent holds no corpus while the taggers train
+    return run_taggers(request, chosen, say)
+
+
+def jackknife_taggers(request: "TrainRequest", columns: Sequence[str],
+                      say: Callable[[str], None] = lambda line: None) -> Jackknife:
+    """Train (or reuse) ``K + 1`` taggers of ``columns`` (e.g. ``["upos", "xpos", "feats"]``) as
+    ``request.jackknife`` says, on ``request.train`` (and ``request.dev``, ``options.seed``,
+    ``options.device``, ``options.checkpoint_minutes``; the work folder beside ``request.out``
+    unless the settings name one), whatever model ``request`` trains afterwards: what a
+    pipeline trainer calls. :func:`apply` puts their tags into that model's data; the
+    all-train tagger (:attr:`Jackknife.all_train_tagger`) tags new text before it."""
+    from tagger.training.run import read_data
+
+    check_settings(request)
+    data = read_data(request)
+    chosen = plan(request, columns, data)
+    del data
     return run_taggers(request, chosen, say)
 
 
