@@ -5,10 +5,10 @@ skip-LSTM tagger, trained row by row under one budget and printed beside the pap
 
 A table (``TABLES`` in :mod:`tagger.models.skip_lstm.presets`) is the presets whose ``table`` key
 names it, in the order they are written. ``run_table`` trains each row in a process of its own
-(``python -m tagger.ablation SPEC``: train, score the best model on the test file, write
-``DIR/ROW.json`` atomically), ``jobs`` at a time, and skips the rows whose result is there from
-a run with the same data, budget, seed and overrides (another run's result is an error, never
-mixed in). A row killed on the way resumes from its checkpoint in ``DIR/ckpt/ROW``.
+(``python -m tagger.ablation SPEC``, run by :mod:`tagger.training.jobs`: train, score the best
+model on the test file, write ``DIR/ROW.json`` atomically), ``jobs`` at a time, and skips the
+rows whose result is there from a run with the same data, budget, seed and overrides (another
+run's result is an error, never mixed in). A row killed on the way resumes from its checkpoint in ``DIR/ckpt/ROW``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from tagger.model_file import atomic_write
 from tagger.models import MODELS
 from tagger.models.skip_lstm import presets as zoo_presets
 from tagger.tasks import TASKS, get_task
+from tagger.training.jobs import Job, die_with_parent, last_error, run_jobs, threads_per_job
 
 #: The model family whose presets hold the papers' rows (and ``TABLES``).
 ZOO_FAMILY = "skip_lstm"
@@ -150,12 +149,6 @@ class AblationRequest:
     rows: tuple[str, ...] = ()  # a subset of the table's rows (default: all)
 
 
-def threads_per_job(threads: int | None, jobs: int) -> int:
-    """Torch threads for each of ``jobs`` rows run at once: the ``threads`` (default: the CPU
-    count) split between them, at least one."""
-    return max(1, (threads or os.cpu_count() or 1) // max(1, jobs))
-
-
 def identity(request: AblationRequest) -> dict[str, Any]:
     """What makes two rows' results comparable (:data:`IDENTITY_KEYS`): the data (absolute
     paths), the budget, the seed and the overrides (sorted, the last of a repeated key)."""
@@ -273,26 +266,16 @@ def run_settings(request: AblationRequest) -> dict[str, Any]:
             "cpu": cpu_name()}
 
 
-@dataclass
-class _Running:
-    index: int
-    name: str
-    process: subprocess.Popen
-    log: Any
+def _job(request: AblationRequest, name: str, threads: int) -> Job:
+    """Row ``name``'s process (:mod:`tagger.training.jobs`): ``python -m tagger.ablation SPEC``,
+    its output to ``train.log`` in its work folder."""
+    work = work_dir(request.out_dir, name)
+    return Job(name, "tagger.ablation", work / "spec.json", work / "train.log", threads)
 
 
-def _child_env(threads: int) -> dict[str, str]:
-    """The environment of a row's process: this ``tagger`` package first on the path (the one
-    running now, wherever it was imported from), and ``threads`` OpenMP threads."""
-    root = str(Path(__file__).resolve().parents[1])
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else ""),
-            "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-
-
-def _start(request: AblationRequest, name: str, index: int, threads: int) -> _Running:
-    """Start row ``name``'s process: its spec and whole config in its work folder (a checkpoint
-    left by a run with other settings is deleted first), its output to ``train.log`` there."""
+def _prepare(request: AblationRequest, name: str, threads: int) -> None:
+    """Write row ``name``'s spec and whole config to its work folder, just before its process
+    starts (a checkpoint left by a run with other settings is deleted first)."""
     work = work_dir(request.out_dir, name)
     work.mkdir(parents=True, exist_ok=True)
     spec_path = work / "spec.json"
@@ -309,59 +292,6 @@ def _start(request: AblationRequest, name: str, index: int, threads: int) -> _Ru
     spec = {"preset": name, "table": request.table, "run": ours, "out_dir": os.path.abspath(request.out_dir),
             "threads": threads, "device": request.device, "jobs": request.jobs}
     write_text_atomic(spec_path, json.dumps(spec, indent=1))
-    log = open(work / "train.log", "a", encoding="utf-8")
-    log.write(f"{RUN_MARK} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-    log.flush()
-    process = subprocess.Popen([sys.executable, "-m", "tagger.ablation", str(spec_path)], stdout=log,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=_child_env(threads))
-    return _Running(index, name, process, log)
-
-
-#: The line that starts each attempt of a row in its log.
-RUN_MARK = "--- started"
-
-
-def _last_error(name: str, out_dir: str) -> str:
-    """The error line of the last attempt in row ``name``'s log (else its last line)."""
-    text = (work_dir(out_dir, name) / "train.log").read_text(encoding="utf-8", errors="replace")
-    lines = [line.strip() for line in text.rpartition(RUN_MARK)[2].splitlines()[1:] if line.strip()]
-    errors = [line for line in lines if line.startswith("error:")]
-    return (errors or lines or ["no output"])[-1]
-
-
-class _TermAsInterrupt:
-    """While active (main thread only), SIGTERM raises KeyboardInterrupt, so that the rows'
-    processes are stopped (and checkpoint) as on Ctrl-C."""
-
-    def __enter__(self) -> "_TermAsInterrupt":
-        self.previous = None
-        try:
-            self.previous = signal.signal(signal.SIGTERM, self._raise)
-        except ValueError:  # not the main thread
-            pass
-        return self
-
-    @staticmethod
-    def _raise(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
-
-
-def _stop(running: Sequence[_Running]) -> None:
-    """Ask the rows' processes to stop (SIGTERM: they checkpoint after the current update) and wait."""
-    for row in running:
-        if row.process.poll() is None:
-            row.process.send_signal(signal.SIGTERM)
-    for row in running:
-        try:
-            row.process.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            row.process.kill()
-            row.process.wait()
-        row.log.close()
 
 
 def describe_result(result: Mapping[str, Any]) -> str:
@@ -388,35 +318,30 @@ def run_table(request: AblationRequest, say: Callable[[str], None] = lambda line
         else:
             pending.append((index, name))
     failed: list[str] = []
-    running: list[_Running] = []
-    try:
-        with _TermAsInterrupt():
-            while pending or running:
-                while pending and len(running) < request.jobs:
-                    index, name = pending.pop(0)
-                    resumed = (work_dir(request.out_dir, name) / "last.ckpt").exists()
-                    running.append(_start(request, name, index, threads))
-                    say(f"row {index}/{total} {name}: {'resuming' if resumed else 'training'} "
-                        f"(budget {request.budget_minutes:g} min, {threads} thread{'s' * (threads != 1)})")
-                time.sleep(poll_seconds)
-                for row in [r for r in running if r.process.poll() is not None]:
-                    running.remove(row)
-                    row.log.close()
-                    result = load_results(request.out_dir, [row.name]).get(row.name)
-                    if row.process.returncode == 0 and result is not None:
-                        done[row.name] = result
-                        say(f"row {row.index}/{total} {row.name} done: {describe_result(result)}")
-                        (work_dir(request.out_dir, row.name) / "last.ckpt").unlink(missing_ok=True)
-                    else:
-                        failed.append(row.name)
-                        say(f"row {row.index}/{total} {row.name} failed: {_last_error(row.name, request.out_dir)}")
-                    write_report(request.out_dir, table_report(request.table, done, settings, failed))
-    except BaseException:
-        if running:
-            _stop(running)
-            say(f"stopped {', '.join(row.name for row in running)} (checkpoints in {Path(request.out_dir) / 'ckpt'}); "
-                f"run the same command again to continue")
-        raise
+    index_of = {name: index for index, name in pending}
+
+    def start(job: Job) -> None:
+        resumed = (work_dir(request.out_dir, job.name) / "last.ckpt").exists()
+        _prepare(request, job.name, threads)
+        say(f"row {index_of[job.name]}/{total} {job.name}: {'resuming' if resumed else 'training'} "
+            f"(budget {request.budget_minutes:g} min, {threads} thread{'s' * (threads != 1)})")
+
+    def end(job: Job, status: int) -> None:
+        result = load_results(request.out_dir, [job.name]).get(job.name)
+        if status == 0 and result is not None:
+            done[job.name] = result
+            say(f"row {index_of[job.name]}/{total} {job.name} done: {describe_result(result)}")
+            (work_dir(request.out_dir, job.name) / "last.ckpt").unlink(missing_ok=True)
+        else:
+            failed.append(job.name)
+            say(f"row {index_of[job.name]}/{total} {job.name} failed: {last_error(job.log)}")
+        write_report(request.out_dir, table_report(request.table, done, settings, failed))
+
+    def stopped(running: list[Job]) -> None:
+        say(f"stopped {', '.join(job.name for job in running)} (checkpoints in {Path(request.out_dir) / 'ckpt'}); "
+            f"run the same command again to continue")
+
+    run_jobs([_job(request, name, threads) for _, name in pending], request.jobs, start, end, stopped, poll_seconds)
     report = table_report(request.table, done, settings, failed)
     write_report(request.out_dir, report)
     return report
@@ -578,6 +503,7 @@ def main(argv: Sequence[str]) -> int:
     an interrupted row (its checkpoint saved) exits 130."""
     from tagger.training.trainer import Interrupted
 
+    die_with_parent()
     try:
         result = run_row(argv[0])
     except TaggerError as e:

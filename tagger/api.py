@@ -318,6 +318,11 @@ def _data_source(path: str | os.PathLike | Sequence[str | os.PathLike]) -> str |
     return [Path(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
 
 
+def _settings(values: Mapping[str, Any] | None) -> list[str]:
+    """``--set`` values from a dict: ``{"lr_halving": False}`` as ``["lr_halving=false"]``."""
+    return [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in (values or {}).items()]
+
+
 def _warn(line: str) -> None:
     if line.startswith("warning:"):
         print(line, file=sys.stderr, flush=True)
@@ -330,27 +335,33 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
           batch_size: int | None = None, patience: int | None = None, max_minutes: float | None = None,
           max_sentences: int | None = None, seed: int = 1, device: str = "auto", threads: int | None = None,
           embeddings: str | None = None, bootstrap: str | None = None, gates: str | None = None,
-          pos_model: str | None = None, checkpoint_dir: str | os.PathLike | None = None,
-          checkpoint_minutes: float | None = None, resume: bool = False,
-          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+          pos_model: str | None = None, jackknife: int | None = None, pos_preset: str | None = None,
+          pos_config: str | None = None, pos_settings: Mapping[str, Any] | None = None,
+          jackknife_dir: str | os.PathLike | None = None, jobs: int | None = None,
+          checkpoint_dir: str | os.PathLike | None = None, checkpoint_minutes: float | None = None,
+          resume: bool = False, on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """``tagger train``: train a model on ``train`` (a file, a folder, or a list of files),
     keep the epoch that scores best on ``dev`` (default: every 20th training sentence held out)
     and write it to ``out``. The options are the command's; ``settings`` the ``--set`` values
-    (``{"hidden": 128, "lr": 0.01}``). Warnings go to stderr, each epoch's record (scores 0-1)
-    to ``on_epoch``. Returns the summary ``tagger train --json`` prints (scores in percent)."""
+    (``{"hidden": 128, "lr": 0.01}``), ``pos_settings`` the ``--pos-set`` values of the
+    ``jackknife`` taggers. Warnings go to stderr, each epoch's record (scores 0-1) to
+    ``on_epoch``. Returns the summary ``tagger train --json`` prints (scores in percent)."""
+    from tagger.training.jackknife import JackknifeSettings
     from tagger.training.run import DataSpec, TrainRequest, train as run_train
     from tagger.training.trainer import RunOptions
 
     set_threads(threads)
     overrides = [f"{key}={value}" for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size),
                                                      ("patience", patience)) if value is not None]
-    overrides += [f"{key}={str(value).lower() if isinstance(value, bool) else value}"
-                  for key, value in (settings or {}).items()]
+    overrides += _settings(settings)
     request = TrainRequest(
         task=task, train=DataSpec(_data_source(train), format, columns, max_sentences),
         dev=DataSpec(_data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
         column=column, model=model, preset=preset, config_file=config_file, overrides=tuple(overrides),
         embeddings=embeddings, bootstrap=bootstrap, gates=gates, pos_model=pos_model,
+        jackknife=JackknifeSettings(jackknife, pos_preset, pos_config, tuple(_settings(pos_settings)),
+                                    os.fspath(jackknife_dir) if jackknife_dir else None, jobs, threads)
+        if jackknife is not None else None,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),

@@ -254,6 +254,7 @@ def test_a_capability_a_family_lacks_is_a_one_line_error(old_files):
     with pytest.raises(TaggerError, match="add --set word_dim=7"):
         tagger.load_embeddings(["a"], torch.zeros(1, 7))
     assert tagger.pos_column(tagger.config) is None and parser.pos_column(parser.config) == "upos"
+    assert tagger.pos_columns(tagger.config) == [] and parser.pos_columns(parser.config) == parser.input_columns
 
 
 # ----------------------------------------------------------------------------- format 2 layouts

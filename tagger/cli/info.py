@@ -27,6 +27,12 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
     if isinstance(shown.get("dev_score"), (int, float)):
         shown["dev_score"] = 100.0 * shown["dev_score"]
         shown["dev_metric"] = metric
+    if isinstance(shown.get("jackknife"), dict):
+        jackknife = dict(shown["jackknife"])
+        for key in ("train_accuracy", "dev_accuracy"):
+            jackknife[key] = {column: 100.0 * value for column, value in jackknife.get(key, {}).items()}
+        jackknife["fold_accuracies"] = [100.0 * value for value in jackknife.get("fold_accuracies", [])]
+        shown["jackknife"] = jackknife
     history = []
     for record in meta.get("history", []):
         record = dict(record)
@@ -39,6 +45,22 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
 #: (in model files of older versions) the count of non-projective training trees, which the meta's
 #: ``nonprojective_skipped`` shows.
 NOT_VOCABULARIES = ("rare_word_from", "nonprojective")
+
+
+def jackknife_text(entry: dict[str, Any]) -> str:
+    """A parser's ``jackknife`` meta (scores in percent, as :func:`shown_meta` gives them) in a line."""
+    overrides = ", ".join(entry.get("tagger_overrides") or [])
+    settings = entry.get("tagger_preset") or "?"
+    if entry.get("tagger_config_file"):
+        settings += f" + {entry['tagger_config_file']}"
+    if overrides:
+        settings += f" + {overrides}"
+    folds = ", ".join(f"{value:.2f}" for value in entry.get("fold_accuracies", []))
+    scores = "; ".join(f"{column.upper()} train {entry['train_accuracy'][column]:.2f} % (folds {folds}), "
+                       f"dev {entry['dev_accuracy'][column]:.2f} %" for column in entry.get("columns", [])
+                       if column in entry.get("train_accuracy", {}) and column in entry.get("dev_accuracy", {}))
+    return (f"{entry.get('folds')} folds, taggers {settings}; {scores}; "
+            f"{entry.get('tagger_seconds', 0):.0f} s of tagger training; in {entry.get('work_dir')}")
 
 
 def describe(path: str) -> dict:
@@ -105,7 +127,8 @@ def _print(console: Any, info: dict[str, Any], title: str) -> None:
     table = Table(title=title, show_header=False)
     table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
     for key, value in info["meta"].items():
-        table.add_row(key, f"{value:.2f} %" if key == "dev_score" else str(value))
+        shown = f"{value:.2f} %" if key == "dev_score" else jackknife_text(value) if key == "jackknife" else str(value)
+        table.add_row(key, shown)
     table.add_row("vocabularies", ", ".join(f"{k} {v:,}" for k, v in info["vocab_sizes"].items()))
     table.add_section()
     table.add_row("model config", "" if info["config"] else "(none)")

@@ -12,6 +12,7 @@ import torch
 from tagger.cli.progress import RichReporter, make_console, plural
 from tagger.models import MODELS
 from tagger.training.distributed import env_context
+from tagger.training.jackknife import JackknifeSettings, summary_line as jackknife_line
 from tagger.training.run import SPLITS, TASKS, DataSpec, TrainRequest, split_files, train
 from tagger.training.trainer import Interrupted, RunOptions
 
@@ -35,6 +36,17 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model.")
 @click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU).")
 @click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS).")
+@click.option("--jackknife", type=click.IntRange(min=2), metavar="K",
+              help="Parser: train on POS predicted by K taggers, each trained on the other K-1 folds of --train and "
+                   "tagging the one it never saw (10 is the usual); dev is tagged by a tagger trained on all of train.")
+@click.option("--pos-preset", help="With --jackknife: the taggers' preset (default: the pos task's).")
+@click.option("--pos-config", type=click.Path(exists=True, dir_okay=False), help="With --jackknife: the taggers' JSON config file.")
+@click.option("--pos-set", "pos_overrides", multiple=True, metavar="KEY=VALUE",
+              help="With --jackknife: override one value of the taggers' config (repeatable), e.g. max_epochs=5.")
+@click.option("--jackknife-dir", type=click.Path(file_okay=False),
+              help="With --jackknife: the taggers' folder (default: OUT.jackknife beside the model); run again to reuse or resume them.")
+@click.option("--jobs", type=click.IntRange(min=1),
+              help="With --jackknife: taggers trained at once [default: as many as the cores allow at --threads each].")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @click.option("--patience", type=int, help="Same as --set patience=N.")
@@ -42,15 +54,16 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--max-sentences", type=int, help="Use only the first N training sentences (without --dev, dev is held out of these).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly.")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
-@click.option("--threads", type=int, help="CPU threads for torch.")
+@click.option("--threads", type=int, help="CPU threads for torch (with --jackknife: for each tagger too [default 1 each]).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C).")
 @click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none).")
 @click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
-            embeddings, bootstrap, gates, pos_model, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
-            threads, checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
+            embeddings, bootstrap, gates, pos_model, jackknife, pos_preset, pos_config, pos_overrides, jackknife_dir, jobs,
+            max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device, threads, checkpoint_dir,
+            checkpoint_minutes, resume, quiet, as_json) -> None:
     """Train a tagger or parser and keep the model that scores best on --dev.
 
     \b
@@ -62,12 +75,18 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train --task ccg --train ccgbank/data/AUTO --split wsj --out ccg.tagger
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
+      tagger train --task dep --jackknife 10 --pos-set max_epochs=5 --threads 1 --train T --dev D --out M
       tagger train --task const --train wsj/combined --split sample --out const.model   (trees from .mrg)
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
       torchrun --nproc_per_node=4 -m tagger train ...   (DDP; batch size is per process; docs/scaling.md)
     """
     if resume and not checkpoint_dir:
         raise click.UsageError("--resume needs --checkpoint-dir (the folder of the run to continue)")
+    given = [name for name, value in (("--pos-preset", pos_preset), ("--pos-config", pos_config),
+                                      ("--pos-set", pos_overrides), ("--jackknife-dir", jackknife_dir), ("--jobs", jobs))
+             if value]
+    if given and not jackknife:
+        raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
     if threads:
         torch.set_num_threads(threads)
     train_source, dev_source = train_path, dev_path
@@ -92,6 +111,8 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         bootstrap=bootstrap,
         gates=gates,
         pos_model=pos_model,
+        jackknife=JackknifeSettings(jackknife, pos_preset, pos_config, tuple(pos_overrides), jackknife_dir, jobs,
+                                    threads) if jackknife else None,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),
@@ -127,6 +148,8 @@ def run_and_report(request: TrainRequest, quiet: bool, as_json: bool) -> None:
         click.echo(json.dumps(summary))
         return
     console.print(summary_line(summary), markup=False, highlight=False)
+    if "jackknife" in summary:
+        console.print(jackknife_line(summary["jackknife"]), markup=False, highlight=False)
 
 
 def summary_line(summary: dict) -> str:

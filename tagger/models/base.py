@@ -94,6 +94,13 @@ class Model(Protocol):
         reads none)."""
         ...
 
+    @classmethod
+    def pos_columns(cls, config: Any) -> list[str]:
+        """Every column of its input that a tagger predicts for it (:attr:`input_columns`,
+        known from the config alone): what the taggers of ``--jackknife`` learn (empty: it
+        reads none)."""
+        ...
+
     # ------------------------------------------------------------------ training and inference
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> Batch:
         """``sentences`` (non-empty ones) as a :class:`Batch` on the CPU; gold targets only

@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import torch
 
@@ -21,6 +21,9 @@ from tagger.tasks import TASKS as TASK_TABLE
 from tagger.tasks import get_task
 from tagger.training import distributed
 from tagger.training.trainer import Reporter, RunOptions, TrainState, fit
+
+if TYPE_CHECKING:
+    from tagger.training.jackknife import Jackknife, JackknifeSettings
 
 #: The ``--task`` names (:data:`tagger.tasks.TASKS`).
 TASKS = tuple(TASK_TABLE)
@@ -114,6 +117,7 @@ class TrainRequest:
     bootstrap: str | None = None
     gates: str | None = None
     pos_model: str | None = None  # retag the parser's POS column with this tagger first
+    jackknife: JackknifeSettings | None = None  # retag them with jackknifed taggers (tagger.training.jackknife)
     options: RunOptions = field(default_factory=RunOptions)
 
 
@@ -159,10 +163,17 @@ class TrainReporter(Reporter, Protocol):
     def note(self, message: str) -> None: ...
 
 
-def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], None] = lambda line: None,
+          data: Data | None = None) -> dict[str, Any]:
     """Train and save a model; returns a plain summary (for tables and ``--json``); scores in it
-    are percentages. ``say`` gets the lines worth showing as they happen (resuming, warnings);
-    ``reporter.note`` the notes about the run, before training starts.
+    are percentages. ``say`` gets the lines worth showing as they happen (resuming, warnings,
+    the jackknife's taggers); ``reporter.note`` the notes about the run, before training starts.
+    ``data``: the sentences to train and select on, already read (a jackknife's fold tagger
+    trains on part of ``request.train``); None: read them as ``request`` says (:func:`read_data`).
+
+    With ``request.jackknife`` the parser's POS columns are first replaced by jackknifed
+    predictions (:mod:`tagger.training.jackknife`: taggers in processes of their own, before
+    this one reads the data); the summary then has a ``jackknife`` entry.
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) every process calls this: it joins the process group,
     trains its shard through DistributedDataParallel (``batch_size`` sentences per process, so
@@ -170,7 +181,7 @@ def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], N
     checkpoints (see :mod:`tagger.training.distributed`)."""
     context = distributed.init(resolve_device(request.options.device))
     try:
-        return _train(request, reporter, context, say)
+        return _train(request, reporter, context, say, data)
     finally:
         distributed.shutdown()
 
@@ -209,15 +220,38 @@ def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, Training
                          task.defaults if own else {})
 
 
-def _config(request: TrainRequest, cls: type, data: Data) -> tuple[Any, TrainingConfig, dict[str, Any]]:
+def _config(request: TrainRequest, cls: type, data: Data,
+            jackknifed: Jackknife | None) -> tuple[Any, TrainingConfig, dict[str, Any], dict[str, Any] | None]:
     """The configs (:func:`configs`), the data checked against them (its POS retagged first with
-    ``--pos-model``); and the meta naming that tagger."""
+    ``--pos-model``, or with the predictions of the ``jackknifed`` taggers); the meta naming
+    that tagger (and the jackknife); and the jackknife's entry of the summary (None without)."""
     config, training = configs(request, cls, data)
-    pos_meta = retag_for_parser(request.pos_model, cls, config, data.train + data.dev) if request.pos_model else {}
+    pos_meta: dict[str, Any] = {}
+    jackknife_summary = None
+    if request.pos_model:
+        pos_meta = retag_for_parser(request.pos_model, cls, config, data.train + data.dev)
+    elif jackknifed is not None:
+        from tagger.training import jackknife
+
+        accuracy = jackknife.apply(jackknifed, data)
+        pos_meta, jackknife_summary = jackknife.parser_meta(jackknifed, accuracy), jackknife.summary(jackknifed, accuracy)
     column_key = get_task(request.task).column_key
     check_columns(cls, config, data.train, request.train.name, column_key)
     check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name, column_key)
-    return config, training, pos_meta
+    return config, training, pos_meta, jackknife_summary
+
+
+def _jackknife(request: TrainRequest, cls: type, context: distributed.Context,
+               say: Callable[[str], None]) -> Jackknife | None:
+    """The jackknife's taggers, trained (or reused) before the parser reads its data; None
+    without ``request.jackknife``."""
+    if request.jackknife is None:
+        return None
+    if context.distributed:
+        raise TaggerError("--jackknife trains its taggers in processes of its own: run it without torchrun")
+    from tagger.training import jackknife
+
+    return jackknife.run(request, cls, say)
 
 
 def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any] | None:
@@ -270,10 +304,11 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
 
 
 def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.Context,
-           say: Callable[[str], None]) -> dict[str, Any]:
+           say: Callable[[str], None], data: Data | None) -> dict[str, Any]:
     cls = _model_class(request)
-    data = read_data(request)
-    config, training, pos_meta = _config(request, cls, data)
+    jackknifed = _jackknife(request, cls, context, say)
+    data = data if data is not None else read_data(request)
+    config, training, pos_meta, jackknife_summary = _config(request, cls, data, jackknifed)
     torch.manual_seed(request.options.seed)
     resumed = _resumed(request, say)
     model, notes = _build_model(request, cls, config, data, resumed)
@@ -311,7 +346,10 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
                             net=net, shard=(context.rank, context.world))
     if context.is_main and not Path(request.out).exists():
         raise TaggerError("training ended before any model was saved", request.out)
-    return _summary(request, cls, state, data, context, notes)
+    summary = _summary(request, cls, state, data, context, notes)
+    if jackknife_summary is not None:
+        summary["jackknife"] = jackknife_summary
+    return summary
 
 
 def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, context: distributed.Context,

@@ -188,6 +188,11 @@ class Seq2seqParser(nn.Module):
         """None: it reads no POS (``--pos-model`` has nothing to retag)."""
         return None
 
+    @classmethod
+    def pos_columns(cls, config: Seq2seqConfig) -> list[str]:
+        """None: it reads the words only (``--jackknife`` has nothing to retag)."""
+        return []
+
     # ----------------------------------------------------------------------------- data → tensors
     @classmethod
     def training_meta(cls, config: Seq2seqConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:

@@ -113,6 +113,11 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         return None
 
     @classmethod
+    def pos_columns(cls, config: TaggerConfig) -> list[str]:
+        """None: a tagger reads words only, so ``--jackknife`` has nothing to retag."""
+        return []
+
+    @classmethod
     def training_meta(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
         """What the model file's meta records about the training sentences, and notes: nothing."""
         return {}, []

@@ -117,6 +117,11 @@ class TransitionParser(GreedyDecoding, nn.Module):
         """The POS column ``--pos-model`` retags: of ``upos+feats`` the tagger predicts upos."""
         return config.tag_column.split("+")[0]
 
+    @classmethod
+    def pos_columns(cls, config: ParserConfig) -> list[str]:
+        """The parts of ``tag_column``, as :attr:`input_columns`: ``upos+feats`` reads both."""
+        return config.tag_column.split("+")
+
     @property
     def distribution_labels(self) -> list[str]:
         """Empty: it gives no distribution (``gives_distribution`` is False)."""
