@@ -33,6 +33,8 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
         if isinstance(record.get("dev"), (int, float)):
             record["dev"] = 100.0 * record["dev"]
             record["metric"] = record.get("metric") or metric
+        if isinstance(record.get("parts"), dict):  # each column's dev accuracy, of a tagger of several
+            record["parts"] = {name: 100.0 * value for name, value in record["parts"].items()}
         history.append(record)
     return shown, history
 #: Entries of ``vocabs`` that hold a number, not a vocabulary: where the words seen once start, and
@@ -41,10 +43,33 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
 NOT_VOCABULARIES = ("rare_word_from", "nonprojective")
 
 
+def output_columns(config: dict[str, Any], meta: dict[str, Any]) -> list[str] | None:
+    """The columns a model fills, from its task (:data:`tagger.tasks.TASKS`): a tagger's
+    ``column`` (several joined by commas: ``upos,xpos,feats``), a parser's tree columns; None
+    when the file names no task."""
+    task = TASKS.get(meta.get("task", ""))
+    if task is None:
+        return None
+    if not task.column_from_data:
+        return list(task.columns)
+    named = str(config.get(task.column_key) or "")
+    return [name for name in named.split(",") if name] or None
+
+
+def vocabularies_line(sizes: dict[str, int]) -> str:
+    """The vocabulary sizes on one line; a FEATS column learned per feature (``feats:NAME``, one
+    vocabulary per feature) is one entry: its features and their values in all."""
+    shown = [f"{k} {v:,}" for k, v in sizes.items() if not k.startswith("feats:")]
+    features = [v for k, v in sizes.items() if k.startswith("feats:")]
+    if features:
+        shown.append(f"feats {len(features)} features ({sum(features):,} values with each one's '_')")
+    return ", ".join(shown)
+
+
 def describe(path: str) -> dict:
-    """A plain summary of a model file: versions, model, its model config and training config
-    (None where the file does not record it), vocab sizes, training data and dev score (percent,
-    as everywhere). Files of format 1, whose one config held both, show them split."""
+    """A plain summary of a model file: versions, model, the columns it fills, its model config
+    and training config (None where the file does not record it), vocab sizes, training data and
+    dev score (percent, as everywhere). Files of format 1, whose one config held both, show them split."""
     archive = read_archive(path)
     state = archive["state_dict"]
     meta, history = shown_meta(archive.get("meta", {}))
@@ -54,6 +79,7 @@ def describe(path: str) -> dict:
         "format_version": archive["format_version"],
         "tagger_version": archive.get("tagger_version"),
         "model": archive.get("name"),
+        "columns": output_columns(config, archive.get("meta", {})),
         "parameters": sum(t.numel() for t in state.values()),
         "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k not in NOT_VOCABULARIES},
         "config": config,
@@ -80,9 +106,11 @@ def command(model_path: str, as_json: bool) -> None:
     console = make_console()
     table = Table(title=f"{model_path}: {info['model']} ({info['parameters']:,} parameters)", show_header=False)
     table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
+    if info["columns"]:
+        table.add_row("columns", ", ".join(info["columns"]))
     for key, value in info["meta"].items():
         table.add_row(key, f"{value:.2f} %" if key == "dev_score" else str(value))
-    table.add_row("vocabularies", ", ".join(f"{k} {v:,}" for k, v in info["vocab_sizes"].items()))
+    table.add_row("vocabularies", vocabularies_line(info["vocab_sizes"]))
     table.add_section()
     table.add_row("model config", "" if info["config"] else "(none)")
     for key, value in info["config"].items():
