@@ -48,6 +48,15 @@ def run_cli(args: list[str], stdin: Path | None = None) -> tuple[float, str]:
     return wall, done.stdout.decode()
 
 
+def column_of(model, sentence, prediction, column: str) -> list[str]:
+    """The tags of ``column`` in one prediction (a tagger of several columns predicts them all)."""
+    from tagger.corpus.records import Sentence
+
+    scratch = Sentence(sentence.words, {})
+    model.annotate(scratch, prediction)
+    return scratch.columns[column]
+
+
 def fp32_accuracy(model, sentences, column: str, dtype) -> float:
     """Test accuracy with float32 products (then back to ``dtype``), to show what bf16 changes."""
     from tagger.inference import predict
@@ -58,7 +67,8 @@ def fp32_accuracy(model, sentences, column: str, dtype) -> float:
     finally:
         model.set_precision(dtype)
     gold = [t for s in sentences for t in s.column(column)]
-    return round(100 * sum(map(str.__eq__, gold, (t for p in predicted for t in p))) / len(gold), 2)
+    tags = (t for s, p in zip(sentences, predicted) for t in column_of(model, s, p, column))
+    return round(100 * sum(map(str.__eq__, gold, tags)) / len(gold), 2)
 
 
 def arguments() -> argparse.ArgumentParser:
@@ -127,7 +137,8 @@ def main() -> None:
         times.append(time.perf_counter() - start)
     metric = TagMetric()
     for sentence, predicted in zip(test, predictions):
-        metric.update(sentence.words, sentence.column(args.column), predicted, train_words)
+        metric.update(sentence.words, sentence.column(args.column), column_of(model, sentence, predicted, args.column),
+                      train_words)
     emit({"bench": "tagger-accuracy", "model": model_path, "column": args.column, "config": meta.get("epoch"),
           "test": args.test, "accuracy": round(100 * metric.accuracy, 2),
           "unseen_accuracy": round(100 * metric.unseen_accuracy, 2), "sentence_accuracy": round(100 * metric.sentence_accuracy, 2),

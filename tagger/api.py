@@ -128,7 +128,8 @@ class Model:
 
     @property
     def output_columns(self) -> list[str]:
-        """The columns the model fills: e.g. ``["upos"]``, or ``["head", "deprel"]``."""
+        """The columns the model fills: e.g. ``["upos"]``, ``["upos", "xpos", "feats"]`` (a tagger
+        of several columns), or ``["head", "deprel"]``."""
         return list(self.module.output_columns)
 
     @property
@@ -139,8 +140,9 @@ class Model:
     def tag(self, sentences: Iterable[SentenceLike], *, top_k: int | None = None, beta: float | None = None,
             allow_missing_columns: bool = False) -> list[dict[str, Any]]:
         """One plain record per sentence, in input order: ``{"words": [...], COLUMN: [...]}`` for
-        each output column (``upos``; ``head`` (ints, 0 = root) and ``deprel``), and with
-        ``top_k``/``beta`` (taggers) ``"multitags"``: per word, ``[tag, probability]`` pairs.
+        each output column (``upos``; every one of a tagger of several, ``upos``, ``xpos``,
+        ``feats``; ``head`` (ints, 0 = root) and ``deprel``), and with ``top_k``/``beta``
+        (taggers) ``"multitags"``: per word, ``[tag, probability]`` pairs of the first column.
         The records ``tagger tag --output-format jsonl`` writes. ``sentences``: lists of tokens,
         or :class:`Sentence` records (a parser reads their UPOS/FEATS; refused without them
         unless ``allow_missing_columns``)."""
@@ -280,8 +282,11 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
              allow_missing_columns: bool = False) -> dict[str, Any]:
     """Score ``model`` (a :class:`Model` or a model file's path) on ``data`` (a gold file in
     ``format``, auto detects; or :class:`Sentence` records). Returns a plain dict: ``score``
-    (percent) and ``score_name`` (accuracy, LAS), ``columns`` (those scored), and the metric's
-    counts under ``tagging`` (taggers) or ``parsing`` (parsers), as ``tagger evaluate --json``."""
+    (percent) and ``score_name`` (accuracy, LAS; a tagger of several columns: mean accuracy, the
+    mean of the columns'), ``columns`` (those scored), and the metric's counts under ``tagging``
+    (taggers; of several columns: ``accuracy`` (the mean), ``columns`` (each one's counts, as a
+    one-column tagger's) and ``all_tags`` (words with every column right)) or ``parsing``
+    (parsers), as ``tagger evaluate --json``."""
     if not isinstance(model, Model):
         model = load(model, device, threads, precision)
     return model.evaluate(data, format, columns, allow_missing_columns)

@@ -7,7 +7,9 @@
 Each returns an :class:`EvaluationResult`: the tag column scored and the metric objects of
 :mod:`tagger.evaluation` (``tagging``, ``parsing``, ``multitag``, ``const``). Here is all the
 policy of what is scored: which tag column (given, a task's, or the first present in both files;
-with a model, the one the model predicts), whether attachment is, whether constituency trees are
+with a model, those the model predicts) or columns (``upos,xpos,feats``: each one's accuracy,
+their mean and all of them at once, :class:`~tagger.evaluation.metrics.ColumnsMetric`),
+whether attachment is, whether constituency trees are
 (EVALB's bracket scores, :mod:`tagger.evaluation.evalb`, of sentences whose :attr:`Sentence.tree`
 is set), and the one-line errors when something asked for cannot be scored. Files are read with
 :func:`tagger.formats.read_corpus`; ``trees`` files keep their blank lines, which EVALB counts
@@ -26,7 +28,7 @@ from tagger import formats
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, score_trees
-from tagger.evaluation.metrics import AttachmentMetric, Metric, MultiTagMetric, TagMetric
+from tagger.evaluation.metrics import AttachmentMetric, ColumnsMetric, Metric, MultiTagMetric, TagMetric
 from tagger.evaluation.report import score
 from tagger.formats import read_corpus
 from tagger.tasks import TASKS
@@ -55,16 +57,22 @@ ColumnSpec = Mapping[str, int] | str | None
 
 @dataclass
 class EvaluationResult:
-    """What was scored: the tag column (``None``: no tagging scores) and the metrics, under
-    ``"tagging"`` (:class:`TagMetric`), ``"parsing"`` (:class:`AttachmentMetric`),
-    ``"multitag"`` (:class:`MultiTagMetric`) and ``"const"`` (:class:`BracketMetric`) as
-    present, in that order."""
+    """What was scored: the tag column (``None``: no tagging scores; several joined by commas,
+    ``upos,xpos,feats``) and the metrics, under ``"tagging"`` (:class:`TagMetric`, or for
+    several columns :class:`ColumnsMetric`), ``"parsing"`` (:class:`AttachmentMetric`),
+    ``"multitag"`` (:class:`MultiTagMetric`, of the first column) and ``"const"``
+    (:class:`BracketMetric`) as present, in that order."""
 
     column: str | None
     metrics: dict[str, Metric] = field(default_factory=dict)
 
     @property
-    def tagging(self) -> TagMetric | None:
+    def columns(self) -> list[str]:
+        """The tag columns scored (none, one, or several)."""
+        return tag_columns(self.column)
+
+    @property
+    def tagging(self) -> TagMetric | ColumnsMetric | None:
         return self.metrics.get("tagging")  # type: ignore[return-value]
 
     @property
@@ -82,6 +90,11 @@ class EvaluationResult:
     def to_dict(self) -> dict[str, Any]:
         """``{"column": ..., "tagging": {...}, ...}``: plain JSON-able data, scores in percent."""
         return {"column": self.column, **{name: metric.to_dict() for name, metric in self.metrics.items()}}
+
+
+def tag_columns(column: str | None) -> list[str]:
+    """The tag columns a ``--column`` value names: none, one, or several joined by commas."""
+    return [name.strip() for name in column.split(",") if name.strip()] if column else []
 
 
 def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", columns: ColumnSpec = None,
@@ -139,8 +152,8 @@ def choose_column(task: str, column: str | None, gold: Sequence[Sentence], pred:
                   gold_name: str, pred_name: str) -> str | None:
     """The tag column to score, or ``None`` for no tagging scores.
 
-    An explicit ``column``, or a task's only column, must be present
-    in both; otherwise the first of the task's :data:`TASK_COLUMNS` present in both is scored
+    An explicit ``column`` (several joined by commas: each of them), or a task's only column,
+    must be present in both; otherwise the first of the task's :data:`TASK_COLUMNS` present in both is scored
     (for ``pos`` one must be), and with ``auto`` the first of :data:`AUTO_COLUMNS` present in
     both, if any (tagging is then simply left out)."""
     if task in ("dep", CONST) and column is None:
@@ -148,11 +161,15 @@ def choose_column(task: str, column: str | None, gold: Sequence[Sentence], pred:
     candidates = TASK_COLUMNS.get(task, AUTO_COLUMNS)
     wanted = column or (candidates[0] if len(candidates) == 1 else None)
     if wanted is not None:
-        if not has_column(gold, wanted):
-            raise TaggerError(_missing_column("gold file", wanted, gold), gold_name)
-        if not has_column(pred, wanted):
-            raise TaggerError(_missing_column("predicted file", wanted, pred), pred_name)
-        return wanted
+        names = tag_columns(wanted)
+        if not names:
+            raise TaggerError(f"--column names no column: {wanted!r}")
+        for name in names:
+            if not has_column(gold, name):
+                raise TaggerError(_missing_column("gold file", name, gold), gold_name)
+            if not has_column(pred, name):
+                raise TaggerError(_missing_column("predicted file", name, pred), pred_name)
+        return ",".join(names)
     for name in candidates:
         if has_column(gold, name) and has_column(pred, name):
             return name
@@ -260,17 +277,18 @@ def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: 
 
 def model_targets(model: Any, column: str | None, model_path: str) -> tuple[str | None, bool]:
     """What a model's predictions are scored on, as the model declares it (``output_columns``):
-    the tag column it predicts (``None`` for a parser; ``column`` must be one it predicts, and
-    names the one to score where it predicts several) and whether it predicts heads."""
+    the tag columns it predicts, joined by commas (``None`` for a parser; ``column``, one or
+    several, must be among them and names those to score) and whether it predicts heads."""
     outputs = list(model.output_columns)
     tags = [name for name in outputs if name not in TREE_COLUMNS and name != TREE]
-    if column is not None and column not in tags:
-        raise TaggerError(f"--column {column}: this model predicts {' and '.join(tags) or 'no tag column'}, "
-                          f"not {column}", model_path)
-    if column is None and len(tags) > 1:
-        raise TaggerError(f"this model predicts several tag columns ({', '.join(tags)}): name one with --column",
-                          model_path)
-    return column or (tags[0] if tags else None), "head" in outputs
+    if column is not None:
+        names = tag_columns(column)
+        other = next((name for name in names if name not in tags), None)
+        if other is not None or not names:
+            raise TaggerError(f"--column {column}: this model predicts {' and '.join(tags) or 'no tag column'}, "
+                              f"not {other or column}", model_path)
+        return ",".join(names), "head" in outputs
+    return ",".join(tags) or None, "head" in outputs
 
 
 def _data_files(data: str | os.PathLike, split: str | None, task: str, meta: dict[str, Any]) -> Any:
@@ -287,15 +305,12 @@ def _data_files(data: str | os.PathLike, split: str | None, task: str, meta: dic
 def _predictions(model: Any, gold: Sequence[Sentence], beta: float | None) -> tuple[list[Sentence], list | None]:
     """Copies of ``gold`` annotated with the model's predictions; with ``beta``, also each
     token's kept tags, best first (one pass gives both: the 1-best tag is the first kept)."""
-    from tagger.inference import predict
-    from tagger.tagging import multitag_decoder
+    from tagger.tagging import annotate, multitag_decoder
 
-    multitags = predict(model, gold, decode=multitag_decoder(model, None, beta)) if beta is not None else None
-    predictions = [[tags[0][0] for tags in sentence] for sentence in multitags] if multitags else predict(model, gold)
     pred = [replace(sentence, columns=dict(sentence.columns), tree=None) for sentence in gold]  # trees: the model's
-    for sentence, predicted in zip(pred, predictions):
-        model.annotate(sentence, predicted)
-    return pred, multitags
+    decode = multitag_decoder(model, None, beta) if beta is not None else None
+    predictions = annotate(model, pred, 4096, decode)
+    return pred, predictions if decode is not None else None
 
 
 def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "auto", columns: ColumnSpec = None,
@@ -306,11 +321,12 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
                    beam: int | None = None, constrained: bool | None = None) -> EvaluationResult:
     """Tag or parse ``data`` with the model at ``model_path`` and score it against its gold columns.
 
-    What is scored is what the model predicts (:func:`model_targets`): its tag column, and
+    What is scored is what the model predicts (:func:`model_targets`): its tag columns (each,
+    and their mean; ``column`` chooses some), and
     attachment for a parser, the trees (as EVALB with ``evalb_params``, default :data:`COLLINS`)
     for a model that fills :attr:`Sentence.tree` (it declares the output column ``tree``);
     ``data`` must have that gold annotation. ``beta`` adds CCG
-    multi-tagging (tags with p >= beta * p_best). Unseen-word accuracy uses ``train_words``, or
+    multi-tagging (tags with p >= beta * p_best) of the model's first column. Unseen-word accuracy uses ``train_words``, or
     else the model's training file when it is still where it was. A parser refuses data
     without the POS/FEATS it reads unless ``allow_missing_columns``. With ``split`` (``wsj``,
     ``sample``) ``data`` is a folder of WSJ files and its test part is scored, by the sections
@@ -326,11 +342,15 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     apply(model, precision, in_place=True)
     model.set_decoding(beam, constrained)
     chosen, parse = model_targets(model, column, model_path)
+    if beta is not None and chosen is not None and tag_columns(chosen)[0] != model.output_columns[0]:
+        raise TaggerError(f"--beta: multi-tagging is of the model's first column, {model.output_columns[0]}: "
+                          f"score it first (--column {model.output_columns[0]},...) or leave --column out", model_path)
     source = _data_files(data, split, task, meta)
     gold = read_scored(source, format, columns, "no sentences to evaluate")
     InputCheck(model, allow_missing_columns, meta)(gold)
-    if chosen is not None and not has_column(gold, chosen):
-        raise TaggerError(f"no gold '{chosen}' column to score the model's tags against", _name(source))
+    for name in tag_columns(chosen):
+        if not has_column(gold, name):
+            raise TaggerError(f"no gold '{name}' column to score the model's tags against", _name(source))
     if parse and not has_column(gold, "head"):
         raise TaggerError("no gold heads to score the parser against", _name(source))
     const = TREE in model.output_columns
@@ -342,12 +362,12 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     result = scored(gold, pred, chosen, parse, train_words, (evalb_params or COLLINS) if const else None,
                     _name(source))
     if multitags is not None and chosen is not None:
-        multitag = MultiTagMetric()
+        multitag, first = MultiTagMetric(), tag_columns(chosen)[0]
         for sentence, tags in zip(gold, multitags):
-            multitag.update(sentence.column(chosen), [{tag for tag, _ in token} for token in tags])
+            multitag.update(sentence.column(first), [{tag for tag, _ in token} for token in tags])
         result.metrics["multitag"] = multitag
     return result
 
 
 __all__ = ["EvaluationResult", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
-           "model_targets", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST", "TREE"]
+           "model_targets", "tag_columns", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST", "TREE"]

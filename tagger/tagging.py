@@ -109,8 +109,9 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
                 supertag_in: str = "misc") -> None:
     """Write tagged sentences; ``extra`` holds per-token multi-tags when multi-tagging. The
     predicted columns go where ``fmt`` shows them (:func:`tagger.formats.placement.place`:
-    supertags in CoNLL MISC or, with ``supertag_in="xpos"``, XPOS; the POS field of tagged and
-    pipe is the predicted tag)."""
+    every one in its CoNLL field, supertags in CoNLL MISC or, with ``supertag_in="xpos"``, XPOS;
+    the POS field of tagged and pipe is the predicted tag, the first column of a model of
+    several; jsonl has every column)."""
     if fmt == "jsonl":
         columns = model.output_columns
         for i, sentence in enumerate(sentences):
@@ -138,14 +139,27 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.M
 def annotate(model: torch.nn.Module, chunk: list[Sentence], max_tokens: int = MAX_TOKENS,
              decode: Callable[[Any], list] | None = None) -> list:
     """Predict ``chunk`` (batched, in input order) and write the predictions into its sentences'
-    columns; with a multi-tag ``decode`` (:func:`multitag_decoder`) each word gets its best tag.
-    Returns the predictions. A :class:`tagger.pipeline.Pipeline` runs its stages in turn (each
-    reads what the ones before it wrote) and returns each stage's predictions."""
+    columns; with a multi-tag ``decode`` (:func:`multitag_decoder`) each word gets its best tag
+    in the model's first column (the one multi-tagging reads), and a model of several columns
+    fills the others as without it (a second pass over the chunk). Returns the predictions
+    (with ``decode``, its multi-tags). A :class:`tagger.pipeline.Pipeline` runs its stages in
+    turn (each reads what the ones before it wrote) and returns each stage's predictions."""
     if isinstance(model, Pipeline):
         return model.annotate_chunk(chunk, max_tokens)
     predictions = predict(model, chunk, max_tokens, decode)
-    for sentence, prediction in zip(chunk, predictions):
-        model.annotate(sentence, prediction if decode is None else [t[0][0] if t else "_" for t in prediction])
+    if decode is None:
+        for sentence, prediction in zip(chunk, predictions):
+            model.annotate(sentence, prediction)
+        return predictions
+    best = [[t[0][0] if t else "_" for t in prediction] for prediction in predictions]
+    first, *others = model.output_columns
+    if not others:
+        for sentence, tags in zip(chunk, best):
+            model.annotate(sentence, tags)
+        return predictions
+    for sentence, prediction, tags in zip(chunk, predict(model, chunk, max_tokens), best):
+        model.annotate(sentence, prediction)
+        sentence.columns[first] = tags
     return predictions
 
 

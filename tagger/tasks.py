@@ -25,7 +25,8 @@ def _frozen(values: dict[str, Any]) -> Mapping[str, Any]:
 class Task:
     """One task. ``columns`` are what it learns and scores; with ``column_from_data``, ``--column``
     not given falls back through them in order (the first the training data has), else the
-    model config's own default stands. ``column_key`` is the config key ``--column`` sets."""
+    model config's own default stands. ``column_key`` is the config key ``--column`` sets (a
+    tagger's ``column`` may name several, ``upos,xpos,feats``: one model learns them all)."""
 
     name: str
     model: str  # the model family, a key of tagger.models.MODELS

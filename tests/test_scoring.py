@@ -101,8 +101,11 @@ def test_the_scored_column_is_the_one_the_model_declares():
     assert model_targets(Declares("upos"), None, "m") == ("upos", False)
     assert model_targets(Declares("head", "deprel"), None, "m") == (None, True)
     assert model_targets(Declares("upos", "xpos"), "xpos", "m") == ("xpos", False)
-    with pytest.raises(TaggerError, match="predicts several tag columns .upos, xpos.: name one with --column"):
-        model_targets(Declares("upos", "xpos"), None, "m")  # never the first one, guessed
+    # a model of several columns: every one is scored, unless --column names some
+    assert model_targets(Declares("upos", "xpos", "feats"), None, "m") == ("upos,xpos,feats", False)
+    assert model_targets(Declares("upos", "xpos", "feats"), "feats, upos", "m") == ("feats,upos", False)
+    with pytest.raises(TaggerError, match="--column upos,lemma: this model predicts upos and xpos, not lemma"):
+        model_targets(Declares("upos", "xpos"), "upos,lemma", "m")
     with pytest.raises(TaggerError, match="--column upos: this model predicts no tag column, not upos"):
         model_targets(Declares("head", "deprel"), "upos", "m")
 

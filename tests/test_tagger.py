@@ -475,16 +475,19 @@ def test_aux_column_is_learned_beside_the_column_and_never_output(tmp_path):
                                                          for t in s.column("upos")]}) for s in TOY]
     torch.manual_seed(0)
     model = toy_model(sentences, aux_column="xpos", aux_weight=1.0)
-    assert model.n_aux == len(model.vocabs["aux_tags"]) == 6 and model.output.out_features == model.n_tags + 6
+    aux = model.heads[-1]
+    assert (aux.key, aux.output, aux.start, aux.stop) == ("aux_tags", False, model.n_tags, model.n_tags + 6)
+    assert len(model.vocabs["aux_tags"]) == 6 and model.output.out_features == model.n_tags + 6
+    assert model.output_columns == ["upos"]
     batch = model.collate(sentences)
-    assert batch.aux_tags.shape == batch.tags.shape
+    assert batch.more_tags.shape == (1, *batch.tags.shape)
     state = fit(model, sentences, sentences, model.training_config, RunOptions(), lambda meta: None, Quiet())
     assert state.best_score == 1.0
     assert model.decode(model.collate(sentences, with_gold=False))[2] == ["DET", "ADJ", "NOUN", "VERB", "ADV"]
     model.eval()
     scores = model(batch)
     aux_best = scores[..., model.n_tags :].argmax(-1)[2].tolist()
-    assert [model.aux_vocab.itos[i] for i in aux_best] == ["DT", "JJ", "NN", "VBZ", "RB"]  # the aux head learned too
+    assert [model.labels["aux_tags"].itos[i] for i in aux_best] == ["DT", "JJ", "NN", "VBZ", "RB"]  # the aux head learned too
     path = tmp_path / "aux.tagger"
     model_file.save(path, model, {})
     loaded, _ = model_file.load(path)

@@ -47,7 +47,8 @@ def _emit(header: dict[str, str | None], result: EvaluationResult, as_json: bool
     fields = {**header, "column": result.column}
     console.print("  ".join(f"{k}: {v}" for k, v in fields.items() if v is not None), highlight=False, soft_wrap=True)
     for name, metric in result.metrics.items():
-        render_table(metric, console, title=TITLES.get(name, name).format(column=result.column), top=top, punct=punct)
+        column = result.columns[0] if name == "multitag" else result.column  # multi-tagging: the first column
+        render_table(metric, console, title=TITLES.get(name, name).format(column=column), top=top, punct=punct)
 
 
 EPILOG = """\b
@@ -57,6 +58,7 @@ Examples:
   tagger evaluate --gold wsj_23.auto --pred out.pipe --pred-format pipe --task ccg
   tagger tag --model pos.tagger < dev.txt | tagger evaluate --gold dev.conllu --pred -
   tagger evaluate --model pos.tagger test.conllu
+  tagger evaluate --gold dev.conllu --pred dev.pred.conllu --column upos,xpos,feats
   tagger evaluate --gold wsj_23.mrg --pred parsed.trees               (EVALB, COLLINS.prm)
   tagger evaluate --gold gold.trees --pred test.trees --evalb-params my.prm --evalb
 """
@@ -81,8 +83,9 @@ Examples:
 )
 @click.option(
     "--column", metavar="NAME",
-    help="Tag column to score: upos, xpos, supertag, tag or a --columns name [default: upos, else xpos, "
-    "else supertag, else tag]. With --model: must be the column the model predicts.",
+    help="Tag column to score: upos, xpos, feats, supertag, tag or a --columns name, or several joined by commas "
+    "(upos,xpos,feats: each one's accuracy, all of them at once and their mean) [default: upos, else xpos, else "
+    "supertag, else tag]. With --model: columns the model predicts [default: every one].",
 )
 @click.option(
     "--task", type=click.Choice(SCORING_TASKS), default="auto", show_default=True,
@@ -154,7 +157,8 @@ def command(
     """Score predictions against gold annotation: accuracy table, or --json.
 
     Either --gold G --pred P (two files with the same words, no model), or --model M DATA.
-    Tagging: token, unseen-word and sentence accuracy, per-tag P/R/F1, most confused pairs.
+    Tagging: token, unseen-word and sentence accuracy, per-tag P/R/F1, most confused pairs; for
+    several columns (a tagger of upos,xpos,feats), each one's, all of them at once and their mean.
     Parsing: UAS, LAS and label accuracy over all words and without punctuation, per label.
     Trees: EVALB's bracket recall, precision, F1, crossing brackets and tagging accuracy, over all
     sentences and those of at most 40 words (COLLINS.prm, or --evalb-params).

@@ -39,6 +39,8 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
         if isinstance(record.get("dev"), (int, float)):
             record["dev"] = 100.0 * record["dev"]
             record["metric"] = record.get("metric") or metric
+        if isinstance(record.get("parts"), dict):  # each column's dev accuracy, of a tagger of several
+            record["parts"] = {name: 100.0 * value for name, value in record["parts"].items()}
         history.append(record)
     return shown, history
 #: Entries of ``vocabs`` that hold a number, not a vocabulary: where the words seen once start, and
@@ -63,10 +65,33 @@ def jackknife_text(entry: dict[str, Any]) -> str:
             f"{entry.get('tagger_seconds', 0):.0f} s of tagger training; in {entry.get('work_dir')}")
 
 
+def output_columns(config: dict[str, Any], meta: dict[str, Any]) -> list[str] | None:
+    """The columns a model fills, from its task (:data:`tagger.tasks.TASKS`): a tagger's
+    ``column`` (several joined by commas: ``upos,xpos,feats``), a parser's tree columns; None
+    when the file names no task."""
+    task = TASKS.get(meta.get("task", ""))
+    if task is None:
+        return None
+    if not task.column_from_data:
+        return list(task.columns)
+    named = str(config.get(task.column_key) or "")
+    return [name for name in named.split(",") if name] or None
+
+
+def vocabularies_line(sizes: dict[str, int]) -> str:
+    """The vocabulary sizes on one line; a FEATS column learned per feature (``feats:NAME``, one
+    vocabulary per feature) is one entry: its features and their values in all."""
+    shown = [f"{k} {v:,}" for k, v in sizes.items() if not k.startswith("feats:")]
+    features = [v for k, v in sizes.items() if k.startswith("feats:")]
+    if features:
+        shown.append(f"feats {len(features)} features ({sum(features):,} values with each one's '_')")
+    return ", ".join(shown)
+
+
 def describe(path: str) -> dict:
-    """A plain summary of a model file: versions, model, its model config and training config
-    (None where the file does not record it), vocab sizes, training data and dev score (percent,
-    as everywhere). Files of format 1, whose one config held both, show them split."""
+    """A plain summary of a model file: versions, model, the columns it fills, its model config
+    and training config (None where the file does not record it), vocab sizes, training data and
+    dev score (percent, as everywhere). Files of format 1, whose one config held both, show them split."""
     archive = read_archive(path)
     if archive.get("name") == PIPELINE:  # one summary per stage, in the order they run
         stages = [describe_archive(stage, path) for stage in archive["stages"]]
@@ -86,6 +111,7 @@ def describe_archive(archive: dict[str, Any], path: str) -> dict:
         "format_version": archive["format_version"],
         "tagger_version": archive.get("tagger_version"),
         "model": archive.get("name"),
+        "columns": output_columns(config, archive.get("meta", {})),
         "parameters": sum(t.numel() for t in state.values()),
         "vocab_sizes": {k: len(v) for k, v in archive.get("vocabs", {}).items() if k not in NOT_VOCABULARIES},
         "config": config,
@@ -126,10 +152,12 @@ def command(model_path: str, as_json: bool) -> None:
 def _print(console: Any, info: dict[str, Any], title: str) -> None:
     table = Table(title=title, show_header=False)
     table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
+    if info["columns"]:
+        table.add_row("columns", ", ".join(info["columns"]))
     for key, value in info["meta"].items():
         shown = f"{value:.2f} %" if key == "dev_score" else jackknife_text(value) if key == "jackknife" else str(value)
         table.add_row(key, shown)
-    table.add_row("vocabularies", ", ".join(f"{k} {v:,}" for k, v in info["vocab_sizes"].items()))
+    table.add_row("vocabularies", vocabularies_line(info["vocab_sizes"]))
     table.add_section()
     table.add_row("model config", "" if info["config"] else "(none)")
     for key, value in info["config"].items():

@@ -65,7 +65,9 @@ class RichReporter:
         mark = "  [green]best[/green]" if record.get("best") else ""
         partial = "" if record.get("complete", True) else " (partial epoch)"
         metric = f"{self.metric_name} {record['metric']}" if record.get("metric") else self.metric_name
+        parts = record.get("parts") or {}
+        shown = " (" + ", ".join(f"{name} {100 * value:.2f}" for name, value in parts.items()) + ")" if parts else ""
         self.console.print(
-            f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {metric} {100 * record['dev']:.2f}"
+            f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {metric} {100 * record['dev']:.2f}{shown}"
             f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s{mark}", highlight=False
         )

@@ -20,7 +20,9 @@ from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
 @click.option("--input-format", "input_format_alias", hidden=True, help="Old name of --format.")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=1.")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS),
-              help="Default: conllu (jsonl with --top-k/--beta; a constituency parser's: trees, one per line).")
+              help="Default: conllu (jsonl with --top-k/--beta; a constituency parser's: trees, one per line). "
+                   "A tagger of several columns (upos,xpos,feats) fills each in conllu/conllx and jsonl; tagged and "
+                   "pipe show its first.")
 @click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
               help="Where CoNLL output carries a CCG model's supertags: MISC 'supertag=CAT', or XPOS (the "
                    "POS tag then moves to MISC 'xpos=TAG'), as in `tagger convert`.")

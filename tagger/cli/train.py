@@ -26,7 +26,8 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the model file (missing parent folders are created).")
 @click.option("--format", "-f", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6.")
-@click.option("--column", help="Tag column to learn (upos, xpos, supertag, or a --columns name).")
+@click.option("--column", help="Tag column to learn (upos, xpos, feats, supertag, or a --columns name), or several "
+              "joined by commas (upos,xpos,feats): one tagger that predicts them all.")
 @click.option("--model", type=click.Choice(sorted(MODELS)), help="Model family (default: the task's).")
 @click.option("--preset", help="Named configuration (see docs/tagger.md, docs/parser.md).")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), help="JSON config file.")
@@ -71,6 +72,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train --task pos --train train.conllu --dev dev.conllu --out pos.tagger
       tagger train --task pos --train all.conllu --out pos.tagger   (dev: every 20th sentence held out)
       tagger train --task pos --column xpos --preset wu2016-7x512 --train T --dev D --out M
+      tagger train --task pos --column upos,xpos,feats --train T --dev D --out M   (one tagger, three columns)
       tagger train --task ccg --train train.auto --dev dev.auto --out ccg.tagger
       tagger train --task ccg --train ccgbank/data/AUTO --split wsj --out ccg.tagger
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m

@@ -10,6 +10,9 @@ from tagger.errors import TaggerError
 
 #: Column names with a fixed meaning across formats. Readers may add others (``columns`` format).
 STANDARD_COLUMNS = ("lemma", "upos", "xpos", "feats", "head", "deprel", "supertag", "misc")
+#: Columns whose ``_`` is a value rather than a missing annotation (FEATS: no features): a
+#: sentence with only ``_`` there still has the column for a model that learns it.
+UNDERSCORE_VALUE_COLUMNS = ("feats",)
 #: The name under which a sentence's constituency tree (:attr:`Sentence.tree`) counts as an
 #: output column: what a constituency parser fills.
 TREE = "tree"

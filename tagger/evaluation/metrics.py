@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Collection, Sequence
+from typing import TYPE_CHECKING, Collection, Mapping, Sequence
 
 if TYPE_CHECKING:
     from tagger.corpus.records import Sentence
@@ -115,6 +115,11 @@ class Metric:
     @property
     def score(self) -> float:
         raise NotImplementedError
+
+    def parts(self) -> dict[str, float]:
+        """The scores :attr:`score` is made of, by name (0..1), where it is made of several (the
+        columns of a :class:`ColumnsMetric`); empty for most."""
+        return {}
 
     def _comparable(self, other: object) -> bool:
         return isinstance(other, Metric) and type(other) is type(self)
@@ -268,6 +273,65 @@ class TagMetric(Metric):
             "confusions": [
                 {"gold": g, "pred": p, "count": count} for g, p, count in self.most_confused(10)
             ],
+        }
+
+
+class ColumnsMetric(Metric):
+    """Tagging accuracy of several columns at once (a tagger of ``upos,xpos,feats``): a
+    :class:`TagMetric` per column, and one of all of them together ("all tags": a word counts as
+    right when every column is, as the CoNLL 2018 scorer's AllTags; its tags are the columns'
+    values joined by spaces). ``score`` is the mean of the columns' token accuracies.
+    """
+
+    score_name = "mean accuracy"
+
+    def __init__(self, columns: Sequence[str] = ()) -> None:
+        self.columns: dict[str, TagMetric] = {name: TagMetric() for name in columns}
+        self.all_tags = TagMetric()
+
+    def update(
+        self,
+        words: Sequence[str],
+        gold: Mapping[str, Sequence[str]],
+        pred: Mapping[str, Sequence[str]],
+        train_words: Collection[str] | None = None,
+    ) -> None:
+        """Count one sentence: its words, and per column its gold and predicted tags."""
+        for name, metric in self.columns.items():
+            metric.update(words, gold[name], pred[name], train_words)
+        joined = [[" ".join(tags) for tags in zip(*(side[name] for name in self.columns))] for side in (gold, pred)]
+        self.all_tags.update(words, joined[0], joined[1], train_words)
+
+    def __add__(self, other: "ColumnsMetric") -> "ColumnsMetric":
+        if not isinstance(other, ColumnsMetric):
+            return NotImplemented
+        total = ColumnsMetric()
+        for name in dict.fromkeys([*self.columns, *other.columns]):
+            total.columns[name] = self.columns.get(name, TagMetric()) + other.columns.get(name, TagMetric())
+        total.all_tags = self.all_tags + other.all_tags
+        return total
+
+    @property
+    def accuracy(self) -> float:
+        """The mean of the columns' token accuracies, 0..1."""
+        return _ratio(sum(m.accuracy for m in self.columns.values()), len(self.columns))
+
+    @property
+    def score(self) -> float:
+        return self.accuracy
+
+    def parts(self) -> dict[str, float]:
+        return {name: metric.accuracy for name, metric in self.columns.items()}
+
+    def to_dict(self) -> dict:
+        """The mean accuracy (percent), each column's :meth:`TagMetric.to_dict`, and the all-tags
+        counts (without a per-tag list: its tags are combinations)."""
+        all_tags = self.all_tags.to_dict()
+        del all_tags["per_tag"]
+        return {
+            "accuracy": 100.0 * self.accuracy if self.columns and self.all_tags.tokens else None,
+            "columns": {name: metric.to_dict() for name, metric in self.columns.items()},
+            "all_tags": all_tags,
         }
 
 

@@ -20,6 +20,7 @@ from tagger.evaluation.metrics import (
     MISSING,
     PRF,
     AttachmentMetric,
+    ColumnsMetric,
     Metric,
     MultiTagMetric,
     TagMetric,
@@ -98,15 +99,20 @@ def score(
     column: str | None,
     parse: bool,
     train_words: set[str] | None = None,
-) -> tuple[TagMetric | None, AttachmentMetric | None]:
-    """Score tagging of ``column`` (unless ``None``) and attachment (if ``parse``) in one pass.
+) -> tuple[TagMetric | ColumnsMetric | None, AttachmentMetric | None]:
+    """Score tagging of ``column`` (unless ``None``; several joined by commas give a
+    :class:`ColumnsMetric`) and attachment (if ``parse``) in one pass.
 
     Punctuation for the attachment scores is decided from the gold sentence's tags.
     """
-    tagging = TagMetric() if column is not None else None
+    names = column.split(",") if column else []
+    columns = ColumnsMetric(names) if len(names) > 1 else None
+    tagging = columns or (TagMetric() if column is not None else None)
     parsing = AttachmentMetric() if parse else None
     for g, p in paired(gold, pred):
-        if tagging is not None and column is not None:
+        if columns is not None:
+            columns.update(g.words, {n: tag_values(g, n) for n in names}, {n: tag_values(p, n) for n in names}, train_words)
+        elif tagging is not None and column is not None:
             tagging.update(g.words, tag_values(g, column), tag_values(p, column), train_words)
         if parsing is not None:
             parsing.update(
@@ -125,10 +131,11 @@ def score_tagging(
     column: str,
     train_words: set[str] | None = None,
 ) -> TagMetric:
-    """Tagging accuracy of ``pred`` against ``gold`` on ``column`` (e.g. ``upos``)."""
+    """Tagging accuracy of ``pred`` against ``gold`` on ``column`` (e.g. ``upos``; ``upos,feats``
+    gives a :class:`ColumnsMetric`)."""
     tagging, _ = score(gold, pred, column, parse=False, train_words=train_words)
     assert tagging is not None
-    return tagging
+    return tagging  # type: ignore[return-value]
 
 
 def score_parsing(gold: Iterable[Sentence], pred: Iterable[Sentence]) -> AttachmentMetric:
@@ -196,6 +203,30 @@ def _render_tagging(metric: TagMetric, console: Console, title: str, top: int) -
         for g, p, count in confused:
             table.add_row(g, p, f"{count:,}")
         console.print(table)
+
+
+def _render_columns(metric: ColumnsMetric, console: Console, top: int) -> None:
+    """Each column's accuracy, all of them at once and their mean; then each column's tables."""
+    overall = Table(title=f"tagging ({', '.join(metric.columns)})", title_justify="left")
+    overall.add_column("column")
+    overall.add_column("token %", justify="right")
+    overall.add_column("correct/total", justify="right")
+    if metric.all_tags.tracks_unseen:
+        overall.add_column("unseen-word %", justify="right")
+    overall.add_column("sentence %", justify="right")
+
+    def row(name: str, m: TagMetric) -> None:
+        unseen = [_pct(m.unseen_accuracy)] if metric.all_tags.tracks_unseen else []
+        overall.add_row(name, _pct(m.accuracy), _fraction(m.correct, m.tokens), *unseen, _pct(m.sentence_accuracy))
+
+    for name, m in metric.columns.items():
+        row(name, m)
+    row("all tags", metric.all_tags)
+    overall.add_row("mean of the columns", _pct(metric.accuracy), "", *([""] if metric.all_tags.tracks_unseen else []), "",
+                    style="bold")
+    console.print(overall)
+    for name, m in metric.columns.items():
+        _render_tagging(m, console, f"tagging ({name})", top)
 
 
 def _render_parsing(metric: AttachmentMetric, console: Console, title: str, top: int, punct: bool) -> None:
@@ -269,6 +300,8 @@ def render_table(
     """
     if isinstance(metric, TagMetric):
         _render_tagging(metric, console, title or "tagging", top)
+    elif isinstance(metric, ColumnsMetric):
+        _render_columns(metric, console, top)
     elif isinstance(metric, AttachmentMetric):
         _render_parsing(metric, console, title or "attachment", top, punct)
     elif isinstance(metric, MultiTagMetric):

@@ -5,13 +5,14 @@ Writers read fixed columns: CoNLL its ten fields (and MISC), ``tagged``/``pos``/
 one POS tag (the ``xpos`` column), ``pipe`` a POS tag (``xpos``) and a ``supertag``.
 :func:`place` moves the other columns to where the target format's writer reads them:
 
-- **CoNLL-U / CoNLL-X**: the standard columns stay in their fields; a ``supertag`` goes to MISC
+- **CoNLL-U / CoNLL-X**: the standard columns stay in their fields (a tagger of several columns,
+  ``upos,xpos,feats``, has each rewritten in its own field); a ``supertag`` goes to MISC
   ``supertag=CAT`` or to XPOS (``supertag_in``, see :mod:`tagger.formats.supertags`); a generic
   column (any other name, e.g. ``tag`` from ``--columns form=1,tag=2``) goes to XPOS if that is
   free, and the others to MISC as ``NAME=VALUE`` (CoNLL-X, without MISC, refuses them).
 - **one POS tag** (tagged, pos, pipe, mrg, dp, columns): the POS tag is the predicted column
-  (``shown``; for pipe other than the supertag, which has its own field), else XPOS, else UPOS,
-  else the first generic column.
+  (``shown``; the first of several, e.g. UPOS of ``upos,xpos,feats``; for pipe other than the
+  supertag, which has its own field), else XPOS, else UPOS, else the first generic column.
 
 ``shown`` names the columns that must be visible (what a model predicts): they win the POS
 slot over what the input already had. :func:`check_output` refuses up front what a format

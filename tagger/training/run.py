@@ -13,7 +13,7 @@ import torch
 
 from tagger import model_file
 from tagger.config import TrainingConfig, build_configs, config_to_dict
-from tagger.corpus.records import Sentence
+from tagger.corpus.records import UNDERSCORE_VALUE_COLUMNS, Sentence
 from tagger.devices import resolve_device
 from tagger.errors import TaggerError
 from tagger.models import MODELS
@@ -385,7 +385,10 @@ def retag_for_parser(pos_model: str, cls: type, config: Any, sentences: list[Sen
 
 def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None:
     """Replace ``column`` of ``sentences`` with the predictions of the tagger in ``pos_model``, so
-    that a parser trains (and selects its best epoch) on the POS it will see at tagging time."""
+    that a parser trains (and selects its best epoch) on the POS it will see at tagging time.
+    ``column`` gets the tagger's column of that name, or else its first; a tagger of several
+    columns (``upos,feats``) also replaces its other columns (FEATS, which a parser of
+    ``upos+feats`` reads), each under its own name."""
     from tagger.inference import predict
 
     tagger, _ = model_file.load(pos_model)
@@ -393,20 +396,35 @@ def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None
         raise TaggerError(f"--pos-model must be a tagger model, this is a {tagger.name} model", pos_model)
     if column is None:
         raise TaggerError("--pos-model retags the POS column a parser reads (--task dep)", pos_model)
-    for sentence, tags in zip(sentences, predict(tagger, sentences)):
-        sentence.columns[column] = tags
+    outputs = tagger.output_columns
+    source = column if column in outputs else outputs[0]
+    for sentence, prediction in zip(sentences, predict(tagger, sentences)):
+        predicted = Sentence(sentence.words, {})
+        tagger.annotate(predicted, prediction)
+        sentence.columns.update({name: predicted.columns[name] for name in outputs if name != source})
+        sentence.columns[column] = predicted.columns[source]
 
 
 def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str, column_key: str = "column") -> None:
     """Every sentence has what the model learns from (``cls.required_columns``); a one-line error
     naming the first that does not, and the config key that named the column (``column_key`` is
-    the one ``--column`` sets)."""
+    the one ``--column`` sets). A column whose ``_`` is a value (FEATS,
+    :data:`~tagger.corpus.records.UNDERSCORE_VALUE_COLUMNS`) may hold only ``_`` in a sentence,
+    but not in all of them."""
     columns = cls.required_columns(config)
     # the config keys that name columns (column, aux_column, tag_column), by the column they name
-    keys = {value: key for key, value in config_to_dict(config).items() if key.endswith("column") and value}
+    keys = {name: key for key, value in config_to_dict(config).items() if key.endswith("column") and value
+            for name in str(value).split(",")}
+
+    def hint(name: str) -> str:
+        key = keys.get(name, column_key)
+        return "choose another with --column" if key == column_key else f"{key} must name a column the training data has"
+
     for sentence in sentences:
         for name in columns:
-            if not sentence.has(name):
-                key = keys.get(name, column_key)
-                hint = "choose another with --column" if key == column_key else f"{key} must name a column the training data has"
-                raise TaggerError(f"no '{name}' annotation in this sentence ({hint})", sentence.source or path, sentence.line)
+            if not sentence.has(name) and not (name in UNDERSCORE_VALUE_COLUMNS and name in sentence.columns):
+                raise TaggerError(f"no '{name}' annotation in this sentence ({hint(name)})", sentence.source or path,
+                                  sentence.line)
+    for name in columns:
+        if name in UNDERSCORE_VALUE_COLUMNS and sentences and not any(sentence.has(name) for sentence in sentences):
+            raise TaggerError(f"no '{name}' annotation in any sentence (only '_'; {hint(name)})", path)

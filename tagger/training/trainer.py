@@ -141,6 +141,8 @@ def score_epoch(model: torch.nn.Module, dev: Sequence[Sentence], state: TrainSta
     state.metric_name = metric.score_name
     record = {"epoch": state.epoch, "loss": state.epoch_loss / max(1, state.epoch_tokens), "dev": metric.score,
               "metric": metric.score_name, "lr": state.lr, "complete": complete, "seconds": round(seconds, 1)}
+    if metric.parts():  # e.g. each column's accuracy, of a tagger of several
+        record["parts"] = metric.parts()
     best = metric.score > state.best_score
     if best:
         state.best_score, state.best_epoch = metric.score, state.epoch

@@ -7,10 +7,18 @@ from dataclasses import dataclass
 
 from tagger.modules.recurrent import COMPOSITIONS, CellSpec
 
+#: How a ``feats`` column is predicted (``feats_mode``): ``bundle``, one label per whole FEATS
+#: value (``Mood=Ind|Number=Sing|...`` or ``_``); ``feature``, one softmax per feature name (its
+#: values and a "none" value), the features predicted joined back into a bundle sorted by name.
+FEATS_MODES = ("bundle", "feature")
+
 
 @dataclass
 class TaggerConfig:
-    column: str = "upos"  # the column learned: upos, xpos, supertag, or a `columns` name
+    # the columns learned, comma-separated (upos,xpos,feats): upos, xpos, feats, supertag, or `columns` names;
+    # the first is the main one (multi-tagging, the tagged/pipe formats' one tag); every one is output
+    column: str = "upos"
+    feats_mode: str = "feature"  # how a feats column is predicted: "bundle" or "feature" (FEATS_MODES)
     # input layer
     word_dim: int = 100
     caps_dim: int = 5
@@ -24,7 +32,7 @@ class TaggerConfig:
     window_gates: bool = True
     min_word_count: int = 1
     rare_word_dropout: float = 0.0  # replace training words seen once by UNK with this probability
-    rare_tag_count: int = 0  # tags seen fewer times than this map to RARE (CCGbank: 10)
+    rare_tag_count: int = 0  # tags seen fewer times than this map to RARE (CCGbank: 10), in each column learned
     # stacked bidirectional layers
     layers: int = 3
     hidden: int = 128
@@ -45,8 +53,10 @@ class TaggerConfig:
     hidden_dropout: float = 0.5
     middle_dropout: float = 0.0  # dropout on the outputs of the layers between the first and the last
     label_smoothing: float = 0.0  # cross-entropy against (1-ε)·gold + ε·uniform
-    aux_column: str = ""  # a second column learned beside `column` (multi-task, e.g. xpos for upos); "" = none
-    aux_weight: float = 0.5  # its share of the loss: CE(column) + aux_weight · CE(aux_column)
+    # a column learned beside `column` but never output (multi-task, e.g. xpos for upos); "" = none.
+    # `column=upos,xpos` learns and outputs both instead.
+    aux_column: str = ""
+    aux_weight: float = 0.5  # its share of the loss: Σ CE(columns) + aux_weight · CE(aux_column)
 
     def __post_init__(self) -> None:
         self.cell_spec  # validates the names and their combination
@@ -62,10 +72,29 @@ class TaggerConfig:
             raise ValueError("char_cnn and char_cnn_dim must be ≥ 0")
         if self.char_cnn_width < 1 or self.char_cnn_max < 1:
             raise ValueError("char_cnn_width and char_cnn_max must be ≥ 1")
-        if self.aux_column == self.column:
-            raise ValueError(f"aux_column must differ from column ({self.column!r})")
+        columns = [name.strip() for name in self.column.split(",")]
+        if not all(columns):
+            raise ValueError(f"column must name one column or several separated by commas (upos,xpos,feats), "
+                             f"not {self.column!r}")
+        twice = next((name for i, name in enumerate(columns) if name in columns[:i]), None)
+        if twice is not None:
+            raise ValueError(f"column names {twice!r} twice ({self.column!r}): each column is learned once")
+        self.column = ",".join(columns)
+        if self.aux_column in columns:
+            raise ValueError(f"aux_column must differ from the columns learned (column={self.column}): "
+                             f"it would be learned twice")
+        if "," in self.aux_column:
+            raise ValueError(f"aux_column names one column, not {self.aux_column!r}: to learn and output several, "
+                             f"use --column {self.column},{self.aux_column}")
+        if self.feats_mode not in FEATS_MODES:
+            raise ValueError(f"feats_mode must be one of {', '.join(FEATS_MODES)}, not {self.feats_mode!r}")
         if self.char_cnn and not self.cnn_dim:
             raise ValueError("char_cnn needs a character size: set char_cnn_dim (char_dim is 0)")
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns learned and output, in order (``column`` split at its commas)."""
+        return self.column.split(",")
 
     @property
     def cell_spec(self) -> CellSpec:

@@ -1,20 +1,31 @@
 """The deep stacked BiLSTM tagger with skip connections (Wu, Zhang & Zong 2016) and shortcut
-blocks (Wu, Zhang & Zong 2017), for POS tags and CCG supertags. SPEC §3."""
+blocks (Wu, Zhang & Zong 2017), for POS tags and CCG supertags. SPEC §3.
+
+One tagger learns one column or several from the same states (``column=upos,xpos,feats``): one
+output product ``W [h→; h←]``, split in slices, one softmax (a :class:`Head`) per slice. A
+column's head scores its whole values (``tags`` for the first column, ``tags:NAME`` for the
+others); a ``feats`` column after the first may instead have one head per feature name
+(``feats_mode=feature``, vocabularies ``feats:NAME``: a "none" value, then the values seen),
+whose predictions are joined back into a bundle sorted by feature name. ``aux_column`` is one
+more head that is learned and never output. The loss is the sum of the heads' cross-entropies
+(``aux_weight`` times the auxiliary head's).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, fields
+from itertools import accumulate
 from typing import Any, Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from tagger.corpus.records import Sentence
+from tagger.corpus.records import UNDERSCORE_VALUE_COLUMNS, Sentence
 from tagger.corpus.vocab import PAD, Vocab
 from tagger.errors import TaggerError
-from tagger.evaluation.metrics import TagMetric
+from tagger.evaluation.metrics import ColumnsMetric, TagMetric
 from tagger.models.base import GreedyDecoding, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
@@ -23,6 +34,60 @@ from tagger.models.skip_lstm.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import StackedBiRNN
 
 RARE = "<rare>"
+#: The column whose ``feats_mode=feature`` splits it into one head per feature name.
+FEATS = "feats"
+#: A feature head's label for "this word has no such feature" (always its label 0).
+NO_FEATURE = "_"
+
+
+@dataclass(frozen=True)
+class Head:
+    """One softmax of the output layer: columns ``[start, stop)`` of the one output product,
+    over the labels ``vocabs[key]``. ``feature``: the FEATS feature it predicts (``feats_mode=
+    feature``), else None (the column's whole values). ``output``: written by :meth:`annotate`
+    (False: the auxiliary column). ``weight``: its share of the loss."""
+
+    column: str
+    key: str
+    start: int
+    stop: int
+    feature: str | None = None
+    output: bool = True
+    weight: float = 1.0
+
+
+def column_key(index: int, column: str) -> str:
+    """The vocabulary of the ``index``-th column's whole values: ``tags`` for the first (as in
+    every single-column model file), ``tags:NAME`` for the others."""
+    return "tags" if index == 0 else f"tags:{column}"
+
+
+def feature_key(feature: str) -> str:
+    """The vocabulary of a FEATS feature's head (``feats_mode=feature``)."""
+    return f"{FEATS}:{feature}"
+
+
+def split_features(bundle: str) -> dict[str, str]:
+    """A FEATS value as ``{name: value}`` (``_``: none). ``Number=Sing|Person=3`` ->
+    ``{"Number": "Sing", "Person": "3"}``."""
+    if bundle == NO_FEATURE or not bundle:
+        return {}
+    return dict(item.partition("=")[::2] for item in bundle.split("|"))
+
+
+def join_features(features: Sequence[tuple[str, str]]) -> str:
+    """``(name, value)`` pairs as a FEATS value in the UD order (sorted by name, case-insensitive;
+    ``_`` for none): the inverse of :func:`split_features`."""
+    ordered = sorted(features, key=lambda pair: (pair[0].lower(), pair[0]))
+    return "|".join(f"{name}={value}" for name, value in ordered) or NO_FEATURE
+
+
+def column_values(sentence: Sentence, column: str) -> list[str]:
+    """The values of a column learned: :meth:`Sentence.column` (a one-line error without it),
+    except that a column whose ``_`` is a value (FEATS) may hold only ``_`` in a sentence."""
+    if column in UNDERSCORE_VALUE_COLUMNS and column in sentence.columns:
+        return sentence.columns[column]
+    return sentence.column(column)
 
 
 @dataclass
@@ -36,10 +101,10 @@ class TaggerBatch:
     caps: torch.Tensor  # [U+1]
     chars: torch.Tensor  # [U+1, 2l]
     lengths: torch.Tensor  # [B]
-    tags: torch.Tensor | None  # [B, T] gold tag ids, -100 at padding; None when untagged
+    tags: torch.Tensor | None  # [B, T] gold tag ids (the first head's), -100 at padding; None when untagged
     spelled: torch.Tensor | None = None  # [U+1, L] char ids of <w> word </w>, 0-padded; None without a CNN
     forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
-    aux_tags: torch.Tensor | None = None  # [B, T] gold ids of the auxiliary column (config.aux_column), -100 at padding
+    more_tags: torch.Tensor | None = None  # [H-1, B, T] gold ids of the other heads, in order, -100 at padding
 
     def to(self, device: torch.device) -> "TaggerBatch":
         move = lambda t: t.to(device, non_blocking=True) if isinstance(t, torch.Tensor) else t  # noqa: E731
@@ -51,7 +116,8 @@ class TaggerBatch:
 
 
 class SkipLSTMTagger(GreedyDecoding, nn.Module):
-    """Input layer → stacked bidirectional skip/shortcut layers → softmax over tags."""
+    """Input layer → stacked bidirectional skip/shortcut layers → one softmax per head (a column,
+    a FEATS feature, the auxiliary column; see the module text)."""
 
     name = "skip_lstm"
     kind = "tagger"  # what it is to the CLI: a tagger model (``--pos-model``) or a parser
@@ -71,7 +137,6 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         self.config = config
         self.vocabs = vocabs
         self.word_vocab = Vocab.from_list(vocabs["words"])
-        self.tag_vocab = Vocab.from_list(vocabs["tags"])
         self.featurizer = InputFeaturizer(self.word_vocab, Vocab.from_list(vocabs["chars"]), config.char_length,
                                           config.char_cnn_max if config.char_cnn else 0)
         self.rare_word_from = int(vocabs.get("rare_word_from", ["0"])[0])
@@ -83,18 +148,55 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         dropouts[0] = dropouts[-1] = config.hidden_dropout
         self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, config.cell_spec, config.skip_span,
                                 tuple(dropouts), config.init_scale, config.composition)
-        # One product scores both label sets: the column's tags, then the auxiliary column's.
-        self.n_tags, self.n_aux = len(self.tag_vocab), len(vocabs.get("aux_tags", ()))
-        self.aux_vocab = Vocab.from_list(vocabs["aux_tags"]) if self.n_aux else None
-        self.output = nn.Linear(self.rnn.output_size, self.n_tags + self.n_aux)
+        # One product scores every head's labels: the columns' (the first's tags first), then the auxiliary column's.
+        self.heads = self.heads_of(config, vocabs)
+        self.labels = {head.key: Vocab.from_list(vocabs[head.key]) for head in self.heads}
+        self.n_tags = len(self.tag_vocab)
+        self.output = nn.Linear(self.rnn.output_size, self.heads[-1].stop)
         scaled_normal_(self.output.weight, self.output.in_features, config.init_scale)
         nn.init.zeros_(self.output.bias)
         # Never predict padding or RARE (RARE is trained as a class, as in the papers, but not output).
-        banned = torch.zeros(len(self.tag_vocab), dtype=torch.bool)
-        for special in (PAD, RARE):
-            if special in self.tag_vocab:
-                banned[self.tag_vocab.index(special)] = True
-        self.register_buffer("banned", banned, persistent=False)
+        banned = torch.zeros(self.heads[-1].stop, dtype=torch.bool)
+        for head in self.heads:
+            for special in (PAD, RARE):
+                if head.feature is None and special in self.labels[head.key]:
+                    banned[head.start + self.labels[head.key].index(special)] = True
+        self.register_buffer("banned", banned[: self.n_tags].clone(), persistent=False)  # the first column's
+        self.register_buffer("banned_all", banned, persistent=False)  # [heads[-1].stop] every head's
+        #: Per output column, its heads in order (one; or, feats_mode=feature, one per feature).
+        self.output_heads: dict[str, list[Head]] = {}
+        for head in self.heads:
+            if head.output:
+                self.output_heads.setdefault(head.column, []).append(head)
+
+    @staticmethod
+    def heads_of(config: TaggerConfig, vocabs: dict[str, list[str]]) -> list[Head]:
+        """The output layer's heads, in the order of its slices: each column's (the first is
+        always one head over its whole values; a later ``feats`` with ``feats_mode=feature`` one
+        per feature, sorted by name), then the auxiliary column's."""
+        parts: list[tuple[str, str, str | None, bool, float]] = []  # column, key, feature, output, weight
+        for index, column in enumerate(config.columns):
+            if index > 0 and column == FEATS and config.feats_mode == "feature":
+                keys = [k for k in vocabs if k.startswith(feature_key(""))]
+                features = sorted((k[len(feature_key("")) :] for k in keys), key=lambda name: (name.lower(), name))
+                parts += [(column, feature_key(name), name, True, 1.0) for name in features]
+            else:
+                parts.append((column, column_key(index, column), None, True, 1.0))
+        if config.aux_column:
+            parts.append((config.aux_column, "aux_tags", None, False, config.aux_weight))
+        missing = [key for _, key, *_ in parts if key not in vocabs]
+        if missing or (config.feats_mode == "feature" and FEATS in config.columns[1:]
+                       and not any(column == FEATS for column, *_ in parts)):
+            raise TaggerError(f"the model's vocabularies have no {', '.join(missing) or 'feats:NAME'} for "
+                              f"column={config.column}: not a file this tagger wrote")
+        stops = list(accumulate(len(vocabs[key]) for _, key, *_ in parts))
+        return [Head(column, key, stop - len(vocabs[key]), stop, feature, output, weight)
+                for (column, key, feature, output, weight), stop in zip(parts, stops)]
+
+    @property
+    def tag_vocab(self) -> Vocab:
+        """The first column's tags (what :meth:`distribution` is over)."""
+        return self.labels["tags"]
 
     def set_precision(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
         """Inference matrix products in ``dtype`` (None: float32; see :mod:`tagger.modules.precision`).
@@ -105,7 +207,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     # ----------------------------------------------------------------------------- data → tensors
     @staticmethod
     def required_columns(config: TaggerConfig) -> list[str]:
-        return [config.column] + ([config.aux_column] if config.aux_column else [])
+        return config.columns + ([config.aux_column] if config.aux_column else [])
 
     @classmethod
     def pos_column(cls, config: TaggerConfig) -> str | None:
@@ -124,14 +226,27 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     @classmethod
     def vocabs_from(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
-        """Word, character and tag vocabularies from the training sentences.
+        """Word, character and label vocabularies from the training sentences.
 
         Characters: those of the first/last-l slots; with the character CNN, also every character
         of every word (the middle of long words) and the CNN's ``<w>``, ``</w>`` boundaries.
+        Labels: per head (:meth:`heads_of`), most frequent first; a column's tags seen fewer
+        than ``rare_tag_count`` times become one RARE class (never output); a feature's values
+        follow its "none" label ``_``.
         """
-        words, chars, tags, aux = Counter(), Counter(), Counter(), Counter()
+        words, chars, aux = Counter(), Counter(), Counter()
+        columns = config.columns
+        by_feature = [index > 0 and column == FEATS and config.feats_mode == "feature" for index, column in enumerate(columns)]
+        counts: list[Counter] = [Counter() for _ in columns]
+        features: dict[str, Counter] = {}
         for sentence in sentences:
-            tags.update(sentence.column(config.column))
+            for column, count, split in zip(columns, counts, by_feature):
+                if not split:
+                    count.update(column_values(sentence, column))
+                    continue
+                for bundle in column_values(sentence, column):
+                    for name, value in split_features(bundle).items():
+                        features.setdefault(name, Counter())[value] += 1
             if config.aux_column:
                 aux.update(sentence.column(config.aux_column))
             for word in sentence.words:
@@ -143,17 +258,28 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
             chars.update((CHAR_BOW, CHAR_EOW))
         word_vocab = Vocab.build(words, config.min_word_count)
         rare_from = next((i for i, w in enumerate(word_vocab.itos) if words.get(w, 2) < 2), len(word_vocab))
-        kept_tags = Vocab.build(tags, max(1, config.rare_tag_count), specials=(PAD,))
-        if len(kept_tags) == 1:  # only padding: every tag would be RARE, and RARE is never output
-            raise TaggerError(f"no '{config.column}' tag is seen {config.rare_tag_count} times in the training data, "
-                              f"so every tag would be rare and none could be predicted: lower it with "
-                              f"--set rare_tag_count=N (1 keeps every tag)", sentences[0].source if sentences else None)
-        tag_list = kept_tags.to_list() + ([RARE] if len(kept_tags) - 1 < len(tags) else [])
+        where = sentences[0].source if sentences else None
+        tag_lists: dict[str, list[str]] = {}
+        for index, (column, tags, split) in enumerate(zip(columns, counts, by_feature)):
+            if split:
+                if not features:
+                    raise TaggerError(f"no feature in the '{column}' column of the training data (only '_'): "
+                                      f"nothing to learn there", where)
+                for name in sorted(features):
+                    tag_lists[feature_key(name)] = [NO_FEATURE] + Vocab.build(features[name], specials=()).to_list()
+                continue
+            kept_tags = Vocab.build(tags, max(1, config.rare_tag_count), specials=(PAD,))
+            if len(kept_tags) == 1:  # only padding: every tag would be RARE, and RARE is never output
+                raise TaggerError(f"no '{column}' tag is seen {config.rare_tag_count} times in the training data, "
+                                  f"so every tag would be rare and none could be predicted: lower it with "
+                                  f"--set rare_tag_count=N (1 keeps every tag)", where)
+            tag_lists[column_key(index, column)] = kept_tags.to_list() + ([RARE] if len(kept_tags) - 1 < len(tags) else [])
         vocabs = {
             "words": word_vocab.to_list(),
             "chars": Vocab.build(chars).to_list(),
-            "tags": tag_list,
+            "tags": tag_lists.pop("tags"),
             "rare_word_from": [str(rare_from)],
+            **tag_lists,
         }
         if config.aux_column:
             vocabs["aux_tags"] = Vocab.build(aux, specials=(PAD,)).to_list()
@@ -184,21 +310,41 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         if self.config.char_cnn:
             longest = max(map(len, spelled))
             spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
-        def gold(column: str, stoi: dict[str, int], unknown: int) -> torch.Tensor:  # [B, T], -100 at padding
-            return torch.tensor([[stoi.get(t, unknown) for t in s.column(column)] + [-100] * (steps - len(s)) for s in sentences])
-
-        tags = aux_tags = None
+        tags = more_tags = None
         if with_gold:
-            tags = gold(self.config.column, self.tag_vocab.stoi, self.tag_vocab.stoi.get(RARE, -100))
-            if self.aux_vocab is not None:  # an auxiliary tag unseen in training is left out of the loss
-                aux_tags = gold(self.config.aux_column, self.aux_vocab.stoi, -100)
+            golds = self.gold_ids(sentences, steps)
+            tags = golds[0]
+            if len(golds) > 1:
+                more_tags = torch.stack(golds[1:])
         return TaggerBatch(torch.tensor(types), torch.tensor(words), torch.tensor(caps), torch.tensor(chars), torch.tensor(lengths), tags,
-                           spelled_ids, list(rows), aux_tags)
+                           spelled_ids, list(rows), more_tags)
+
+    def gold_ids(self, sentences: Sequence[Sentence], steps: int) -> list[torch.Tensor]:
+        """Per head, the gold label ids ``[B, T]`` of ``sentences`` padded to ``steps`` (-100 at
+        padding). A column's tag unseen in training is RARE where the head has RARE, else left
+        out of the loss (-100), and so is a feature's unseen value; a word without a feature is
+        that feature head's ``_``."""
+        pad = [[-100] * (steps - len(s)) for s in sentences]
+        out = []
+        bundles: dict[str, list[list[dict[str, str]]]] = {}  # a feats column split once for all its heads
+        for head in self.heads:
+            stoi = self.labels[head.key].stoi
+            if head.feature is None:
+                unknown = stoi.get(RARE, -100) if head.output else -100
+                rows = [[stoi.get(t, unknown) for t in column_values(s, head.column)] + p for s, p in zip(sentences, pad)]
+            else:
+                if head.column not in bundles:
+                    bundles[head.column] = [[split_features(b) for b in column_values(s, head.column)] for s in sentences]
+                name = head.feature
+                rows = [[stoi.get(f[name], -100) if name in f else 0 for f in split] + p
+                        for split, p in zip(bundles[head.column], pad)]
+            out.append(torch.tensor(rows))
+        return out
 
     # ----------------------------------------------------------------------------- the network
     def forward(self, batch: TaggerBatch) -> torch.Tensor:
-        """Tag scores [B, T, n_tags + n_aux] (unnormalised log-probabilities): the column's tags,
-        then, with ``aux_column``, the auxiliary column's (``n_aux`` = 0 without).
+        """Label scores [B, T, S] (unnormalised log-probabilities), ``S = heads[-1].stop``: the
+        first column's tags (``[..., :n_tags]``), then every other head's slice (:attr:`heads`).
 
         In evaluation mode the first layer's input projection is computed per distinct word
         (:meth:`InputLayer.project_by_type`), which is exact without dropout; training builds
@@ -222,26 +368,45 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         return self.output(hidden).transpose(0, 1)
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
-        """Mean cross-entropy of ``scores`` (from :meth:`forward`) over the batch's tokens, plus
-        ``aux_weight`` times that of the auxiliary column."""
+        """The sum over the heads of each one's mean cross-entropy over the batch's tokens (the
+        auxiliary column's times ``aux_weight``): ``scores`` from :meth:`forward`."""
         smoothing = self.config.label_smoothing
         loss = F.cross_entropy(scores[..., : self.n_tags].flatten(0, 1), batch.tags.flatten(), ignore_index=-100, label_smoothing=smoothing)
-        if self.n_aux and batch.aux_tags is not None:
-            aux = F.cross_entropy(scores[..., self.n_tags :].flatten(0, 1), batch.aux_tags.flatten(), ignore_index=-100, label_smoothing=smoothing)
-            loss = loss + self.config.aux_weight * aux
+        if batch.more_tags is not None:
+            for head, gold in zip(self.heads[1:], batch.more_tags):
+                part = F.cross_entropy(scores[..., head.start : head.stop].flatten(0, 1), gold.flatten(), ignore_index=-100,
+                                       label_smoothing=smoothing)
+                loss = loss + (part if head.weight == 1.0 else head.weight * part)
         return loss
 
     @torch.no_grad()
     def distribution(self, batch: TaggerBatch) -> torch.Tensor:
-        """Tag probabilities [B, T, n_tags], padding and RARE excluded."""
+        """Tag probabilities [B, T, n_tags] of the first column, padding and RARE excluded."""
         return self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")).softmax(-1)
 
     @torch.no_grad()
-    def decode(self, batch: TaggerBatch) -> list[list[str]]:
-        """The best tag of every token, as strings."""
-        best = self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")).argmax(-1).tolist()
-        itos = self.tag_vocab.itos
-        return [[itos[i] for i in row[:n]] for row, n in zip(best, batch.lengths.tolist())]
+    def decode(self, batch: TaggerBatch) -> list[list[str]] | list[dict[str, list[str]]]:
+        """The best tag of every token, as strings; for a model of several columns, per sentence
+        ``{column: tags}`` for every column it outputs."""
+        if len(self.output_heads) == 1:
+            best = self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")).argmax(-1).tolist()
+            itos = self.tag_vocab.itos
+            return [[itos[i] for i in row[:n]] for row, n in zip(best, batch.lengths.tolist())]
+        scores = self(batch).masked_fill(self.banned_all, float("-inf"))  # [B, T, S]
+        lengths = batch.lengths.tolist()
+        out: list[dict[str, list[str]]] = [{} for _ in lengths]
+        for column, heads in self.output_heads.items():
+            best = [scores[..., h.start : h.stop].argmax(-1).tolist() for h in heads]  # per head [B, T]
+            itos = [self.labels[h.key].itos for h in heads]
+            if heads[0].feature is None:
+                for record, row, n in zip(out, best[0], lengths):
+                    record[column] = [itos[0][i] for i in row[:n]]
+                continue
+            names = [h.feature for h in heads]  # sorted as FEATS is: joined in order, no sort per word
+            for b, (record, n) in enumerate(zip(out, lengths)):
+                record[column] = ["|".join(f"{name}={labels[ids[b][t]]}" for name, labels, ids in zip(names, itos, best)
+                                           if ids[b][t]) or NO_FEATURE for t in range(n)]
+        return out
 
     @property
     def distribution_labels(self) -> list[str]:
@@ -251,18 +416,30 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     # ----------------------------------------------------------------------------- results
     @property
     def output_columns(self) -> list[str]:
-        """The columns :meth:`annotate` fills."""
-        return [self.config.column]
+        """The columns :meth:`annotate` fills: every column learned (not ``aux_column``)."""
+        return self.config.columns
 
-    def annotate(self, sentence: Sentence, prediction: list[str]) -> None:
-        """Write a predicted tag sequence into ``sentence``'s column."""
-        sentence.columns[self.config.column] = prediction
+    def annotate(self, sentence: Sentence, prediction: list[str] | dict[str, list[str]]) -> None:
+        """Write one :meth:`decode` result into ``sentence``'s columns."""
+        if isinstance(prediction, dict):
+            sentence.columns.update(prediction)
+        elif len(self.output_heads) == 1:
+            sentence.columns[self.config.column] = prediction
+        else:  # an empty sentence's [] (inference.predict)
+            sentence.columns.update({name: list(prediction) for name in self.output_columns})
 
-    def metric(self, sentences: Sequence[Sentence], predictions: Sequence[list[str]]) -> TagMetric:
-        metric = TagMetric()
+    def metric(self, sentences: Sequence[Sentence], predictions: Sequence[Any]) -> TagMetric | ColumnsMetric:
+        """Token accuracy of the column; of several, each one's and their mean (the dev score)."""
+        if len(self.output_heads) == 1:
+            metric = TagMetric()
+            for sentence, prediction in zip(sentences, predictions):
+                metric.update(sentence.words, sentence.column(self.config.column), prediction)
+            return metric
+        columns = ColumnsMetric(self.output_columns)
         for sentence, prediction in zip(sentences, predictions):
-            metric.update(sentence.words, sentence.column(self.config.column), prediction)
-        return metric
+            predicted = prediction or {name: [] for name in self.output_columns}  # an empty sentence's []
+            columns.update(sentence.words, {name: column_values(sentence, name) for name in self.output_columns}, predicted)
+        return columns
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
         """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
