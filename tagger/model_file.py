@@ -150,8 +150,9 @@ def upgrades() -> dict[str, Any]:
     """Per model family, the function that turns an older file's ``(config, state_dict, format
     version)`` into what this format's model reads."""
     from tagger.models.skip_lstm.upgrade import upgrade
+    from tagger.models.transition_parser.upgrade import upgrade as parser_upgrade
 
-    return {"skip_lstm": upgrade}
+    return {"skip_lstm": upgrade, "transition_parser": parser_upgrade}
 
 
 def save_pipeline(path: str | os.PathLike, stages: list[dict[str, Any]], meta: dict[str, Any]) -> None:

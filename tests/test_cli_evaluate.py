@@ -110,6 +110,22 @@ def test_evaluate_json(files):
     assert parsing["no_punct"]["las"] == 75.0
 
 
+def test_evaluate_shows_nonprojective_arcs_when_the_gold_has_some(files, tmp_path):
+    gold = tmp_path / "np.conllu"
+    rows = [("A", "DET", 2, "det"), ("hearing", "NOUN", 4, "nsubj:pass"), ("is", "AUX", 4, "aux:pass"),
+            ("scheduled", "VERB", 0, "root"), ("on", "ADP", 7, "case"), ("the", "DET", 7, "det"),
+            ("issue", "NOUN", 2, "nmod"), ("today", "NOUN", 4, "obl:tmod")]
+    gold.write_text("".join(f"{i}\t{w}\t_\t{u}\t_\t_\t{h}\t{r}\t_\t_\n" for i, (w, u, h, r) in enumerate(rows, 1)) + "\n",
+                    encoding="utf-8")
+    pred = tmp_path / "np-pred.conllu"
+    pred.write_text(gold.read_text(encoding="utf-8").replace("\t2\tnmod", "\t4\tnmod"), encoding="utf-8")
+    out = run("evaluate", "--gold", gold, "--pred", pred).stdout
+    assert "non-projective arcs" in out and "0/1" in out
+    data = json.loads(run("evaluate", "--gold", gold, "--pred", gold, "--json").stdout)
+    assert data["parsing"]["nonprojective"]["recall"] == 100.0
+    assert "non-projective" not in run("evaluate", "--gold", files[0], "--pred", files[1]).stdout
+
+
 def test_evaluate_column_and_task(files):
     gold, pred = files
     data = json.loads(run("evaluate", "-g", gold, "-p", pred, "--column", "xpos", "--json").stdout)

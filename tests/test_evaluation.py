@@ -164,6 +164,31 @@ def test_attachment_metric_hand_computed():
     assert "nsubj:pass" not in d["per_label"]
 
 
+def test_nonprojective_arcs_are_counted():
+    # "A hearing is scheduled on the issue today": issue <- hearing crosses scheduled -> is
+    gold = [2, 4, 4, 0, 7, 7, 2, 4]
+    rels = "det nsubj:pass aux:pass root case det nmod obl:tmod".split()
+    m = AttachmentMetric()
+    m.update(gold, rels, gold, rels)  # found
+    m.update(gold, rels, [2, 4, 4, 0, 7, 7, 4, 4], rels)  # projective parse: issue below scheduled
+    m.update(gold, rels, gold, rels[:6] + ["obl"] + rels[7:])  # the head found, not the label
+    crossed = [2, 4, 4, 0, 7, 7, 2, 5]  # a wrong non-projective arc too: today <- on, across issue
+    m.update(gold, rels, crossed, rels)
+    np = m.nonprojective
+    assert (np.gold, np.gold_heads, np.gold_both, np.predicted, np.predicted_heads) == (4, 3, 2, 4, 3)
+    assert np.recall == 3 / 4 and np.labelled_recall == 2 / 4 and np.precision == 3 / 4
+    assert m.to_dict()["nonprojective"] == {"gold": 4, "predicted": 4, "recall_correct": 3, "labelled_recall_correct": 2,
+                                            "precision_correct": 3, "recall": 75.0, "labelled_recall": 50.0,
+                                            "precision": 75.0}
+    assert (m + m).nonprojective.gold == 8 and m.nonprojective.gold == 4
+    empty = AttachmentMetric()
+    empty.update([2, 0], ["det", "root"], [0, 1], ["root", "det"])
+    assert empty.nonprojective.gold == 0 and empty.to_dict()["nonprojective"]["recall"] is None
+    # predicted heads that are no tree (missing, a cycle) are counted, not refused
+    empty.update([2, 0, 2], ["a", "root", "b"], [-1, 3, 2], ["a", "b", "c"])
+    assert empty.nonprojective.predicted == 0
+
+
 def test_attachment_metric_add_and_order():
     a, b = AttachmentMetric(), AttachmentMetric()
     a.update([0], ["root"], [0], ["root"])

@@ -112,10 +112,11 @@ def one_line_error(result) -> str:
     return lines[0]
 
 
-def train_dep(tmp_path: Path, train_file: Path, reporter: Recorder, pos_model: str | None = None) -> Path:
+def train_dep(tmp_path: Path, train_file: Path, reporter: Recorder, pos_model: str | None = None,
+              overrides: tuple[str, ...] = ()) -> Path:
     out = tmp_path / "dep.model"
     train(TrainRequest(task="dep", train=DataSpec(str(train_file)), dev=DataSpec(str(train_file)), out=str(out),
-                       overrides=TINY, options=RunOptions(device="cpu"), pos_model=pos_model), reporter)
+                       overrides=(*TINY, *overrides), options=RunOptions(device="cpu"), pos_model=pos_model), reporter)
     return out
 
 
@@ -243,18 +244,28 @@ def test_a_parser_as_pos_model_is_a_one_line_error(tmp_path):
 
 
 # ----------------------------------------------------------------------------- non-projective trees
-def test_nonprojective_count_is_reported_before_training_and_kept_in_meta(tmp_path):
+@pytest.mark.parametrize("mode", ["skip", "lift"])
+def test_nonprojective_count_is_reported_before_training_and_kept_in_meta(tmp_path, mode):
     trees = tmp_path / "trees.conllu"
     trees.write_text(TREES, encoding="utf-8")
     reporter = Recorder()
-    out = train_dep(tmp_path, trees, reporter)
+    overrides = ("nonprojective=skip",) if mode == "skip" else ("lift_min_count=1",)  # lift: the default
+    out = train_dep(tmp_path, trees, reporter, overrides=overrides)
     kinds = [kind for kind, _ in reporter.events]
     note = kinds.index("note")
     assert note < kinds.index("epoch_start"), reporter.events
-    assert "1 non-projective training tree will be skipped" in reporter.events[note][1]
     info = describe(str(out))
-    assert info["meta"]["nonprojective_skipped"] == 1
-    assert set(info["vocab_sizes"]) == {"words", "tags", "labels"}
+    assert set(info["vocab_sizes"]) == {"words", "tags", "labels"}  # plain_labels is no vocabulary
+    if mode == "skip":
+        assert "1 non-projective training tree will be skipped" in reporter.events[note][1]
+        assert info["meta"]["nonprojective_skipped"] == 1 and info["vocab_sizes"]["labels"] == 6
+    else:
+        assert reporter.events[note][1] == ("1 non-projective training tree of 3 projectivised (1 arc lifted; "
+                                            "1 lifted labels, 1 seen >= 1 times learnt as such)")
+        assert {k: info["meta"][k] for k in info["meta"] if k.startswith("nonprojective")} == {
+            "nonprojective_lifted_trees": 1, "nonprojective_lifted_arcs": 1, "nonprojective_skipped": 0}
+        assert info["vocab_sizes"]["labels"] == 7  # and dep↑dep
+        assert model_file.load(out)[0].label_names[-1] == "dep↑dep"
 
 
 def test_model_file_with_the_count_among_its_vocabularies_still_loads_and_tags_the_same(tmp_path):

@@ -3,6 +3,7 @@ short real training run on UD English EWT."""
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from tagger.corpus.records import Sentence
 from tagger.inference import predict
 from tagger.models import MODELS, TASK_MODELS
 from tagger.models.transition_parser import LABEL_OFFSET, NULL_ID, ParserConfig, TransitionParser
-from tagger.transitions import State, apply, is_projective, oracle, token_slots
+from tagger.transitions import SEPARATOR, State, apply, deprojectivise, is_projective, oracle, split_lifted, token_slots
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EWT = DATA / "ud-english-ewt"
@@ -49,7 +50,7 @@ def random_heads(n: int, rng: random.Random) -> list[int]:
     return heads
 
 
-def assert_tree(heads: list[int], n: int) -> None:
+def assert_tree(heads: list[int], n: int, projective: bool = True) -> None:
     assert len(heads) == n
     assert heads.count(0) == 1, heads
     assert all(0 <= h <= n and h != j for j, h in enumerate(heads, 1)), heads
@@ -58,7 +59,7 @@ def assert_tree(heads: list[int], n: int) -> None:
         while k != 0:
             k, seen = heads[k - 1], seen + 1
             assert seen <= n, f"cycle through word {j}"
-    assert is_projective(heads)
+    assert is_projective(heads) or not projective
 
 
 def make(arch: str = "ffn", train=TRAIN, **overrides) -> TransitionParser:
@@ -144,7 +145,7 @@ def test_training_step(arch: str, bptt: int) -> None:
     model = make(arch, bptt=bptt)
     model.train()
     batch = model.collate(TRAIN)
-    assert batch.kept == [0, 1, 2, 3] and batch.n_tokens == 4 + 4 + 8 + 2
+    assert batch.kept == [0, 1, 2, 3, 4] and batch.n_tokens == 4 + 4 + 8 + 2 + 4  # the last one lifted
     scores = model(batch)
     assert scores.shape == (2 * batch.n_tokens, model.n_actions)
     loss = model.loss(scores, batch)
@@ -156,13 +157,112 @@ def test_training_step(arch: str, bptt: int) -> None:
 
 def test_nonprojective_trees_are_counted_and_skipped() -> None:
     assert TransitionParser.count_nonprojective(TRAIN) == 1
-    model = make()
+    model = make(nonprojective="skip")
     assert TransitionParser.training_meta(model.config, TRAIN)[0] == {"nonprojective_skipped": 1}
+    assert "plain_labels" not in model.vocabs and not model.lifts
     batch = model.collate([TRAIN[4]])
     assert batch.kept == [] and batch.n_tokens == 0
     loss = model.loss(model(batch), batch)  # an empty batch still trains (to nothing)
     loss.backward()
     assert loss.item() == 0.0
+
+
+def replayed_tree(model: TransitionParser, sentence: Sentence) -> tuple[list[int], list[str]]:
+    """The tree the oracle of ``model.collate`` builds for ``sentence``, labels by name."""
+    batch = model.collate([sentence])
+    assert batch.kept == [0]
+    state = State(len(sentence))
+    for action in batch.actions[batch.valid].tolist():
+        apply(state, action)
+    heads, labels = state.tree()
+    return heads, [model.label_names[k] for k in labels]
+
+
+def test_lifting_trains_on_every_tree_with_its_lifted_labels() -> None:
+    model = make(lift_min_count=1)
+    assert model.config.nonprojective == "lift" and model.lifts
+    assert model.label_names[-1] == "dep↑dep" and model.vocabs["plain_labels"] == [str(model.n_labels - 1)]
+    assert model.plain_labels == model.label_names[:-1] + ["dep"]
+    assert model.lifted_from == [None] * (model.n_labels - 1) + ["dep"]
+    assert TransitionParser.training_meta(model.config, TRAIN)[0] == {
+        "nonprojective_lifted_trees": 1, "nonprojective_lifted_arcs": 1, "nonprojective_skipped": 0}
+    assert model.collate(TRAIN).kept == [0, 1, 2, 3, 4]
+    assert replayed_tree(model, TRAIN[4]) == ([0, 1, 1, 1], ["root", "dep↑dep", "obj", "dep"])
+    assert replayed_tree(model, TRAIN[2]) == (TRAIN[2].columns["head"], TRAIN[2].columns["deprel"])
+    # a lifted label seen fewer than lift_min_count times is learnt as the plain label: same tree
+    rare = make()
+    assert rare.config.lift_min_count == 5 and rare.label_names == model.label_names[:-1] and not rare.lifts
+    assert replayed_tree(rare, TRAIN[4]) == ([0, 1, 1, 1], ["root", "dep", "obj", "dep"])
+    # what lifting cannot help is still skipped: several root words
+    two_roots = sentence("x y", [0, 0], "root root", "X X")
+    assert TransitionParser.training_meta(model.config, [*TRAIN, two_roots])[0]["nonprojective_skipped"] == 1
+    assert model.collate([two_roots, TRAIN[4]]).kept == [1]
+
+
+def test_decoding_moves_lifted_arcs_back_and_gives_plain_labels() -> None:
+    """decode = greedy projective parse, then :func:`deprojectivise` of its lifted labels."""
+    train = TRAIN + [sentence("p q r s t", [0, 4, 1, 1, 2], "root nsubj obj obl case", "X X X X X")]
+    model = make(train=train, lift_min_count=1).eval()
+    assert [name for name in model.label_names if SEPARATOR in name] == ["case↑nsubj", "dep↑dep", "nsubj↑obl"]
+    randomise(model, seed=5)
+    rng = random.Random(0)
+    words = [w for s in train for w in s.words]
+    tags = [t for s in train for t in s.columns["upos"]]
+    sentences = [Sentence([rng.choice(words) for _ in range(n)], {"upos": [rng.choice(tags) for _ in range(n)]})
+                 for n in [rng.randint(1, 25) for _ in range(60)]]
+    parsed = predict(model, sentences)
+    model.lifts, model.plain_labels = False, model.label_names  # the projective parse, its labels as learnt
+    raw = predict(model, sentences)
+    plain = set(model.label_names[: int(model.vocabs["plain_labels"][0])])
+    moved = 0
+    for s, (heads, rels), (raw_heads, raw_rels) in zip(sentences, parsed, raw):
+        assert_tree(heads, len(s), projective=False)
+        assert_tree(raw_heads, len(s))
+        assert set(rels) <= plain
+        head_labels = [split_lifted(r, plain)[0][1] if r not in plain else None for r in raw_rels]
+        assert rels == [r if h is None else r.split(SEPARATOR)[0] for r, h in zip(raw_rels, head_labels)]
+        assert heads == deprojectivise(raw_heads, rels, head_labels)
+        moved += heads != raw_heads
+    assert moved > 0 and any(not is_projective(heads) for heads, _ in parsed)
+
+
+def test_the_nonprojective_option() -> None:
+    assert ParserConfig().nonprojective == "lift" and ParserConfig().lift_min_count == 5
+    with pytest.raises(ValueError, match="nonprojective must be one of lift, skip"):
+        ParserConfig(nonprojective="swap")
+    with pytest.raises(ValueError, match="lift_min_count"):
+        ParserConfig(lift_min_count=0)
+    skip = make(nonprojective="skip", lift_min_count=1)
+    assert skip.collate(TRAIN).kept == [0, 1, 2, 3] and not skip.lifts
+    # the labels must stay readable: a training label holding the separator that makes a lifted one ambiguous
+    odd = [sentence("a b c d", [0, 4, 1, 1], "root dep obj dep↑dep", "X X X X")]
+    from tagger.errors import TaggerError
+    with pytest.raises(TaggerError, match="nonprojective=skip"):
+        make(train=odd + [sentence("a b c d", [0, 4, 1, 1], "root dep obj dep", "X X X X")], lift_min_count=1)
+    assert "dep↑dep" in make(train=odd, nonprojective="skip").label_names  # skipping: a label like any other
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_a_parser_file_from_before_the_option_loads_as_skip_and_parses_as_before() -> None:
+    """tests/fixtures/parser-skip-format3.model: written by the code before lifting (its script
+    is beside it); its label ``obj↑x`` is a plain label, never read as lifted."""
+    toy = [sentence("The cat sat .", [2, 3, 0, 3], "det nsubj root punct", "DET NOUN VERB PUNCT"),
+           sentence("She saw the man with a telescope .", [2, 0, 4, 2, 7, 7, 2, 2],
+                    "nsubj root det obj case det obl punct", "PRON VERB DET NOUN ADP DET NOUN PUNCT"),
+           sentence("a b c d", [0, 4, 1, 1], "root x obj↑x dep", "X X X X"),
+           sentence("Dogs bark at 99 cats today", [2, 0, 5, 5, 2, 2], "nsubj root case nummod obl obj↑x",
+                    "NOUN VERB ADP NUM NOUN NOUN")]
+    for s in toy:
+        del s.columns["xpos"]
+    model, meta = model_file.load(FIXTURES / "parser-skip-format3.model")
+    assert "nonprojective" not in model_file.read_archive(FIXTURES / "parser-skip-format3.model")["config"]
+    assert model.config.nonprojective == "skip" and meta["nonprojective_skipped"] == 1
+    assert not model.lifts and model.plain_labels == model.label_names and "obj↑x" in model.label_names
+    expected = json.loads((FIXTURES / "parser-skip-format3-expected.json").read_text(encoding="utf-8"))
+    assert [[list(heads), list(rels)] for heads, rels in predict(model, toy)] == expected
+    assert "obj↑x" in {r for _, rels in expected for r in rels}
 
 
 def test_pos_column_of_underscores_or_missing() -> None:
@@ -246,6 +346,9 @@ def test_bootstrap_refuses_what_does_not_fit() -> None:
         lstm.bootstrap(make("gru"), None)
     with pytest.raises(ValueError, match="recurrent"):
         make("ffn").bootstrap(ffn, None)
+    skipping = TransitionParser(ParserConfig(arch="lstm", nonprojective="skip"), ffn.vocabs)
+    with pytest.raises(ValueError, match="--set nonprojective=lift"):
+        skipping.bootstrap(ffn, None)
 
 
 def test_model_file_round_trip(tmp_path: Path) -> None:
@@ -314,3 +417,37 @@ def test_short_real_training_run_beats_a_trivial_baseline() -> None:
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # conftest
+
+
+@pytest.mark.skipif(not (EWT / "en_ewt-ud-train.conllu").exists(), reason="EWT not available")
+def test_a_short_ewt_training_run_with_lifting_uses_every_tree(tmp_path: Path) -> None:
+    from tagger.config import build_configs
+    from tagger.training.trainer import RunOptions, fit
+
+    train, dev = _read(EWT / "en_ewt-ud-train.conllu", 300), _read(EWT / "en_ewt-ud-dev.conllu", 60)
+    config, training = build_configs(TransitionParser, TransitionParser.PRESETS, "ffn",
+                                     overrides=["word_dim=16", "tag_dim=16", "label_dim=16", "hidden=32", "max_epochs=1",
+                                                "lift_min_count=1"])
+    facts, notes = TransitionParser.training_meta(config, train)
+    assert facts["nonprojective_skipped"] == 0 and facts["nonprojective_lifted_trees"] == TransitionParser.count_nonprojective(train) > 5
+    assert "projectivised" in notes[0]
+    torch.manual_seed(1)
+    model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
+    assert model.lifts and model.collate(train).kept == list(range(len(train)))  # every tree is trained on
+
+    class Quiet:
+        def epoch_start(self, epoch, batches): pass
+        def step(self, loss, tokens): pass
+        def epoch_end(self, record): pass
+
+    fit(model, train, dev, training, RunOptions(max_minutes=1.0), lambda meta: None, Quiet())
+    model.eval()
+    parsed = predict(model, dev)
+    plain = set(model.plain_labels)
+    for s, (heads, rels) in zip(dev, parsed):
+        assert_tree(heads, len(s), projective=False)
+        assert SEPARATOR not in "".join(rels) and set(rels) <= plain
+    model_file.save(tmp_path / "lift.model", model, facts)
+    loaded, meta = model_file.load(tmp_path / "lift.model")
+    assert loaded.config.nonprojective == "lift" and loaded.label_names == model.label_names
+    assert meta == facts and predict(loaded, dev) == parsed

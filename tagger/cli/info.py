@@ -43,10 +43,10 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
             record["parts"] = {name: 100.0 * value for name, value in record["parts"].items()}
         history.append(record)
     return shown, history
-#: Entries of ``vocabs`` that hold a number, not a vocabulary: where the words seen once start, and
-#: (in model files of older versions) the count of non-projective training trees, which the meta's
-#: ``nonprojective_skipped`` shows.
-NOT_VOCABULARIES = ("rare_word_from", "nonprojective")
+#: Entries of ``vocabs`` that hold a number, not a vocabulary: where the words seen once start,
+#: where a lifting parser's lifted labels start, and (in model files of older versions) the count
+#: of non-projective training trees, which the meta's ``nonprojective_skipped`` shows.
+NOT_VOCABULARIES = ("rare_word_from", "plain_labels", "nonprojective")
 
 
 def jackknife_text(entry: dict[str, Any]) -> str:

@@ -8,7 +8,8 @@ single number in 0..1 used to pick the best checkpoint (``if dev_metric > best: 
 Conventions (``BENCHMARKS.md``): gold tokenisation, so a predicted word is compared with the gold
 word at the same position; UAS/LAS are given over all words (the CoNLL 2018 shared task
 convention: dependency labels compared without their ``:subtype``) and with punctuation
-excluded (UD ``PUNCT``, or the PTB tags ``` `` '' , . : ``` where there is no UPOS).
+excluded (UD ``PUNCT``, or the PTB tags ``` `` '' , . : ``` where there is no UPOS). Attachment
+also counts the non-projective arcs (:class:`NonprojectiveCounts`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection, Mapping, Sequence
+
+from tagger.transitions.pseudo_projective import nonprojective_arcs
 
 if TYPE_CHECKING:
     from tagger.corpus.records import Sentence
@@ -448,6 +451,62 @@ class AttachmentCounts:
         }
 
 
+@dataclass
+class NonprojectiveCounts:
+    """Non-projective arcs (:func:`tagger.transitions.pseudo_projective.nonprojective_arcs`: some
+    word between the two ends is not below the head), all words: recall over the gold ones,
+    precision over the predicted ones (a predicted non-projective arc is correct when the word's
+    gold head is the same, whether or not that gold arc is non-projective)."""
+
+    gold: int = 0  # non-projective gold arcs
+    gold_heads: int = 0  # of those, the word's head predicted right
+    gold_both: int = 0  # ... and its universal label
+    predicted: int = 0  # non-projective predicted arcs
+    predicted_heads: int = 0  # of those, the head right
+
+    def count(self, gold_nonprojective: bool, predicted_nonprojective: bool, head_right: bool, label_right: bool) -> None:
+        """Count one word."""
+        if gold_nonprojective:
+            self.gold += 1
+            self.gold_heads += head_right
+            self.gold_both += head_right and label_right
+        if predicted_nonprojective:
+            self.predicted += 1
+            self.predicted_heads += head_right
+
+    def __add__(self, other: "NonprojectiveCounts") -> "NonprojectiveCounts":
+        return NonprojectiveCounts(self.gold + other.gold, self.gold_heads + other.gold_heads,
+                                   self.gold_both + other.gold_both, self.predicted + other.predicted,
+                                   self.predicted_heads + other.predicted_heads)
+
+    @property
+    def recall(self) -> float:
+        """Gold non-projective arcs whose head was found, 0..1."""
+        return _ratio(self.gold_heads, self.gold)
+
+    @property
+    def labelled_recall(self) -> float:
+        """Gold non-projective arcs whose head and universal label were found, 0..1."""
+        return _ratio(self.gold_both, self.gold)
+
+    @property
+    def precision(self) -> float:
+        """Predicted non-projective arcs with the right head, 0..1."""
+        return _ratio(self.predicted_heads, self.predicted)
+
+    def to_dict(self) -> dict:
+        return {
+            "gold": self.gold,
+            "predicted": self.predicted,
+            "recall_correct": self.gold_heads,
+            "labelled_recall_correct": self.gold_both,
+            "precision_correct": self.predicted_heads,
+            "recall": _percent(self.gold_heads, self.gold),
+            "labelled_recall": _percent(self.gold_both, self.gold),
+            "precision": _percent(self.predicted_heads, self.predicted),
+        }
+
+
 class AttachmentMetric(Metric):
     """Unlabelled/labelled attachment scores, over all words and without punctuation.
 
@@ -455,7 +514,8 @@ class AttachmentMetric(Metric):
     with gold tokenisation its UAS/LAS equal :attr:`uas`/:attr:`las` here (all words).
     ``score`` is LAS without punctuation (the papers' convention). Per-label scores count a
     word as correct for its label when both head and label are right (so precision = correct /
-    predicted with that label, recall = correct / gold with that label).
+    predicted with that label, recall = correct / gold with that label). :attr:`nonprojective`
+    counts the non-projective arcs, gold and predicted, over all words.
     """
 
     score_name = "LAS (no punct)"
@@ -467,6 +527,7 @@ class AttachmentMetric(Metric):
         self.label_correct: Counter = Counter()
         self.label_predicted: Counter = Counter()
         self.label_gold: Counter = Counter()
+        self.nonprojective = NonprojectiveCounts()
 
     def update(
         self,
@@ -485,11 +546,14 @@ class AttachmentMetric(Metric):
         _check_lengths(
             gold_heads=gold_heads, gold_rels=gold_rels, pred_heads=pred_heads, pred_rels=pred_rels, punct=punct
         )
-        for gh, gr, ph, pr, is_p in zip(gold_heads, gold_rels, pred_heads, pred_rels, punct):
+        gold_np, pred_np = nonprojective_arcs(gold_heads), nonprojective_arcs(pred_heads)
+        for gh, gr, ph, pr, is_p, g_np, p_np in zip(gold_heads, gold_rels, pred_heads, pred_rels, punct, gold_np, pred_np):
             gold_label, pred_label = universal_label(gr), universal_label(pr)
             head_right = gh == ph
             label_right = gold_label == pred_label
             self.all.count(head_right, label_right)
+            if g_np or p_np:
+                self.nonprojective.count(g_np, p_np, head_right, label_right)
             if not is_p:
                 self.no_punct.count(head_right, label_right)
             self.label_gold[gold_label] += 1
@@ -508,6 +572,7 @@ class AttachmentMetric(Metric):
         total.label_correct = self.label_correct + other.label_correct
         total.label_predicted = self.label_predicted + other.label_predicted
         total.label_gold = self.label_gold + other.label_gold
+        total.nonprojective = self.nonprojective + other.nonprojective
         return total
 
     @property
@@ -550,4 +615,5 @@ class AttachmentMetric(Metric):
             "all_words": self.all.to_dict(),
             "no_punct": self.no_punct.to_dict(),
             "per_label": {label: prf.to_dict() for label, prf in per_label},
+            "nonprojective": self.nonprojective.to_dict(),
         }

@@ -242,6 +242,19 @@ def _render_parsing(metric: AttachmentMetric, console: Console, title: str, top:
     table.add_row("label accuracy", _pct(metric.all.label_accuracy), _pct(metric.no_punct.label_accuracy))
     table.add_row("words", f"{metric.all.words:,}", f"{metric.no_punct.words:,}")
     console.print(table)
+    nonprojective = metric.nonprojective
+    if nonprojective.gold:
+        arcs = Table(title="non-projective arcs (all words)", title_justify="left")
+        arcs.add_column("metric")
+        arcs.add_column("%", justify="right")
+        arcs.add_column("correct/total", justify="right")
+        arcs.add_row("recall (head right)", _pct(nonprojective.recall),
+                     _fraction(nonprojective.gold_heads, nonprojective.gold))
+        arcs.add_row("labelled recall", _pct(nonprojective.labelled_recall),
+                     _fraction(nonprojective.gold_both, nonprojective.gold))
+        arcs.add_row("precision (head right)", _pct(nonprojective.precision) if nonprojective.predicted else "-",
+                     _fraction(nonprojective.predicted_heads, nonprojective.predicted))
+        console.print(arcs)
     if top > 0 and metric.all.words:
         title = f"per label (head and label right; top {top} by gold frequency)"
         console.print(_prf_table(title, "label", metric.per_label(), top))

@@ -1,5 +1,6 @@
 """Sentences numbered for the parser (:class:`ParserBatch`), and for training the static oracle
-replayed on each gold tree: the token slots of every configuration it passes through."""
+replayed on each gold tree (projectivised first when it is not projective and the parser lifts:
+:func:`lifted_tree`): the token slots of every configuration it passes through."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tagger.corpus.records import Sentence
 from tagger.models.transition_parser.ids import LABEL_OFFSET, N_SLOTS, NULL_ID, ROOT_ID, SENTINEL, UNK_ID
 from tagger.transitions.arc_standard import State, apply, oracle
 from tagger.transitions.features import token_slots
+from tagger.transitions.pseudo_projective import projectivise
 
 
 def tag_column_values(sentence: Sentence, column: str) -> list[str] | None:
@@ -57,17 +59,32 @@ class ParserBatch:
         return torch.arange(steps, device=self.lengths.device) < 2 * self.lengths.unsqueeze(1)
 
 
+def lifted_tree(heads: Sequence[int], rels: Sequence[str]) -> tuple[list[int], list[str]] | None:
+    """The projectivised tree of a gold tree arc-standard cannot build as it is (its lifted arcs
+    labelled ``d↑h``: :func:`tagger.transitions.pseudo_projective.projectivise`), or ``None``
+    when it cannot build that either (several root words, missing heads, a cycle)."""
+    try:
+        new_heads, new_rels = projectivise(heads, rels)
+        oracle(new_heads, [0] * len(new_heads))
+    except ValueError:
+        return None
+    return new_heads, new_rels
+
+
 def collate(sentences: Sequence[Sentence], with_gold: bool, word_id: Callable[[str], int],
-            tag_ids: Mapping[str, int], tag_column: str, label_index: Mapping[str, int]) -> ParserBatch:
+            tag_ids: Mapping[str, int], tag_column: str, label_index: Mapping[str, int],
+            lift: bool = False) -> ParserBatch:
     """Number ``sentences`` (words by ``word_id``, tags of ``tag_column`` by ``tag_ids``); with
     gold, also replay the static oracle on each tree (labels numbered by ``label_index``).
 
     With gold, sentences whose tree arc-standard cannot build (non-projective, several roots,
     missing heads) or that use a label unseen in training are left out of the batch
-    (``batch.kept`` lists the ones in it).
+    (``batch.kept`` lists the ones in it). With ``lift``, a non-projective tree is projectivised
+    instead (:func:`lifted_tree`; a lifted label missing from ``label_index``, one too rare to be
+    learnt, counts as its plain label): only trees with several roots or missing heads are left out.
     """
     if with_gold:
-        kept, oracles = _oracles(sentences, label_index)
+        kept, oracles = _oracles(sentences, label_index, lift)
     else:
         kept, oracles = list(range(len(sentences))), []
     words, tags, lengths, bases = _number([sentences[k] for k in kept], word_id, tag_ids, tag_column)
@@ -78,8 +95,10 @@ def collate(sentences: Sequence[Sentence], with_gold: bool, word_id: Callable[[s
     return batch
 
 
-def _oracles(sentences: Sequence[Sentence], label_index: Mapping[str, int]) -> tuple[list[int], list[tuple]]:
-    """The sentences arc-standard can build with known labels, and ``(actions, labels)`` of each."""
+def _oracles(sentences: Sequence[Sentence], label_index: Mapping[str, int], lift: bool
+             ) -> tuple[list[int], list[tuple]]:
+    """The sentences arc-standard can build (lifted, with ``lift``) with known labels, and
+    ``(actions, labels)`` of each."""
     kept, oracles = [], []
     for k, sentence in enumerate(sentences):
         heads = sentence.columns.get("head")
@@ -88,9 +107,17 @@ def _oracles(sentences: Sequence[Sentence], label_index: Mapping[str, int]) -> t
             continue
         try:
             labels = [label_index[r] for r in rels]
-            oracles.append((oracle(heads, labels), labels))
-        except (KeyError, ValueError):
+        except KeyError:
             continue
+        try:
+            oracles.append((oracle(heads, labels), labels))
+        except ValueError:
+            tree = lifted_tree(heads, rels) if lift else None
+            if tree is None:
+                continue
+            lifted_heads, lifted_rels = tree  # decoration only: oracle() raises for nothing else now
+            labels = [label_index.get(name, label) for name, label in zip(lifted_rels, labels)]
+            oracles.append((oracle(lifted_heads, labels), labels))
         kept.append(k)
     return kept, oracles
 

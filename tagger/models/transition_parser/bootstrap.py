@@ -44,14 +44,17 @@ def check_fits(rnn: TransitionParser, ffn: TransitionParser) -> None:
         arch = ffn.config.arch if isinstance(ffn, type(rnn)) else "?"
         raise ValueError(f"can only bootstrap from a trained FFN transition parser, not a {ffn.name} "
                          f"model with arch {arch}")
-    for key in ("words", "tags", "labels"):
-        if list(ffn.vocabs[key]) != list(rnn.vocabs[key]):
+    for key in ("words", "tags", "labels", "plain_labels"):
+        if list(ffn.vocabs.get(key, [])) != list(rnn.vocabs.get(key, [])):
             raise ValueError(f"the FFN's {key} vocabulary differs from this parser's "
-                             f"({len(ffn.vocabs[key])} vs {len(rnn.vocabs[key])} entries): "
+                             f"({len(ffn.vocabs.get(key, []))} vs {len(rnn.vocabs.get(key, []))} entries): "
                              f"build this parser with the FFN's vocabularies")
     for key in ("word_dim", "tag_dim", "label_dim", "hidden"):
         if getattr(ffn.config, key) != getattr(rnn.config, key):
             raise ValueError(f"{key} differs: FFN {getattr(ffn.config, key)}, this parser {getattr(rnn.config, key)}")
+    if ffn.config.nonprojective != rnn.config.nonprojective:  # the FFN's labels are lifted ones or not
+        raise ValueError(f"the FFN was trained with nonprojective={ffn.config.nonprojective}, this parser "
+                         f"{rnn.config.nonprojective}: train it with --set nonprojective={ffn.config.nonprojective}")
 
 
 def chosen_gates(arch: str, gates: tuple[str, ...], requested: list[str] | None) -> list[str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ARCHS = ("ffn", "lstm", "gru", "elman")
+#: What training does with a tree arc-standard cannot build because it is non-projective.
+NONPROJECTIVE = ("lift", "skip")
 
 
 @dataclass
@@ -27,6 +29,11 @@ class ParserConfig:
     rare_word_dropout: float = 0.25  # training: words seen once become UNK with this probability
     precompute: int = 10000  # most frequent words whose W·e rows are precomputed for decoding; 0 = off
     precompute_mb: float = 256.0  # memory cap of those rows (fewer words for the wider recurrent layers)
+    # non-projective training trees: lift = pseudo-projective (Nivre & Nilsson 2005: lift the arcs,
+    # label them d↑h, move them back after decoding); skip = leave those trees out (arc-standard as in
+    # the paper). Model files without this key were trained by skipping and load as "skip".
+    nonprojective: str = "lift"
+    lift_min_count: int = 5  # lift: a decorated label d↑h seen fewer times in training is learnt as plain d
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHS:
@@ -41,5 +48,9 @@ class ParserConfig:
                             ("rare_word_dropout", self.rare_word_dropout)):
             if not 0.0 <= value < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), not {value}")
+        if self.nonprojective not in NONPROJECTIVE:
+            raise ValueError(f"nonprojective must be one of {', '.join(NONPROJECTIVE)}, not {self.nonprojective!r}")
+        if self.lift_min_count < 1:
+            raise ValueError(f"lift_min_count must be >= 1, not {self.lift_min_count}")
         if self.bptt < 0 or self.precompute < 0 or self.precompute_mb < 0:
             raise ValueError("bptt, precompute and precompute_mb must be >= 0")

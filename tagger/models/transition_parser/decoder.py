@@ -1,7 +1,8 @@
 """Batched greedy decoding: all sentences of a batch advance together, one transition per step
 (a sentence of n words takes exactly 2n), with the illegal actions of each masked (the rules of
 :mod:`tagger.transitions`, the UD root-label rule included), so each result is a single-rooted
-projective tree.
+projective tree; a model that learnt lifted labels (pseudo-projective parsing) then moves those
+arcs back (:func:`tagger.transitions.pseudo_projective.deprojectivise`).
 
 The hidden layer's input at a step comes either from the Chen & Manning precomputed rows
 (:class:`RowInputs`, one ``embedding_bag`` sum) or from the embeddings (:class:`EmbeddingInputs`);
@@ -20,6 +21,7 @@ from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_SLO
 from tagger.modules.cells import step
 from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
 from tagger.transitions.features import token_slots
+from tagger.transitions.pseudo_projective import deprojectivise
 
 if TYPE_CHECKING:
     from tagger.models.transition_parser.model import TransitionParser
@@ -79,10 +81,13 @@ def decode(model: TransitionParser, batch: ParserBatch) -> list[tuple[list[int],
     inputs = RowInputs(model, batch) if model.config.precompute > 0 else EmbeddingInputs(model, batch)
     _greedy(model, states, [2 * lengths[b] for b in order], base, inputs)
     results: list = [None] * n_sent
-    names = model.label_names
+    names, lifted_from = model.plain_labels, model.lifted_from
     for b, state in zip(order, states):
         heads, labels = state.tree()
-        results[b] = (heads, [names[k] for k in labels])
+        rels = [names[k] for k in labels]
+        if model.lifts:
+            heads = deprojectivise(heads, rels, [lifted_from[k] for k in labels])
+        results[b] = (heads, rels)
     return results
 
 

@@ -15,6 +15,11 @@ before the output layer (for the recurrent models: the non-recurrent connections
 Zaremba et al. 2014). The recurrent models run over the transition sequence of one sentence;
 training uses teacher forcing on the static oracle's sequence and truncated BPTT.
 
+Non-projective training trees are projectivised (``nonprojective="lift"``, the default: Nivre &
+Nilsson 2005, :mod:`tagger.transitions.pseudo_projective`; the lifted labels ``d↑h`` join the
+label vocabulary, after the plain ones, and decoding moves their arcs back) or skipped
+(``"skip"``, arc-standard as in the paper).
+
 The pieces, in files of their own: the batch and the oracle replay (:mod:`.batch`), batched
 greedy decoding with the illegal actions of :mod:`tagger.transitions` masked (:mod:`.decoder`),
 the Chen & Manning precomputed rows that make it fast (:mod:`.precompute`), and bootstrapping a
@@ -39,13 +44,14 @@ from tagger.models.transition_parser import bootstrap as bootstrapping
 from tagger.models.transition_parser import decoder
 from tagger.models.transition_parser.config import ARCHS, ParserConfig  # noqa: F401 - ARCHS re-exported
 from tagger.models.transition_parser.presets import PRESETS, TRAINING_DEFAULTS
-from tagger.models.transition_parser.batch import ParserBatch, collate, tag_column_values
+from tagger.models.transition_parser.batch import ParserBatch, collate, lifted_tree, tag_column_values
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, SPECIALS, UNK_ID
 from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the package exports it from here)
 from tagger.models.transition_parser.precompute import RowTable, precomputed_words, weights_key
 from tagger.modules.cells import step
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import mask_templates, n_actions, oracle, root_label
+from tagger.transitions.pseudo_projective import SEPARATOR, label_parts, split_lifted
 
 GATES = {"ffn": (), "lstm": ("i", "j", "f", "o"), "gru": ("r", "z", "h"), "elman": ("h",)}
 
@@ -78,6 +84,11 @@ class TransitionParser(GreedyDecoding, nn.Module):
         if not self.label_names:
             raise ValueError("no dependency labels: the parser needs a DEPREL column to learn from")
         self.rare_word_from = int(vocabs.get("rare_word_from", [str(len(self.word_vocab))])[0])
+        # The labels after the first ``plain_labels`` are lifted ones, d↑h (files without the entry: none)
+        parts = label_parts(self.label_names, int(vocabs.get("plain_labels", [str(len(self.label_names))])[0]))
+        self.plain_labels = [plain for plain, _ in parts]  # per label index: the label it is written as
+        self.lifted_from = [head for _, head in parts]  # per label index: h of d↑h, None for a plain label
+        self.lifts = any(head is not None for head in self.lifted_from)
         # Older model files also keep the count of non-projective training trees in
         # ``vocabs["nonprojective"]``: ignored (the meta's ``nonprojective_skipped`` holds it).
         self.n_labels = len(self.label_names)
@@ -145,31 +156,54 @@ class TransitionParser(GreedyDecoding, nn.Module):
 
     @classmethod
     def count_nonprojective(cls, sentences: Sequence[Sentence]) -> int:
-        """Sentences whose gold tree arc-standard cannot build (non-projective, several roots)."""
-        count = 0
-        for sentence in sentences:
-            heads = sentence.columns.get("head")
-            if heads is None:
-                continue
-            try:
-                oracle(heads, [0] * len(heads))
-            except ValueError:
-                count += 1
-        return count
+        """Sentences whose gold tree arc-standard cannot build as it is (non-projective, several
+        roots, missing heads): what ``nonprojective="skip"`` leaves out."""
+        return len(_unbuildable(sentences))
 
     @classmethod
     def training_meta(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
         """What the model file's meta records about the training sentences, and the notes that
-        report it before training: how many trees arc-standard cannot build (non-projective,
-        several roots, missing heads), which training skips (they are not projectivised)."""
-        count = cls.count_nonprojective(sentences)
-        notes = [f"{count} non-projective training tree{'s' * (count != 1)} will be skipped (of {len(sentences)})"] if count else []
-        return {"nonprojective_skipped": count}, notes
+        report it before training: with ``nonprojective="skip"`` how many trees arc-standard
+        cannot build (non-projective, several roots, missing heads), which training skips; with
+        ``"lift"`` how many trees (and arcs) are projectivised, and how many are still skipped
+        (several roots, missing heads: lifting cannot help those)."""
+        n = len(sentences)
+        unbuildable = _unbuildable(sentences)
+        if config.nonprojective == "skip":
+            count = len(unbuildable)
+            notes = [f"{count} non-projective training tree{'s' * (count != 1)} will be skipped (of {n})"] if count else []
+            return {"nonprojective_skipped": count}, notes
+        trees = arcs = skipped = 0
+        decorated: Counter = Counter()
+        for heads, rels in unbuildable:
+            tree = lifted_tree(heads, rels)
+            if tree is None:
+                skipped += 1
+                continue
+            trees += 1
+            for old, new, label in zip(heads, tree[0], tree[1]):
+                if old != new:
+                    arcs += 1
+                    decorated[label] += 1
+        notes = []
+        if trees:
+            kept = sum(count >= config.lift_min_count for count in decorated.values())
+            notes.append(f"{trees} non-projective training tree{'s' * (trees != 1)} of {n} projectivised "
+                         f"({arcs} arc{'s' * (arcs != 1)} lifted; {len(decorated)} lifted labels, {kept} seen "
+                         f">= {config.lift_min_count} times learnt as such)")
+        if skipped:
+            notes.append(f"{skipped} training tree{'s' * (skipped != 1)} with several roots or missing heads "
+                         f"will be skipped (of {n})")
+        return {"nonprojective_lifted_trees": trees, "nonprojective_lifted_arcs": arcs,
+                "nonprojective_skipped": skipped}, notes
 
     @classmethod
     def vocabs_from(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
         """Words (normalised), tags and labels of the training sentences, most frequent first,
-        and where the words seen once start (for ``rare_word_dropout``)."""
+        and where the words seen once start (for ``rare_word_dropout``). With
+        ``nonprojective="lift"`` the labels are the plain ones, then the lifted ``d↑h`` seen at
+        least ``lift_min_count`` times in the projectivised trees, and ``plain_labels`` says
+        where the lifted ones start."""
         words, tags, labels = Counter(), Counter(), Counter()
         for sentence in sentences:
             words.update(normalize(w) for w in sentence.words)
@@ -182,12 +216,19 @@ class TransitionParser(GreedyDecoding, nn.Module):
         word_vocab = Vocab.build(words, config.min_word_count, specials=SPECIALS)
         rare_from = next((i for i, w in enumerate(word_vocab.itos) if i >= len(SPECIALS) and words[w] < 2),
                          len(word_vocab))
-        return {
+        label_list = sorted(labels, key=lambda k: (-labels[k], k))
+        vocabs = {
             "words": word_vocab.to_list(),
             "tags": Vocab.build(tags, specials=SPECIALS).to_list(),
-            "labels": sorted(labels, key=lambda k: (-labels[k], k)),
+            "labels": label_list,
             "rare_word_from": [str(rare_from)],
         }
+        if config.nonprojective == "lift":
+            lifted = _lifted_labels(sentences, set(label_list))
+            kept = sorted((k for k in lifted if lifted[k] >= config.lift_min_count), key=lambda k: (-lifted[k], k))
+            vocabs["labels"] = label_list + kept
+            vocabs["plain_labels"] = [str(len(label_list))]
+        return vocabs
 
     def _word_id(self, word: str) -> int:
         index = self._word_ids.get(word)
@@ -199,10 +240,11 @@ class TransitionParser(GreedyDecoding, nn.Module):
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> ParserBatch:
         """Number ``sentences``; with gold, also replay the static oracle on each tree
-        (:func:`.batch.collate`: sentences whose tree arc-standard cannot build, or with a label
-        unseen in training, are left out; ``batch.kept`` lists the ones in it)."""
+        (:func:`.batch.collate`: non-projective trees projectivised with ``nonprojective="lift"``;
+        sentences whose tree arc-standard cannot build even so, or with a label unseen in training,
+        are left out; ``batch.kept`` lists the ones in it)."""
         return collate(sentences, with_gold, self._word_id, self.tag_vocab.stoi, self.config.tag_column,
-                       self.label_index)
+                       self.label_index, lift=self.config.nonprojective == "lift")
 
     # ----------------------------------------------------------------------------- the network
     def embed(self, pos: torch.Tensor, words: torch.Tensor, tags: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -262,7 +304,8 @@ class TransitionParser(GreedyDecoding, nn.Module):
 
     def decode(self, batch: ParserBatch) -> list[tuple[list[int], list[str]]]:
         """Greedy parse of every sentence of ``batch``: ``(heads, deprels)`` per sentence, in order
-        (:mod:`.decoder`); each a single-rooted projective tree."""
+        (:mod:`.decoder`); each a single-rooted tree, projective unless lifted arcs were moved
+        back (their labels are plain again)."""
         return decoder.decode(self, batch)
 
     # ----------------------------------------------------------------------------- results
@@ -310,3 +353,33 @@ class TransitionParser(GreedyDecoding, nn.Module):
         (:mod:`.bootstrap`). A ``ValueError`` when they do not fit."""
         bootstrapping.bootstrap(self, ffn, gates)
         self._tables = None
+
+
+def _unbuildable(sentences: Sequence[Sentence]) -> list[tuple[Sequence[int], Sequence[str]]]:
+    """``(heads, deprels)`` of the sentences whose gold tree arc-standard cannot build as it is."""
+    trees = []
+    for sentence in sentences:
+        heads = sentence.columns.get("head")
+        if heads is None:
+            continue
+        try:
+            oracle(heads, [0] * len(heads))
+        except ValueError:
+            trees.append((heads, sentence.columns.get("deprel") or ["_"] * len(heads)))
+    return trees
+
+
+def _lifted_labels(sentences: Sequence[Sentence], plain: set[str]) -> Counter:
+    """How often each lifted label ``d↑h`` occurs in the projectivised training trees (of the
+    sentences whose labels are all in ``plain``: the others are never trained on). A
+    :class:`TaggerError` when one could be misread (labels that contain the separator)."""
+    counts: Counter = Counter()
+    for heads, rels in _unbuildable(sentences):
+        tree = lifted_tree(heads, rels) if all(r in plain for r in rels) else None
+        if tree is not None:
+            counts.update(new for old, new in zip(rels, tree[1]) if new != old)
+    for label in counts:
+        if label in plain or len(split_lifted(label, plain)) != 1:
+            raise TaggerError(f"the training labels contain {SEPARATOR!r}, so the lifted label {label!r} could be "
+                              "misread; train with --set nonprojective=skip")
+    return counts
