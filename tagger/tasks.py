@@ -38,6 +38,10 @@ class Task:
     defaults: Mapping[str, Any] = field(default_factory=lambda: _frozen({}))  # config values below the preset's
     column_from_data: bool = True
     description: str = ""
+    #: A pipeline task: a tagger of these columns (those the training data has; ``--column``
+    #: names others) feeds the task's model, jackknifed, and one file holds both
+    #: (:mod:`tagger.training.pipeline`). Empty: the task trains its model alone.
+    tagger_columns: tuple[str, ...] = ()
 
     def default_column(self, sentences: Sequence[Any]) -> str:
         """The first of :attr:`columns` that the first 50 ``sentences`` all have: the column a
@@ -63,6 +67,10 @@ TASKS: dict[str, Task] = {
                 description="CCG supertags"),
     "dep": Task("dep", "transition_parser", ("head", "deprel"), "tag_column", "ffn", "LAS (no punct)", "dep",
                 column_from_data=False, description="labelled dependency trees (HEAD, DEPREL)"),
+    "pipeline": Task("pipeline", "transition_parser", ("head", "deprel"), "tag_column", "ffn", "LAS (no punct)", "dep",
+                     column_from_data=False, tagger_columns=("upos", "xpos", "feats"),
+                     description="a tagger (UPOS, XPOS, FEATS) feeding a dependency parser trained on its jackknifed "
+                                 "tags, in one model file"),
     # The tree is no column of the data: tag_column names the POS copied from the input into its trees.
     "const": Task("const", "seq2seq", ("tree",), "tag_column", "fast", "bracket F1", "dep",
                   column_from_data=False, description="constituency trees (.mrg), as labelled brackets"),

@@ -89,3 +89,38 @@ def test_pipeline_file_without_stages_is_refused(tmp_path):
                             "stages": []}, path)
     with pytest.raises(TaggerError, match="without stages"):
         model_file.load(path)
+
+
+@pytest.mark.slow
+def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_path):
+    """``tagger train --task pipeline``: K = 2 tiny taggers of UPOS, XPOS and FEATS, a parser on
+    their tags reading UPOS+FEATS, one file that fills all five columns and is scored whole."""
+    from tests.conftest import EWT
+    from tests.helpers import first_blocks
+
+    if not (EWT / "en_ewt-ud-train.conllu").exists():
+        pytest.skip("needs ../shared/data")
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 40), encoding="utf-8")
+    dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 15), encoding="utf-8")
+    out = tmp_path / "en.model"
+    done = invoke("train", "--task", "pipeline", "--train", train, "--dev", dev, "--out", out, "--jackknife", "2",
+                  "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
+                  "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json")
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    summary = json.loads(done.stdout)
+    assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats"]
+    assert [t["name"] for t in summary["jackknife"]["taggers"]] == ["fold01", "fold02", "all"]
+    model, meta = model_file.load(out)
+    assert isinstance(model, Pipeline) and meta["parser_reads"] == "upos+feats"
+    assert model.output_columns == ["upos", "xpos", "feats", "head", "deprel"] and model.input_columns == []
+
+    blank = _blank(dev, tmp_path / "blank.conllu")
+    tagged = invoke("tag", "--model", out, blank)
+    assert tagged.exit_code == 0, tagged.stderr
+    rows = [r for r in (line.split("\t") for line in tagged.stdout.splitlines()) if r[0].isdigit()]
+    assert rows and all(r[3] != "_" and r[4] != "_" and r[6] != "_" and r[7] != "_" for r in rows)
+    scored = invoke("evaluate", "--model", out, dev, "--json")
+    assert scored.exit_code == 0, scored.stderr
+    result = json.loads(scored.stdout)
+    assert {"tagging", "parsing"} <= set(result), result.keys()

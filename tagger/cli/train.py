@@ -12,6 +12,8 @@ import torch
 from tagger.cli.progress import RichReporter, make_console, plural
 from tagger.models import MODELS
 from tagger.training.distributed import env_context
+from tagger.tasks import get_task
+from tagger.training.pipeline import DEFAULT_FOLDS
 from tagger.training.jackknife import JackknifeSettings, summary_line as jackknife_line
 from tagger.training.run import SPLITS, TASKS, DataSpec, TrainRequest, split_files, train
 from tagger.training.trainer import Interrupted, RunOptions
@@ -39,7 +41,8 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS).")
 @click.option("--jackknife", type=click.IntRange(min=2), metavar="K",
               help="Parser: train on POS predicted by K taggers, each trained on the other K-1 folds of --train and "
-                   "tagging the one it never saw (10 is the usual); dev is tagged by a tagger trained on all of train.")
+                   "tagging the one it never saw (10 is the usual; --task pipeline: 10 unless given); dev is tagged by a "
+                   "tagger trained on all of train.")
 @click.option("--pos-preset", help="With --jackknife: the taggers' preset (default: the pos task's).")
 @click.option("--pos-config", type=click.Path(exists=True, dir_okay=False), help="With --jackknife: the taggers' JSON config file.")
 @click.option("--pos-set", "pos_overrides", multiple=True, metavar="KEY=VALUE",
@@ -78,6 +81,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
       tagger train --task dep --jackknife 10 --pos-set max_epochs=5 --threads 1 --train T --dev D --out M
+      tagger train --task pipeline --train T --dev D --out en.model   (tagger + parser; tagger tag --model en.model)
       tagger train --task const --train wsj/combined --split sample --out const.model   (trees from .mrg)
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
       torchrun --nproc_per_node=4 -m tagger train ...   (DDP; batch size is per process; docs/scaling.md)
@@ -87,8 +91,11 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
     given = [name for name, value in (("--pos-preset", pos_preset), ("--pos-config", pos_config),
                                       ("--pos-set", pos_overrides), ("--jackknife-dir", jackknife_dir), ("--jobs", jobs))
              if value]
-    if given and not jackknife:
+    pipeline = bool(get_task(task).tagger_columns)  # --task pipeline always jackknifes its tagger
+    if given and not jackknife and not pipeline:
         raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
+    if pipeline and not jackknife:
+        jackknife = DEFAULT_FOLDS
     if threads:
         torch.set_num_threads(threads)
     train_source, dev_source = train_path, dev_path

@@ -61,7 +61,9 @@ class JackknifeSettings:
     """How to jackknife: ``folds`` (K ≥ 2; 10 is the usual), the taggers' settings (``preset``,
     ``config_file``, ``overrides`` as ``key=value``: ``--pos-preset``, ``--pos-config``,
     ``--pos-set``), the work folder (None: the model file's name + :data:`WORK_SUFFIX`), and
-    ``jobs`` taggers at a time with ``threads`` torch threads each (:func:`plan_jobs`)."""
+    ``jobs`` taggers at a time with ``threads`` torch threads each (:func:`plan_jobs`).
+    ``columns``: what the taggers learn; empty: the columns the parser reads. A pipeline
+    (``--task pipeline``) asks for more (``upos, xpos, feats``): its tagger fills them all."""
 
     folds: int
     preset: str | None = None
@@ -70,6 +72,7 @@ class JackknifeSettings:
     work_dir: str | None = None
     jobs: int | None = None
     threads: int | None = None
+    columns: tuple[str, ...] = ()
 
 
 @dataclass
@@ -239,13 +242,19 @@ def check_settings(request: "TrainRequest") -> None:
 
 def check_request(request: "TrainRequest", cls: type, config: Any) -> list[str]:
     """The columns the taggers must learn for the parser ``cls`` of ``config`` (its
-    ``pos_columns``), after refusing what cannot be jackknifed."""
+    ``pos_columns``, or the settings' ``columns`` when they name them all), after refusing what
+    cannot be jackknifed."""
     check_settings(request)
     columns = cls.pos_columns(config)
     if not columns:
         raise TaggerError(f"--jackknife retags the POS a parser reads; the {cls.name} model of --task {request.task} "
                           f"reads none")
-    return columns
+    chosen = list(request.jackknife.columns) if request.jackknife and request.jackknife.columns else columns
+    missing = [c for c in columns if c not in chosen]
+    if missing:
+        raise TaggerError(f"the parser reads {'+'.join(columns)} but the taggers would learn {','.join(chosen)}: "
+                          f"add {','.join(missing)}")
+    return chosen
 
 
 def work_folder(request: "TrainRequest") -> Path:

@@ -179,6 +179,10 @@ def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], N
     trains its shard through DistributedDataParallel (``batch_size`` sentences per process, so
     the total batch is ``batch_size`` × processes) and only rank 0 writes the model and
     checkpoints (see :mod:`tagger.training.distributed`)."""
+    if get_task(request.task).tagger_columns:  # a tagger then a model, jackknifed, in one file
+        from tagger.training import pipeline
+
+        return pipeline.train(request, reporter, say)
     context = distributed.init(resolve_device(request.options.device))
     try:
         return _train(request, reporter, context, say, data)

@@ -1,0 +1,100 @@
+"""``tagger train --task pipeline``: a tagger of several columns feeding a parser, in one model file.
+
+1. The tagger's columns: ``--column`` (``upos,xpos,feats``), else those of the task's
+   ``tagger_columns`` the training data has. The parser reads the part of them its
+   ``tag_column`` names (``--set tag_column=...``; by default ``upos+feats`` where the data has
+   FEATS, else ``upos``, else ``xpos``).
+2. Jackknifing (:mod:`tagger.training.jackknife`, ``--jackknife K``, 10 by default): ``K``
+   taggers of those columns each tag the fold they never saw, one more is trained on all of
+   train and tags dev. The parser trains on those tags, as it will see them on new text.
+3. One pipeline file (:func:`tagger.model_file.save_pipeline`): the all-train tagger, then the
+   parser. ``tagger tag --model OUT`` fills every column in one process.
+
+The taggers and the parser's own model file stay in the work folder (``OUT.jackknife/``), so
+that running the same command again reuses the finished taggers and only what is missing trains.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from tagger import model_file
+from tagger.errors import TaggerError
+from tagger.tasks import get_task
+from tagger.training.jackknife import ALL, MODEL, WORK_SUFFIX, JackknifeSettings
+
+if TYPE_CHECKING:
+    from tagger.training.run import TrainReporter, TrainRequest
+
+#: The parser trained on jackknifed tags, in the work folder.
+PARSER = "parser.model"
+#: Folds when ``--jackknife`` is not given.
+DEFAULT_FOLDS = 10
+
+
+def tagger_columns(request: "TrainRequest") -> list[str]:
+    """The columns the pipeline's tagger learns: ``--column`` (comma list), else those of the
+    task's ``tagger_columns`` that the first training sentences have."""
+    from tagger.formats import read_corpus
+
+    if request.column:
+        return [c.strip() for c in request.column.split(",") if c.strip()]
+    sample = read_corpus(request.train.path, request.train.fmt, request.train.columns, max_sentences=200)
+    columns = [c for c in get_task(request.task).tagger_columns if any(s.has(c) for s in sample)]
+    if not columns:
+        raise TaggerError(f"no {' or '.join(get_task(request.task).tagger_columns)} column to learn a tagger from; "
+                          f"name one with --column", request.train.name)
+    return columns
+
+
+def parser_columns(columns: list[str], overrides: tuple[str, ...]) -> list[str]:
+    """``tag_column=...`` for the parser unless ``--set`` names one: ``upos+feats`` where the
+    tagger learns both, else its first of ``upos``, ``xpos``."""
+    if any(o.split("=", 1)[0].strip() == "tag_column" for o in overrides):
+        return []
+    if "upos" in columns and "feats" in columns:
+        return ["tag_column=upos+feats"]
+    first = next((c for c in ("upos", "xpos") if c in columns), columns[0])
+    return [f"tag_column={first}"]
+
+
+def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str], None]) -> dict[str, Any]:
+    """Train the tagger(s) and the parser of a pipeline and write the pipeline file; returns the
+    parser's summary (:func:`tagger.training.run.train`) with the pipeline's entries."""
+    from tagger.training import run
+
+    if request.pos_model:
+        raise TaggerError("--task pipeline trains its own tagger: leave out --pos-model (or train --task dep "
+                          "--pos-model ... and chain the two with tagger tag --model A --model B)")
+    if request.bootstrap:
+        raise TaggerError("--task pipeline trains an FFN or recurrent parser from scratch: for a bootstrapped one, "
+                          "train it with --task dep --jackknife and chain it after the tagger")
+    columns = tagger_columns(request)
+    settings = request.jackknife or JackknifeSettings(DEFAULT_FOLDS)
+    work = Path(settings.work_dir or request.out + WORK_SUFFIX)
+    settings = dataclasses.replace(settings, columns=tuple(columns), work_dir=str(work))
+    parser_out = work / PARSER
+    parser_request = dataclasses.replace(request, task="dep", column=None, out=str(parser_out), jackknife=settings,
+                                         overrides=tuple(parser_columns(columns, request.overrides)) + request.overrides)
+    summary = run.train(parser_request, reporter, say)
+    tagger_file = work / ALL / MODEL
+    stages = [model_file.read_archive(tagger_file), model_file.read_archive(parser_out)]
+    meta = {
+        "task": request.task,
+        "tagger_columns": columns,
+        "parser_reads": stages[1]["config"].get("tag_column"),
+        "tagger": str(tagger_file.resolve()),
+        "parser": str(parser_out.resolve()),
+        "train": stages[1]["meta"].get("train"),
+        "dev": stages[1]["meta"].get("dev"),
+        "dev_score": stages[1]["meta"].get("dev_score"),
+        "dev_metric": stages[1]["meta"].get("dev_metric"),
+        "jackknife": stages[1]["meta"].get("jackknife"),
+    }
+    model_file.save_pipeline(request.out, stages, meta)
+    say(f"pipeline: {', '.join(columns)} by {tagger_file}, then {parser_out} (reads {meta['parser_reads']}), "
+        f"in {request.out}")
+    return {**summary, "model": request.out, "task": request.task, "tagger_columns": columns,
+            "stages": [str(tagger_file), str(parser_out)]}
