@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     dev, test = list(conll.read(args.dev)), list(conll.read(args.test))
     print(json.dumps({"bench": "parser", "train": args.train, "train_sentences": len(train),
                       "train_words": sum(map(len, train)), "dev_sentences": len(dev), "test_sentences": len(test),
-                      "nonprojective_train_trees_skipped": TransitionParser.count_nonprojective(train),
+                      "nonprojective_train_trees": TransitionParser.count_nonprojective(train),
                       "threads": args.threads, "torch": torch.__version__, "pos": "gold " + next((o.split("=", 1)[1] for o in args.overrides if o.startswith("tag_column=")), "upos")}), flush=True)
 
     predicted: dict[str, list] = {}  # dev/test with predicted UPOS
@@ -226,7 +226,7 @@ def bench_model(args: argparse.Namespace, name: str, path: Path, ffn_path: Path 
         "model": name, "arch": arch, "bootstrapped_from": str(ffn_path) if boot else None,
         "gates": (args.gates or "all") if boot else None,
         "reduced": "; ".join(reduced) or None,
-        "train_sentences": len(train), "nonprojective_skipped": TransitionParser.count_nonprojective(train),
+        "train_sentences": len(train), **TransitionParser.training_meta(best.config, train)[0],
         "epochs": summary["epochs"], "best_epoch": summary["best_epoch"],
         "train_seconds": summary["seconds"],
         "train_tokens_per_s": summary["train_tokens_per_second"],

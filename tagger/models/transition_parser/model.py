@@ -224,8 +224,13 @@ class TransitionParser(GreedyDecoding, nn.Module):
             "rare_word_from": [str(rare_from)],
         }
         if config.nonprojective == "lift":
-            lifted = _lifted_labels(sentences, set(label_list))
+            plain = set(label_list)
+            lifted = _lifted_labels(sentences, plain)
             kept = sorted((k for k in lifted if lifted[k] >= config.lift_min_count), key=lambda k: (-lifted[k], k))
+            for label in kept:  # a label read back as d↑h one way only (labels may hold the separator)
+                if label in plain or len(split_lifted(label, plain)) != 1:
+                    raise TaggerError(f"the training labels contain {SEPARATOR!r}, so the lifted label {label!r} "
+                                      "could be misread; train with --set nonprojective=skip")
             vocabs["labels"] = label_list + kept
             vocabs["plain_labels"] = [str(len(label_list))]
         return vocabs
@@ -371,15 +376,10 @@ def _unbuildable(sentences: Sequence[Sentence]) -> list[tuple[Sequence[int], Seq
 
 def _lifted_labels(sentences: Sequence[Sentence], plain: set[str]) -> Counter:
     """How often each lifted label ``d↑h`` occurs in the projectivised training trees (of the
-    sentences whose labels are all in ``plain``: the others are never trained on). A
-    :class:`TaggerError` when one could be misread (labels that contain the separator)."""
+    sentences whose labels are all in ``plain``: the others are never trained on)."""
     counts: Counter = Counter()
     for heads, rels in _unbuildable(sentences):
         tree = lifted_tree(heads, rels) if all(r in plain for r in rels) else None
         if tree is not None:
-            counts.update(new for old, new in zip(rels, tree[1]) if new != old)
-    for label in counts:
-        if label in plain or len(split_lifted(label, plain)) != 1:
-            raise TaggerError(f"the training labels contain {SEPARATOR!r}, so the lifted label {label!r} could be "
-                              "misread; train with --set nonprojective=skip")
+            counts.update(new for old, new, h, lifted in zip(rels, tree[1], heads, tree[0]) if h != lifted)
     return counts
