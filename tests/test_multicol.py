@@ -170,9 +170,9 @@ def test_an_empty_sentence_gets_empty_columns():
 
 @pytest.fixture(scope="module")
 def ewt_multi(tmp_path_factory):
-    """A tiny tagger of upos,xpos,feats (feats per feature; one layer of 32) trained through the
-    Python training path on the first 200 EWT training sentences, 4 epochs; dev: the first 60
-    dev sentences."""
+    """A tiny tagger of upos,xpos,feats (the default, FEATS by bundle; one layer of 32) trained
+    through the Python training path on the first 200 EWT training sentences, 4 epochs; dev: the
+    first 60 dev sentences."""
     if not (EWT / "en_ewt-ud-train.conllu").exists():
         pytest.skip("needs ../shared/data")
     from tagger.training.run import DataSpec, TrainRequest, train
@@ -190,8 +190,7 @@ def ewt_multi(tmp_path_factory):
     torch.set_num_threads(1)
     request = TrainRequest(task="pos", train=DataSpec(str(train_file)), dev=DataSpec(str(dev_file)),
                            out=str(folder / "multi.tagger"), column="upos,xpos,feats", max_epochs=4,
-                           overrides=("layers=1", "hidden=32", "word_dim=32", "feats_mode=feature", "lr=0.02",
-                                      "batch_size=8"))
+                           overrides=("layers=1", "hidden=32", "word_dim=32", "lr=0.02", "batch_size=8"))
     summary = train(request, Record())
     return folder, summary, records
 
@@ -202,8 +201,8 @@ def test_a_short_ewt_run_learns_and_decodes_the_three_columns(ewt_multi):
     best = max(records, key=lambda r: r["dev"])
     assert summary["best_dev"] == pytest.approx(100 * best["dev"])
     assert best["dev"] == pytest.approx(sum(best["parts"].values()) / 3)
-    # measured (seed 1): upos 0.73, xpos 0.63, feats 0.58; "_" everywhere would give feats 0.32 on these words
-    assert best["parts"]["upos"] > 0.6 and best["parts"]["xpos"] > 0.5 and best["parts"]["feats"] > 0.45
+    # measured (seed 1): upos 0.76, xpos 0.72, feats 0.75; "_" everywhere would give feats 0.32 on these words
+    assert best["parts"]["upos"] > 0.65 and best["parts"]["xpos"] > 0.6 and best["parts"]["feats"] > 0.6
     model, meta = model_file.load(folder / "multi.tagger")
     assert model.output_columns == ["upos", "xpos", "feats"] and meta["dev_metric"] == "mean accuracy"
     from tagger import formats
@@ -213,10 +212,8 @@ def test_a_short_ewt_run_learns_and_decodes_the_three_columns(ewt_multi):
     assert all(set(p) == {"upos", "xpos", "feats"} and all(len(v) == len(s) for v in p.values())
                for s, p in zip(dev, predicted))
     bundles = {b for p in predicted for b in p["feats"]}
-    assert any("|" in b for b in bundles)  # whole bundles of several features come back from the heads
-    gold = {b for s in dev for b in s.columns["feats"]}
-    assert all(b == "_" or all(f"{k}={v}" in b for k, v in split_features(b).items()) for b in bundles)
-    assert len(bundles & gold) >= 5
+    assert any("|" in b for b in bundles) and "_" in bundles and len(bundles) >= 10
+    assert bundles <= set(model.vocabs["tags:feats"][1:])  # by bundle: one seen in training, never <pad>
 
 
 def test_tag_fills_every_column_and_leaves_the_rest_of_conllu_as_it_was(ewt_multi):
@@ -289,6 +286,27 @@ def test_a_multi_column_tagger_retags_every_column_a_parser_reads(ewt_multi):
     retag(str(folder / "multi.tagger"), "upos", sentences)
     assert [s.columns["upos"] for s in sentences] == [p["upos"] for p in expected]
     assert [s.columns["feats"] for s in sentences] == [p["feats"] for p in expected]
+
+
+def test_every_ewt_feats_bundle_survives_the_per_feature_heads(ewt_multi):
+    """Per feature on real data: gold FEATS encoded for the heads and decoded again are the gold
+    FEATS, every one of the 200 sentences' bundles (feats_mode=feature, untrained weights)."""
+    from tagger import formats
+
+    folder, _, _ = ewt_multi
+    sentences = list(formats.read(str(folder / "train.conllu")))
+    config = build_config(TaggerConfig, PRESETS, None, overrides=["column=upos,xpos,feats", "feats_mode=feature",
+                                                                  "layers=1", "hidden=8"])
+    model = SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, sentences)).eval()
+    assert len(model.output_heads["feats"]) >= 15
+    batch = model.collate(sentences)
+    scores = torch.full((*batch.tags.shape, model.heads[-1].stop), -5.0)
+    for head, ids in zip(model.heads, [batch.tags, *batch.more_tags]):
+        scores[..., head.start : head.stop].scatter_(-1, ids.clamp(min=0).unsqueeze(-1), 5.0)
+    model.forward = lambda batch: scores
+    decoded = model.decode(model.collate(sentences, with_gold=False))
+    for column in ("upos", "xpos", "feats"):
+        assert [d[column] for d in decoded] == [s.columns[column] for s in sentences]
 
 
 # ------------------------------------------------------------------------------------ old files

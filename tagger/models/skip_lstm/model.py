@@ -396,17 +396,23 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         lengths = batch.lengths.tolist()
         out: list[dict[str, list[str]]] = [{} for _ in lengths]
         for column, heads in self.output_heads.items():
-            best = [scores[..., h.start : h.stop].argmax(-1).tolist() for h in heads]  # per head [B, T]
-            itos = [self.labels[h.key].itos for h in heads]
             if heads[0].feature is None:
-                for record, row, n in zip(out, best[0], lengths):
-                    record[column] = [itos[0][i] for i in row[:n]]
+                itos = self.labels[heads[0].key].itos
+                best = scores[..., heads[0].start : heads[0].stop].argmax(-1).tolist()  # [B, T]
+                for record, row, n in zip(out, best, lengths):
+                    record[column] = [itos[i] for i in row[:n]]
                 continue
-            names = [h.feature for h in heads]  # sorted as FEATS is: joined in order, no sort per word
-            for b, (record, n) in enumerate(zip(out, lengths)):
-                record[column] = ["|".join(f"{name}={labels[ids[b][t]]}" for name, labels, ids in zip(names, itos, best)
-                                           if ids[b][t]) or NO_FEATURE for t in range(n)]
+            # per feature head its argmax, [B, T, F]; heads sorted as FEATS is, so joined in order
+            best = torch.stack([scores[..., h.start : h.stop].argmax(-1) for h in heads], -1).tolist()
+            pieces = self.feature_pieces(heads)
+            for record, rows, n in zip(out, best, lengths):
+                record[column] = ["|".join([piece[i] for piece, i in zip(pieces, row) if i]) or NO_FEATURE
+                                  for row in rows[:n]]
         return out
+
+    def feature_pieces(self, heads: list[Head]) -> list[list[str]]:
+        """Per feature head, ``NAME=VALUE`` of each of its labels (``_`` for label 0, none)."""
+        return [[NO_FEATURE] + [f"{h.feature}={value}" for value in self.labels[h.key].itos[1:]] for h in heads]
 
     @property
     def distribution_labels(self) -> list[str]:
