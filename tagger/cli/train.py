@@ -35,6 +35,8 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model.")
 @click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU).")
 @click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS).")
+@click.option("--encoder-from", type=click.Path(), help="Parser with contextual features: start its BiLSTM encoder as this trained "
+              "tagger's (its vocabularies, input and recurrent layers; fine-tuned with the parser).")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @click.option("--patience", type=int, help="Same as --set patience=N.")
@@ -49,7 +51,7 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
-            embeddings, bootstrap, gates, pos_model, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
+            embeddings, bootstrap, gates, pos_model, encoder_from, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
             threads, checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
     """Train a tagger or parser and keep the model that scores best on --dev.
 
@@ -62,6 +64,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train --task ccg --train ccgbank/data/AUTO --split wsj --out ccg.tagger
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
+      tagger train --task dep --preset bilstm --encoder-from pos.tagger --train T --dev D --out M
       tagger train --task const --train wsj/combined --split sample --out const.model   (trees from .mrg)
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
       torchrun --nproc_per_node=4 -m tagger train ...   (DDP; batch size is per process; docs/scaling.md)
@@ -92,6 +95,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         bootstrap=bootstrap,
         gates=gates,
         pos_model=pos_model,
+        encoder_from=encoder_from,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),

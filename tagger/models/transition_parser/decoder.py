@@ -4,8 +4,9 @@
 projective tree.
 
 The hidden layer's input at a step comes either from the Chen & Manning precomputed rows
-(:class:`RowInputs`, one ``embedding_bag`` sum) or from the embeddings (:class:`EmbeddingInputs`);
-both give the same trees (the rows only change the speed).
+(:class:`RowInputs`, one ``embedding_bag`` sum; with an encoder :class:`TokenInputs`, rows made
+per batch from the token vectors) or from the embeddings (:class:`EmbeddingInputs`); both give
+the same trees (the rows only change the speed).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import torch
 from torch.nn import functional as F
 
 from tagger.models.transition_parser.batch import ParserBatch
-from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_SLOTS, NULL_ID, SCRATCH, SENTINEL
+from tagger.models.transition_parser.encoder import label_rows, slot_rows
+from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID, SCRATCH, SENTINEL
 from tagger.modules.cells import step
 from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
 from tagger.transitions.features import token_slots
@@ -51,15 +53,44 @@ class RowInputs:
         self.label_rows[dependent] = self.l0 + (label + LABEL_OFFSET) * N_SLOTS
 
 
+class TokenInputs:
+    """With an encoder: ``W x + b`` of a step as one sum of 30 rows, made for this batch: per
+    global position g and token slot s the row ``W_s · u_g`` of its token vector (row 18 g + s;
+    the bias folded into slot s0's, which is never empty), then per label and child slot c
+    ``W_c · e_l`` (updated as arcs are made, as in :class:`RowInputs`)."""
+
+    def __init__(self, model: TransitionParser, batch: ParserBatch):
+        tokens = slot_rows(model.token_vectors(batch), model.slot_weight)  # [G·18, G·H]
+        tokens.view(-1, N_SLOTS, tokens.shape[1])[:, 0] += model.hidden.bias
+        self.l0 = len(tokens)
+        self.table = torch.cat([tokens, label_rows(model.label_emb.weight, model.hidden.weight)])
+        self.label_rows = torch.full_like(batch.words, self.l0 + NULL_ID * N_CHILD)
+        self.slot = torch.arange(N_SLOTS, device=tokens.device)
+        self.child_slot = torch.arange(N_CHILD, device=tokens.device)
+
+    def pre(self, pos: torch.Tensor) -> torch.Tensor:
+        """[B, G·H] for the global positions ``pos`` [B, 18] of the token slots."""
+        index = torch.cat([pos * N_SLOTS + self.slot, self.label_rows[pos[:, FIRST_CHILD:]] + self.child_slot], 1)
+        return F.embedding_bag(index, self.table, mode="sum")
+
+    def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
+        """Positions ``dependent`` got arcs labelled ``label`` (transition label indices)."""
+        self.label_rows[dependent] = self.l0 + (label + LABEL_OFFSET) * N_CHILD
+
+
 class EmbeddingInputs:
-    """``W x + b`` of a step from the embeddings of the 48 features."""
+    """``W x + b`` of a step from the embeddings of the 48 features (with an encoder: from the
+    token vectors and the label embeddings)."""
 
     def __init__(self, model: TransitionParser, batch: ParserBatch):
         self.model = model
         self.words, self.tags = batch.words, batch.tags
         self.labels = torch.full_like(batch.words, NULL_ID)
+        self.tokens = model.token_vectors(batch) if model.encoder is not None else None
 
     def pre(self, pos: torch.Tensor) -> torch.Tensor:
+        if self.tokens is not None:
+            return self.model.plain_pre(pos, self.tokens, self.labels)
         return self.model.hidden(self.model.embed(pos, self.words, self.tags, self.labels))
 
     def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
@@ -76,7 +107,7 @@ def decode(model: TransitionParser, batch: ParserBatch) -> list[tuple[list[int],
     order = sorted(range(n_sent), key=lambda b: -lengths[b])
     states = [State(lengths[b]) for b in order]
     base = batch.bases[torch.tensor(order, device=batch.words.device)].unsqueeze(1)
-    inputs = RowInputs(model, batch) if model.config.precompute > 0 else EmbeddingInputs(model, batch)
+    inputs = _inputs(model, batch)
     _greedy(model, states, [2 * lengths[b] for b in order], base, inputs)
     results: list = [None] * n_sent
     names = model.label_names
@@ -86,8 +117,15 @@ def decode(model: TransitionParser, batch: ParserBatch) -> list[tuple[list[int],
     return results
 
 
+def _inputs(model: TransitionParser, batch: ParserBatch) -> RowInputs | TokenInputs | EmbeddingInputs:
+    """How the steps get ``W x + b``: precomputed rows unless ``precompute`` is 0."""
+    if model.config.precompute <= 0:
+        return EmbeddingInputs(model, batch)
+    return TokenInputs(model, batch) if model.encoder is not None else RowInputs(model, batch)
+
+
 def _greedy(model: TransitionParser, states: list[State], steps: list[int], base: torch.Tensor,
-            inputs: RowInputs | EmbeddingInputs) -> None:
+            inputs: RowInputs | TokenInputs | EmbeddingInputs) -> None:
     """Run ``states`` (longest first; ``steps`` transitions each) to the end, ``base`` [B, 1]
     their ROOT's global position."""
     device = base.device

@@ -37,6 +37,7 @@ from tagger.evaluation.metrics import AttachmentMetric, punct_flags
 from tagger.models.base import GreedyDecoding, check_vector_size
 from tagger.models.transition_parser import bootstrap as bootstrapping
 from tagger.models.transition_parser import decoder
+from tagger.models.transition_parser import encoder as encoding
 from tagger.models.transition_parser.config import ARCHS, ParserConfig  # noqa: F401 - ARCHS re-exported
 from tagger.models.transition_parser.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.models.transition_parser.batch import ParserBatch, collate, tag_column_values
@@ -62,6 +63,7 @@ class TransitionParser(GreedyDecoding, nn.Module):
     # capabilities (tagger.models.base.Model)
     gives_distribution = False
     can_bootstrap = True  # a recurrent parser from a trained FFN (bootstrap)
+    can_take_encoder = True  # contextual features from a trained skip-LSTM tagger (with_encoder)
     can_lower_precision = False
 
     def __init__(self, config: ParserConfig, vocabs: dict[str, list[str]]):
@@ -83,22 +85,36 @@ class TransitionParser(GreedyDecoding, nn.Module):
         self.n_labels = len(self.label_names)
         self.n_actions = n_actions(self.n_labels)
         c = config
-        self.input_size = N_SLOTS * c.word_dim + N_SLOTS * c.tag_dim + N_CHILD * c.label_dim
+        #: with an encoder, what a token slot reads: its vector (then its word and tag embeddings when ``beside``)
+        self.token_size = 0 if c.encoder == "none" else 2 * c.encoder_hidden + (c.word_dim + c.tag_dim) * c.reads_static
+        if c.encoder == "none":
+            self.input_size = N_SLOTS * c.word_dim + N_SLOTS * c.tag_dim + N_CHILD * c.label_dim
+        else:  # the token slots' part of W is slot_weight (below): ``hidden`` reads the labels
+            self.input_size = N_CHILD * c.label_dim
         self.gates = GATES[c.arch]
         width = max(1, len(self.gates)) * c.hidden
-        self.word_emb = nn.Embedding(len(self.word_vocab), c.word_dim)
-        self.tag_emb = nn.Embedding(len(self.tag_vocab), c.tag_dim)
+        self.word_emb = nn.Embedding(len(self.word_vocab), c.word_dim) if c.reads_static else None
+        self.tag_emb = nn.Embedding(len(self.tag_vocab), c.tag_dim) if c.reads_static else None
         self.label_emb = nn.Embedding(self.n_labels + LABEL_OFFSET, c.label_dim)
         self.hidden = nn.Linear(self.input_size, width)  # W (FFN) or W_x of all gates, stacked
         self.recurrent = None if c.arch == "ffn" else nn.Parameter(torch.empty(width, c.hidden))  # W_h
         self.output = nn.Linear(c.hidden, self.n_actions, bias=False)  # y = softmax(W_y h)
         self.input_drop = nn.Dropout(c.input_dropout)
         self.hidden_drop = nn.Dropout(c.dropout)
-        for weight in (self.word_emb.weight, self.tag_emb.weight, self.label_emb.weight, self.hidden.weight,
-                       self.output.weight, self.recurrent):
+        for weight in (self.word_emb, self.tag_emb, self.label_emb.weight, self.hidden.weight, self.output.weight,
+                       self.recurrent):
+            if isinstance(weight, nn.Embedding):
+                weight = weight.weight
             if weight is not None:
                 nn.init.uniform_(weight, -c.init_range, c.init_range)
         nn.init.constant_(self.hidden.bias, c.hidden_bias_init)
+        #: the BiLSTM over the sentence (:mod:`.encoder`), or None
+        self.encoder = encoding.TokenEncoder(c, vocabs, len(self.tag_vocab)) if c.encoder != "none" else None
+        #: with an encoder, W_s of every token slot s, [token_size, 18, G·H] (``W_s u = u · slot_weight[:, s]``)
+        self.slot_weight = None
+        if self.encoder is not None:
+            self.slot_weight = nn.Parameter(torch.empty(self.token_size, N_SLOTS, width))
+            nn.init.uniform_(self.slot_weight, -c.init_range, c.init_range)
         # the legal actions per legal_code of a state (UD's root-label rule included), as -inf biases
         templates = mask_templates(self.n_labels, root_label(self.label_names))
         mask = torch.tensor([list(t) for t in templates], dtype=torch.bool)
@@ -177,12 +193,15 @@ class TransitionParser(GreedyDecoding, nn.Module):
         word_vocab = Vocab.build(words, config.min_word_count, specials=SPECIALS)
         rare_from = next((i for i, w in enumerate(word_vocab.itos) if i >= len(SPECIALS) and words[w] < 2),
                          len(word_vocab))
-        return {
+        vocabs = {
             "words": word_vocab.to_list(),
             "tags": Vocab.build(tags, specials=SPECIALS).to_list(),
             "labels": sorted(labels, key=lambda k: (-labels[k], k)),
             "rare_word_from": [str(rare_from)],
         }
+        if config.encoder != "none":
+            vocabs.update(encoding.encoder_vocabs(config, sentences))
+        return vocabs
 
     def _word_id(self, word: str) -> int:
         index = self._word_ids.get(word)
@@ -196,14 +215,45 @@ class TransitionParser(GreedyDecoding, nn.Module):
         """Number ``sentences``; with gold, also replay the static oracle on each tree
         (:func:`.batch.collate`: sentences whose tree arc-standard cannot build, or with a label
         unseen in training, are left out; ``batch.kept`` lists the ones in it)."""
-        return collate(sentences, with_gold, self._word_id, self.tag_vocab.stoi, self.config.tag_column,
-                       self.label_index)
+        batch = collate(sentences, with_gold, self._word_id, self.tag_vocab.stoi, self.config.tag_column,
+                        self.label_index)
+        if self.encoder is not None:
+            batch.encoder = self.encoder.collate([sentences[k] for k in batch.kept])
+        return batch
 
     # ----------------------------------------------------------------------------- the network
     def embed(self, pos: torch.Tensor, words: torch.Tensor, tags: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """``x`` [..., 4800]: embeddings of the words, tags and labels at global positions ``pos`` [..., 18]."""
         return torch.cat([self.word_emb(words[pos]).flatten(-2), self.tag_emb(tags[pos]).flatten(-2),
                           self.label_emb(labels[pos[..., FIRST_CHILD:]]).flatten(-2)], -1)
+
+    def token_vectors(self, batch: ParserBatch, words: torch.Tensor | None = None) -> torch.Tensor:
+        """With an encoder, what the token slots read at every global position [G, token_size]:
+        the encoder's vector, and with ``features`` ``beside`` the embeddings of ``words`` (the
+        batch's by default) and tags."""
+        assert self.encoder is not None and batch.encoder is not None, "a parser with an encoder, and its batch"
+        vectors = self.encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
+        if not self.config.reads_static:
+            return vectors
+        words = batch.words if words is None else words
+        return torch.cat([vectors, self.word_emb(words), self.tag_emb(batch.tags)], -1)
+
+    def plain_pre(self, pos: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """With an encoder, ``W x + b`` [B, G·H] for the token slots at global positions ``pos``
+        [B, 18] the plain way: ``x`` = the 18 token vectors (``tokens`` [G, token_size],
+        :meth:`token_vectors`) and the 12 label embeddings (``labels`` [G] label ids), times W."""
+        x = tokens[pos].flatten(1)  # [B, 18 · token_size], slot-major
+        weight = self.slot_weight.transpose(0, 1).reshape(x.shape[1], -1)
+        return self.hidden(self.label_emb(labels[pos[:, FIRST_CHILD:]]).flatten(1)) + x @ weight
+
+    def encoded_pre(self, batch: ParserBatch, words: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """With an encoder, ``W x + b`` [..., G·H] of the configurations at ``positions`` [..., 18],
+        with dropout on the token vectors (once per token) and on the label embeddings: the
+        products with the token vectors made once per token and slot (:func:`.encoder.slot_rows`)."""
+        tokens = self.input_drop(self.token_vectors(batch, words))
+        part = encoding.token_sum(encoding.slot_rows(tokens, self.slot_weight), positions)
+        labels = self.input_drop(self.label_emb(batch.labels[positions[..., FIRST_CHILD:]]).flatten(-2))
+        return self.hidden(labels) + part
 
     def forward(self, batch: ParserBatch) -> torch.Tensor:
         """Scores [N, 2L+1] of the oracle's N configurations (all sentences, in order; teacher forcing)."""
@@ -212,20 +262,26 @@ class TransitionParser(GreedyDecoding, nn.Module):
             drop = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
             words = words.masked_fill(drop, UNK_ID)
         valid = batch.valid
+        if self.encoder is not None and self.recurrent is None:
+            return self.output(self.hidden_drop(F.relu(self.encoded_pre(batch, words, batch.positions[valid]))))
         if self.recurrent is None:
             x = self.input_drop(self.embed(batch.positions[valid], words, batch.tags, batch.labels))
             return self.output(self.hidden_drop(F.relu(self.hidden(x))))
-        pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))  # [B, T, G·H]
+        if self.encoder is not None:
+            pre = self.encoded_pre(batch, words, batch.positions)  # [B, T, G·H]
+        else:
+            pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))
         batch_size, steps = valid.shape
         h = pre.new_zeros(batch_size, self.config.hidden)
         c = torch.zeros_like(h) if self.config.arch == "lstm" else None
         outputs = []
         tau = self.config.bptt
+        per_step = pre.unbind(1)  # one backward for all steps (a slice's would fill a whole [B, T, G·H] each)
         for t in range(steps):
             if tau and t and t % tau == 0:
                 h = h.detach()
                 c = c.detach() if c is not None else None
-            h, c = step(self.config.arch, pre[:, t], h, c, self.recurrent, self.config.forget_bias)
+            h, c = step(self.config.arch, per_step[t], h, c, self.recurrent, self.config.forget_bias)
             outputs.append(h)
         if not outputs:
             return self.output.weight.new_zeros(0, self.n_actions) + 0.0 * self.output.weight.sum()
@@ -283,19 +339,32 @@ class TransitionParser(GreedyDecoding, nn.Module):
         return metric
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
-        """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
-        check_vector_size(vectors, self.config.word_dim)
-        rows, found, seen = [], [], set()
-        for i, word in enumerate(words):
-            index = self.word_vocab.stoi.get(normalize(word))
-            if index is not None and index >= len(SPECIALS) and index not in seen:
-                seen.add(index)
-                rows.append(index)
-                found.append(i)
-        if rows:
-            with torch.no_grad():
-                self.word_emb.weight[torch.tensor(rows)] = vectors[found].to(self.word_emb.weight)
-        return len(rows)
+        """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set
+        (of the static word embeddings; with an encoder, also of its word embeddings when they
+        are as wide, and of those alone with ``features`` ``replace``)."""
+        encoder_words = None
+        if self.encoder is not None and self.encoder.input.word is not None:
+            encoder_words = (self.encoder.word_vocab, self.encoder.input.word.weight, 2)  # PAD, UNK
+        tables = [(self.word_vocab, self.word_emb.weight, len(SPECIALS))] if self.word_emb is not None else []
+        if encoder_words is not None and (not tables or vectors.shape[1] == self.config.encoder_word_dim):
+            tables.append(encoder_words)
+        if not tables:
+            raise TaggerError(f"the {self.name} model has no word embeddings to initialise (encoder_word_dim=0)")
+        check_vector_size(vectors, tables[0][1].shape[1])
+        counts = []
+        for vocab, weight, first in tables:
+            rows, found, seen = [], [], set()
+            for i, word in enumerate(words):
+                index = vocab.stoi.get(normalize(word))
+                if index is not None and index >= first and index not in seen:
+                    seen.add(index)
+                    rows.append(index)
+                    found.append(i)
+            if rows:
+                with torch.no_grad():
+                    weight[torch.tensor(rows)] = vectors[found].to(weight)
+            counts.append(len(rows))
+        return counts[0]
 
     # ----------------------------------------------------------------------------- bootstrapping
     def bootstrap(self, ffn: "TransitionParser", gates: list[str] | None = None) -> None:
@@ -305,3 +374,20 @@ class TransitionParser(GreedyDecoding, nn.Module):
         (:mod:`.bootstrap`). A ``ValueError`` when they do not fit."""
         bootstrapping.bootstrap(self, ffn, gates)
         self._tables = None
+
+    @classmethod
+    def with_encoder(cls, config: ParserConfig, vocabs: dict[str, list[str]], source: Any) -> "TransitionParser":
+        """A parser of ``config`` and ``vocabs`` with contextual features whose encoder starts
+        as the trained skip-LSTM tagger ``source``'s: its shape (which wins over ``config``'s
+        encoder options; :func:`.encoder.config_from_tagger`), its word and character
+        vocabularies, and its input layer and recurrent layers (:func:`.encoder.copy_tagger_weights`).
+        A ``ValueError`` when ``source`` is no skip-LSTM tagger or has a shape the encoder lacks."""
+        if source.name != "skip_lstm":
+            raise ValueError(f"the encoder comes from a skip_lstm tagger, not a {source.name} model")
+        config = encoding.config_from_tagger(config, source.config)
+        words = list(source.vocabs["words"])
+        vocabs = {**vocabs, "encoder_words": words, "encoder_chars": list(source.vocabs["chars"]),
+                  "encoder_rare_word_from": list(source.vocabs.get("rare_word_from", [str(len(words))]))}
+        model = cls(config, vocabs)
+        encoding.copy_tagger_weights(model.encoder, source.state_dict())
+        return model
