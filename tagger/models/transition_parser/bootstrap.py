@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 #: The config keys of the contextual features that must agree (the encoder's shape and what it reads).
 ENCODER_KEYS = ("encoder", "features", "encoder_layers", "encoder_hidden", "encoder_skip", "encoder_word_dim",
                 "encoder_caps_dim", "encoder_char_dim", "encoder_char_length", "encoder_char_cnn", "encoder_window",
-                "encoder_tag_dim")
+                "encoder_tag_dim", "encoder_slots")
 
 #: Other spellings of the GRU's and Elman's candidate gate ``h``.
 GATE_ALIASES = {"h~": "h", "htilde": "h", "h_tilde": "h"}

@@ -44,6 +44,7 @@ class ParserConfig:
     encoder_window: int = 1  # the input layer's gated context window (odd; the tagger's is 3)
     encoder_tag_dim: int = 0  # the POS tag of tag_column as an encoder input too (0 = not read)
     encoder_dropout: float = 0.25  # on the encoder's input and on its layers' outputs
+    encoder_slots: int = 18  # the first k token slots read the encoder's vector (4: s0 s1 s2 b0; 6: + b1 b2)
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHS:
@@ -81,6 +82,8 @@ class ParserConfig:
             raise ValueError("encoder_char_cnn needs encoder_char_dim > 0 (its character embedding size)")
         if self.encoder_window < 1 or self.encoder_window % 2 == 0:
             raise ValueError(f"encoder_window must be an odd number >= 1, not {self.encoder_window}")
+        if not 1 <= self.encoder_slots <= 18:
+            raise ValueError(f"encoder_slots must be between 1 and 18 (the token slots), not {self.encoder_slots}")
         if not 0.0 <= self.encoder_dropout < 1.0:
             raise ValueError(f"encoder_dropout must be in [0, 1), not {self.encoder_dropout}")
 

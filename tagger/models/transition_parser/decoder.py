@@ -54,28 +54,41 @@ class RowInputs:
 
 
 class TokenInputs:
-    """With an encoder: ``W x + b`` of a step as one sum of 30 rows, made for this batch: per
-    global position g and token slot s the row ``W_s · u_g`` of its token vector (row 18 g + s;
-    the bias folded into slot s0's, which is never empty), then per label and child slot c
-    ``W_c · e_l`` (updated as arcs are made, as in :class:`RowInputs`)."""
+    """With an encoder: ``W x + b`` of a step as sums of rows made for this batch: per global
+    position g and each of the first k = ``encoder_slots`` token slots s, the row ``W_s · v_g``
+    of its encoder vector (row k g + s). With ``features`` ``beside`` they are added to
+    :class:`RowInputs`' sum; with ``replace`` the label rows ``W_c · e_l`` (per label and child
+    slot c, updated as arcs are made) follow them in one table, and the bias is folded into slot
+    s0's rows (s0 is never empty)."""
 
     def __init__(self, model: TransitionParser, batch: ParserBatch):
-        tokens = slot_rows(model.token_vectors(batch), model.slot_weight)  # [G·18, G·H]
-        tokens.view(-1, N_SLOTS, tokens.shape[1])[:, 0] += model.hidden.bias
-        self.l0 = len(tokens)
-        self.table = torch.cat([tokens, label_rows(model.label_emb.weight, model.hidden.weight)])
+        self.k = k = model.config.encoder_slots
+        rows = slot_rows(model.token_vectors(batch), model.slot_weight)  # [G·k, G·H]
+        self.slot = torch.arange(k, device=rows.device)
+        self.base = RowInputs(model, batch) if model.config.reads_static else None
+        if self.base is not None:
+            self.table = rows
+            return
+        rows.view(-1, k, rows.shape[1])[:, 0] += model.hidden.bias
+        self.l0 = len(rows)
+        self.table = torch.cat([rows, label_rows(model.label_emb.weight, model.hidden.weight)])
         self.label_rows = torch.full_like(batch.words, self.l0 + NULL_ID * N_CHILD)
-        self.slot = torch.arange(N_SLOTS, device=tokens.device)
-        self.child_slot = torch.arange(N_CHILD, device=tokens.device)
+        self.child_slot = torch.arange(N_CHILD, device=rows.device)
 
     def pre(self, pos: torch.Tensor) -> torch.Tensor:
         """[B, G·H] for the global positions ``pos`` [B, 18] of the token slots."""
-        index = torch.cat([pos * N_SLOTS + self.slot, self.label_rows[pos[:, FIRST_CHILD:]] + self.child_slot], 1)
+        index = pos[:, : self.k] * self.k + self.slot
+        if self.base is not None:
+            return self.base.pre(pos) + F.embedding_bag(index, self.table, mode="sum")
+        index = torch.cat([index, self.label_rows[pos[:, FIRST_CHILD:]] + self.child_slot], 1)
         return F.embedding_bag(index, self.table, mode="sum")
 
     def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
         """Positions ``dependent`` got arcs labelled ``label`` (transition label indices)."""
-        self.label_rows[dependent] = self.l0 + (label + LABEL_OFFSET) * N_CHILD
+        if self.base is not None:
+            self.base.attach(dependent, label)
+        else:
+            self.label_rows[dependent] = self.l0 + (label + LABEL_OFFSET) * N_CHILD
 
 
 class EmbeddingInputs:
@@ -86,12 +99,13 @@ class EmbeddingInputs:
         self.model = model
         self.words, self.tags = batch.words, batch.tags
         self.labels = torch.full_like(batch.words, NULL_ID)
-        self.tokens = model.token_vectors(batch) if model.encoder is not None else None
+        self.vectors = model.token_vectors(batch) if model.encoder is not None else None
 
     def pre(self, pos: torch.Tensor) -> torch.Tensor:
-        if self.tokens is not None:
-            return self.model.plain_pre(pos, self.tokens, self.labels)
-        return self.model.hidden(self.model.embed(pos, self.words, self.tags, self.labels))
+        pre = self.model.hidden(self.model.embed(pos, self.words, self.tags, self.labels))
+        if self.vectors is not None:
+            pre = pre + self.model.plain_encoded(pos, self.vectors)
+        return pre
 
     def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
         self.labels[dependent] = label + LABEL_OFFSET

@@ -34,7 +34,7 @@ from torch.nn import functional as F
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
 from tagger.models.transition_parser.config import ParserConfig
-from tagger.models.transition_parser.ids import N_CHILD, N_SLOTS
+from tagger.models.transition_parser.ids import N_CHILD
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 
@@ -221,11 +221,11 @@ def copy_tagger_weights(encoder: TokenEncoder, tagger_state: dict[str, torch.Ten
 
 
 # ----------------------------------------------------------------------------- the hidden layer's input
-def slot_rows(token_vectors: torch.Tensor, slot_weight: torch.Tensor) -> torch.Tensor:
-    """``W_s · u_g`` for every token vector ``u_g`` (``token_vectors`` [G, U]) and token slot s:
-    [G · 18, G·H] (row ``18 g + s``); ``slot_weight`` [U, 18, G·H] (the parser's), one product."""
+def slot_rows(vectors: torch.Tensor, slot_weight: torch.Tensor) -> torch.Tensor:
+    """``W_s · v_g`` for every encoder vector ``v_g`` (``vectors`` [G, V]) and each of the k token
+    slots s of ``slot_weight`` [V, k, G·H] (the parser's): [G · k, G·H] (row ``k g + s``), one product."""
     size, slots, width = slot_weight.shape
-    return (token_vectors @ slot_weight.view(size, slots * width)).view(-1, width)
+    return (vectors @ slot_weight.view(size, slots * width)).view(-1, width)
 
 
 def label_rows(label_weight: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -237,8 +237,9 @@ def label_rows(label_weight: torch.Tensor, weight: torch.Tensor) -> torch.Tensor
 
 
 def token_sum(rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """``Σ_s rows[18 · positions[..., s] + s]``: the token slots' part of the pre-activation of
-    every transition, ``positions`` [..., 18] → [..., G·H]."""
-    flat = positions.reshape(-1, N_SLOTS)
-    index = flat * N_SLOTS + torch.arange(N_SLOTS, device=flat.device)
+    """``Σ_s rows[k · positions[..., s] + s]`` (:func:`slot_rows`' rows): the encoder's part of
+    the pre-activation of every configuration, ``positions`` [..., k] → [..., G·H]."""
+    slots = positions.shape[-1]
+    flat = positions.reshape(-1, slots)
+    index = flat * slots + torch.arange(slots, device=flat.device)
     return F.embedding_bag(index, rows, mode="sum").view(*positions.shape[:-1], rows.shape[1])

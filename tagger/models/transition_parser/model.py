@@ -85,11 +85,9 @@ class TransitionParser(GreedyDecoding, nn.Module):
         self.n_labels = len(self.label_names)
         self.n_actions = n_actions(self.n_labels)
         c = config
-        #: with an encoder, what a token slot reads: its vector (then its word and tag embeddings when ``beside``)
-        self.token_size = 0 if c.encoder == "none" else 2 * c.encoder_hidden + (c.word_dim + c.tag_dim) * c.reads_static
-        if c.encoder == "none":
+        if c.reads_static:
             self.input_size = N_SLOTS * c.word_dim + N_SLOTS * c.tag_dim + N_CHILD * c.label_dim
-        else:  # the token slots' part of W is slot_weight (below): ``hidden`` reads the labels
+        else:  # features=replace: the token slots read the encoder's vectors only (slot_weight, below)
             self.input_size = N_CHILD * c.label_dim
         self.gates = GATES[c.arch]
         width = max(1, len(self.gates)) * c.hidden
@@ -110,10 +108,11 @@ class TransitionParser(GreedyDecoding, nn.Module):
         nn.init.constant_(self.hidden.bias, c.hidden_bias_init)
         #: the BiLSTM over the sentence (:mod:`.encoder`), or None
         self.encoder = encoding.TokenEncoder(c, vocabs, len(self.tag_vocab)) if c.encoder != "none" else None
-        #: with an encoder, W_s of every token slot s, [token_size, 18, G·H] (``W_s u = u · slot_weight[:, s]``)
+        #: with an encoder, the W_s that multiply its vector v in the first ``encoder_slots`` token slots s:
+        #: [2·encoder_hidden, encoder_slots, G·H] (``W_s v = v · slot_weight[:, s]``); None without
         self.slot_weight = None
         if self.encoder is not None:
-            self.slot_weight = nn.Parameter(torch.empty(self.token_size, N_SLOTS, width))
+            self.slot_weight = nn.Parameter(torch.empty(self.encoder.output_size, c.encoder_slots, width))
             nn.init.uniform_(self.slot_weight, -c.init_range, c.init_range)
         # the legal actions per legal_code of a state (UD's root-label rule included), as -inf biases
         templates = mask_templates(self.n_labels, root_label(self.label_names))
@@ -223,37 +222,30 @@ class TransitionParser(GreedyDecoding, nn.Module):
 
     # ----------------------------------------------------------------------------- the network
     def embed(self, pos: torch.Tensor, words: torch.Tensor, tags: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """``x`` [..., 4800]: embeddings of the words, tags and labels at global positions ``pos`` [..., 18]."""
-        return torch.cat([self.word_emb(words[pos]).flatten(-2), self.tag_emb(tags[pos]).flatten(-2),
-                          self.label_emb(labels[pos[..., FIRST_CHILD:]]).flatten(-2)], -1)
+        """``x`` [..., 4800]: embeddings of the words, tags and labels at global positions ``pos``
+        [..., 18] (with an encoder and ``features`` ``replace``: of the 12 labels only, [..., 1200])."""
+        label_x = self.label_emb(labels[pos[..., FIRST_CHILD:]]).flatten(-2)
+        if self.word_emb is None:
+            return label_x
+        return torch.cat([self.word_emb(words[pos]).flatten(-2), self.tag_emb(tags[pos]).flatten(-2), label_x], -1)
 
-    def token_vectors(self, batch: ParserBatch, words: torch.Tensor | None = None) -> torch.Tensor:
-        """With an encoder, what the token slots read at every global position [G, token_size]:
-        the encoder's vector, and with ``features`` ``beside`` the embeddings of ``words`` (the
-        batch's by default) and tags."""
+    def token_vectors(self, batch: ParserBatch) -> torch.Tensor:
+        """With an encoder, its vector of every global position of ``batch`` [G, 2·encoder_hidden]."""
         assert self.encoder is not None and batch.encoder is not None, "a parser with an encoder, and its batch"
-        vectors = self.encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
-        if not self.config.reads_static:
-            return vectors
-        words = batch.words if words is None else words
-        return torch.cat([vectors, self.word_emb(words), self.tag_emb(batch.tags)], -1)
+        return self.encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
 
-    def plain_pre(self, pos: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """With an encoder, ``W x + b`` [B, G·H] for the token slots at global positions ``pos``
-        [B, 18] the plain way: ``x`` = the 18 token vectors (``tokens`` [G, token_size],
-        :meth:`token_vectors`) and the 12 label embeddings (``labels`` [G] label ids), times W."""
-        x = tokens[pos].flatten(1)  # [B, 18 · token_size], slot-major
-        weight = self.slot_weight.transpose(0, 1).reshape(x.shape[1], -1)
-        return self.hidden(self.label_emb(labels[pos[:, FIRST_CHILD:]]).flatten(1)) + x @ weight
+    def encoded(self, batch: ParserBatch, positions: torch.Tensor) -> torch.Tensor:
+        """With an encoder, its part of ``W x`` [..., G·H] for the configurations whose token
+        slots hold ``positions`` [..., 18]: ``Σ_s W_s v[pos_s]`` over the first ``encoder_slots``
+        slots, the products made once per token and slot (:func:`.encoder.slot_rows`)."""
+        rows = encoding.slot_rows(self.token_vectors(batch), self.slot_weight)
+        return encoding.token_sum(rows, positions[..., : self.config.encoder_slots])
 
-    def encoded_pre(self, batch: ParserBatch, words: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        """With an encoder, ``W x + b`` [..., G·H] of the configurations at ``positions`` [..., 18],
-        with dropout on the token vectors (once per token) and on the label embeddings: the
-        products with the token vectors made once per token and slot (:func:`.encoder.slot_rows`)."""
-        tokens = self.input_drop(self.token_vectors(batch, words))
-        part = encoding.token_sum(encoding.slot_rows(tokens, self.slot_weight), positions)
-        labels = self.input_drop(self.label_emb(batch.labels[positions[..., FIRST_CHILD:]]).flatten(-2))
-        return self.hidden(labels) + part
+    def plain_encoded(self, pos: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
+        """:meth:`encoded` the plain way, for ``pos`` [B, 18]: the encoder's ``vectors`` [G, 2H]
+        (:meth:`token_vectors`) of the slots, concatenated, times the matrix of the W_s."""
+        x = vectors[pos[:, : self.config.encoder_slots]].flatten(1)  # [B, slots · 2H], slot-major
+        return x @ self.slot_weight.transpose(0, 1).reshape(x.shape[1], -1)
 
     def forward(self, batch: ParserBatch) -> torch.Tensor:
         """Scores [N, 2L+1] of the oracle's N configurations (all sentences, in order; teacher forcing)."""
@@ -262,15 +254,15 @@ class TransitionParser(GreedyDecoding, nn.Module):
             drop = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
             words = words.masked_fill(drop, UNK_ID)
         valid = batch.valid
-        if self.encoder is not None and self.recurrent is None:
-            return self.output(self.hidden_drop(F.relu(self.encoded_pre(batch, words, batch.positions[valid]))))
         if self.recurrent is None:
-            x = self.input_drop(self.embed(batch.positions[valid], words, batch.tags, batch.labels))
-            return self.output(self.hidden_drop(F.relu(self.hidden(x))))
+            positions = batch.positions[valid]
+            pre = self.hidden(self.input_drop(self.embed(positions, words, batch.tags, batch.labels)))
+            if self.encoder is not None:
+                pre = pre + self.encoded(batch, positions)
+            return self.output(self.hidden_drop(F.relu(pre)))
+        pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))  # [B, T, G·H]
         if self.encoder is not None:
-            pre = self.encoded_pre(batch, words, batch.positions)  # [B, T, G·H]
-        else:
-            pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))
+            pre = pre + self.encoded(batch, batch.positions)
         batch_size, steps = valid.shape
         h = pre.new_zeros(batch_size, self.config.hidden)
         c = torch.zeros_like(h) if self.config.arch == "lstm" else None
