@@ -225,7 +225,7 @@ def slot_rows(vectors: torch.Tensor, slot_weight: torch.Tensor) -> torch.Tensor:
     """``W_s · v_g`` for every encoder vector ``v_g`` (``vectors`` [G, V]) and each of the k token
     slots s of ``slot_weight`` [V, k, G·H] (the parser's): [G · k, G·H] (row ``k g + s``), one product."""
     size, slots, width = slot_weight.shape
-    return (vectors @ slot_weight.view(size, slots * width)).view(-1, width)
+    return (vectors @ slot_weight.reshape(size, slots * width)).view(-1, width)
 
 
 def label_rows(label_weight: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

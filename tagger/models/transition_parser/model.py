@@ -43,7 +43,7 @@ from tagger.models.transition_parser.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.models.transition_parser.batch import ParserBatch, collate, tag_column_values
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, SPECIALS, UNK_ID
 from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the package exports it from here)
-from tagger.models.transition_parser.precompute import RowTable, precomputed_words, weights_key
+from tagger.models.transition_parser.precompute import RowTable, precomputed_words, slot_blocks, weights_key
 from tagger.modules.cells import step
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import mask_templates, n_actions, oracle, root_label
@@ -234,12 +234,25 @@ class TransitionParser(GreedyDecoding, nn.Module):
         assert self.encoder is not None and batch.encoder is not None, "a parser with an encoder, and its batch"
         return self.encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
 
-    def encoded(self, batch: ParserBatch, positions: torch.Tensor) -> torch.Tensor:
-        """With an encoder, its part of ``W x`` [..., G·H] for the configurations whose token
-        slots hold ``positions`` [..., 18]: ``Σ_s W_s v[pos_s]`` over the first ``encoder_slots``
-        slots, the products made once per token and slot (:func:`.encoder.slot_rows`)."""
-        rows = encoding.slot_rows(self.token_vectors(batch), self.slot_weight)
-        return encoding.token_sum(rows, positions[..., : self.config.encoder_slots])
+    def token_pre(self, batch: ParserBatch, words: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """With an encoder, ``W x + b`` [..., G·H] of the configurations whose token slots hold
+        ``positions`` [..., 18] (training): every product ``W_s e`` made once per token and slot
+        (:func:`.encoder.slot_rows`) and summed per configuration (:func:`.encoder.token_sum`),
+        for the encoder's vectors, the embeddings of ``words`` and tags (``features`` ``beside``)
+        and the labels; dropout (``input_dropout``) on the embeddings once per token."""
+        c, weight = self.config, self.hidden.weight
+        parts = [(self.token_vectors(batch), self.slot_weight, 0)]
+        if c.reads_static:
+            parts.append((self.input_drop(self.word_emb(words)), slot_blocks(weight, 0, c.word_dim, N_SLOTS), 0))
+            parts.append((self.input_drop(self.tag_emb(batch.tags)),
+                          slot_blocks(weight, N_SLOTS * c.word_dim, c.tag_dim, N_SLOTS), 0))
+        parts.append((self.input_drop(self.label_emb(batch.labels)),
+                      slot_blocks(weight, weight.shape[1] - N_CHILD * c.label_dim, c.label_dim, N_CHILD), FIRST_CHILD))
+        pre = self.hidden.bias
+        for vectors, blocks, first in parts:
+            rows = encoding.slot_rows(vectors, blocks)
+            pre = pre + encoding.token_sum(rows, positions[..., first : first + blocks.shape[1]])
+        return pre
 
     def plain_encoded(self, pos: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
         """:meth:`encoded` the plain way, for ``pos`` [B, 18]: the encoder's ``vectors`` [G, 2H]
@@ -254,15 +267,15 @@ class TransitionParser(GreedyDecoding, nn.Module):
             drop = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
             words = words.masked_fill(drop, UNK_ID)
         valid = batch.valid
-        if self.recurrent is None:
-            positions = batch.positions[valid]
-            pre = self.hidden(self.input_drop(self.embed(positions, words, batch.tags, batch.labels)))
-            if self.encoder is not None:
-                pre = pre + self.encoded(batch, positions)
-            return self.output(self.hidden_drop(F.relu(pre)))
-        pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))  # [B, T, G·H]
         if self.encoder is not None:
-            pre = pre + self.encoded(batch, batch.positions)
+            pre = self.token_pre(batch, words, batch.positions[valid] if self.recurrent is None else batch.positions)
+            if self.recurrent is None:
+                return self.output(self.hidden_drop(F.relu(pre)))
+        elif self.recurrent is None:
+            x = self.input_drop(self.embed(batch.positions[valid], words, batch.tags, batch.labels))
+            return self.output(self.hidden_drop(F.relu(self.hidden(x))))
+        else:
+            pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))  # [B, T, G·H]
         batch_size, steps = valid.shape
         h = pre.new_zeros(batch_size, self.config.hidden)
         c = torch.zeros_like(h) if self.config.arch == "lstm" else None
@@ -332,16 +345,17 @@ class TransitionParser(GreedyDecoding, nn.Module):
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
         """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set
-        (of the static word embeddings; with an encoder, also of its word embeddings when they
-        are as wide, and of those alone with ``features`` ``replace``)."""
-        encoder_words = None
-        if self.encoder is not None and self.encoder.input.word is not None:
-            encoder_words = (self.encoder.word_vocab, self.encoder.input.word.weight, 2)  # PAD, UNK
+        (of the static word embeddings; with an encoder also its own word embeddings, when they are
+        as wide, and those alone with ``features`` ``replace``)."""
         tables = [(self.word_vocab, self.word_emb.weight, len(SPECIALS))] if self.word_emb is not None else []
-        if encoder_words is not None and (not tables or vectors.shape[1] == self.config.encoder_word_dim):
-            tables.append(encoder_words)
+        encoder_words = self.encoder.input.word if self.encoder is not None else None
+        if encoder_words is not None and (not tables or vectors.shape[1] == encoder_words.weight.shape[1]):
+            tables.append((self.encoder.word_vocab, encoder_words.weight, 2))  # after PAD, UNK
         if not tables:
             raise TaggerError(f"the {self.name} model has no word embeddings to initialise (encoder_word_dim=0)")
+        if self.word_emb is None and vectors.shape[1] != self.config.encoder_word_dim:
+            raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but encoder_word_dim is "
+                              f"{self.config.encoder_word_dim}; add --set encoder_word_dim={vectors.shape[1]}")
         check_vector_size(vectors, tables[0][1].shape[1])
         counts = []
         for vocab, weight, first in tables:
