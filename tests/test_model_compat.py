@@ -151,6 +151,9 @@ def test_the_parser_keeps_its_own_training_defaults_under_every_preset():
     cls = MODELS["transition_parser"]
     for name in cls.PRESETS:
         config, training = build_configs(cls, cls.PRESETS, name)
+        if config.encoder != "none":  # contextual features (beyond the paper) train with Adam
+            assert training.optimizer == "adam" and training.patience == 4, name
+            continue
         assert (training.lr, training.momentum, training.batch_size, training.patience) == (0.05, 0.9, 8, 4), name
     assert build_configs(cls, cls.PRESETS, "lstm-full-bptt")[0].bptt == 0
 

@@ -46,6 +46,7 @@ class Model(Protocol):
     training_defaults: ClassVar[dict[str, Any]]  #: TrainingConfig values under every preset of the family
     gives_distribution: ClassVar[bool]  #: :meth:`distribution` gives per-token tag probabilities
     can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
+    can_take_encoder: ClassVar[bool]  #: :meth:`with_encoder` builds it around a trained tagger's encoder
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
     has_beam: ClassVar[bool]  #: :meth:`set_decoding` sets its beam search (width, constraint)
     has_attention: ClassVar[bool]  #: :meth:`attention` gives its attention matrix
@@ -163,6 +164,14 @@ class Model(Protocol):
     def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
         """Initialise from the trained model ``source`` (ValueError when it does not fit).
         TaggerError where ``can_bootstrap`` is False."""
+        ...
+
+    @classmethod
+    def with_encoder(cls, config: Any, vocabs: dict[str, list[str]], source: Any) -> "Model":
+        """A new model of ``config`` and ``vocabs`` whose sentence encoder starts as the trained
+        tagger ``source``'s (its shape, vocabularies and weights; ``config`` and ``vocabs`` are
+        adjusted to them), to be trained on. ValueError when ``source`` cannot give one;
+        TaggerError where ``can_take_encoder`` is False."""
         ...
 
     def set_precision(self, dtype: torch.dtype | None, in_place: bool = False) -> None:

@@ -290,6 +290,17 @@ class Term:
         """Whether the shortcut is ``v + k[t]``."""
         return self.gamma is None and self.in_loop is None and not self.highway
 
+    def per_step(self) -> "Term":
+        """The same term with ``k`` and ``gamma`` as tuples of their steps (:func:`_per_step`)."""
+        return Term(_per_step(self.k), _per_step(self.gamma), self.in_loop, self.highway)
+
+
+def _per_step(tensor: torch.Tensor | None) -> tuple[torch.Tensor, ...] | None:
+    """``tensor`` [T, ...] as its T steps, indexed as the tensor would be: the backward of one
+    ``unbind`` stacks the steps' gradients once, where that of each ``tensor[t]`` would fill a
+    zero tensor as large as the whole (quadratic in T)."""
+    return None if tensor is None else tensor.unbind(0)
+
 
 _MAPS = {"identity": lambda k: k, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
 
@@ -368,19 +379,18 @@ def _scan(
         h_low = gx.new_zeros((2, -(-batch // BATCH_QUANTUM) * BATCH_QUANTUM, hidden), dtype=low)
     inner, outer = places.get("internal"), places.get("output")
     # A plain sum v + k[t] (γ already in k, or none) is fused into the product before it.
-    inner_sum = inner.k if inner is not None and inner.plain else None
-    outer_sum = outer.k if outer is not None and outer.plain else None
-    if inner_sum is not None:
-        inner = None
-    if outer_sum is not None:
-        outer = None
+    inner_sum = _per_step(inner.k) if inner is not None and inner.plain else None
+    outer_sum = _per_step(outer.k) if outer is not None and outer.plain else None
+    inner = None if inner is None or inner_sum is not None else inner.per_step()
+    outer = None if outer is None or outer_sum is not None else outer.per_step()
+    gx_t = gx.unbind(1)
     outputs, cells = [], []
     for t in range(steps):
         if low is None:
-            z = torch.baddbmm(gx[:, t], h, w_h)
+            z = torch.baddbmm(gx_t[t], h, w_h)
         else:
             h_low[:, :batch] = h
-            z = torch.bmm(h_low, w_h)[:, :batch].float().add_(gx[:, t])
+            z = torch.bmm(h_low, w_h)[:, :batch].float().add_(gx_t[t])
         gates = torch.sigmoid(z[..., :sig_end])
         s = _tanh(z[..., sig_end:])
         i = gates[..., :hidden]
@@ -428,8 +438,9 @@ def _scan_rhn(gx: torch.Tensor, w_h: torch.Tensor, w_deep: torch.Tensor | None, 
     masked = 0 if mask is None else mask.shape[0]
     deep = 0 if w_deep is None else w_deep.shape[1]
     outputs = []
+    gx_t = gx.unbind(1)
     for t in range(steps):
-        z = torch.baddbmm(gx[:, t], h, w_h)
+        z = torch.baddbmm(gx_t[t], h, w_h)
         gates = torch.sigmoid(z[..., : 2 * hidden])
         q = torch.lerp(h, _tanh(z[..., 2 * hidden :]), gates[..., :hidden])  # t⊙s + (1-t)⊙h
         for step in range(deep):

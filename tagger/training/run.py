@@ -118,6 +118,7 @@ class TrainRequest:
     gates: str | None = None
     pos_model: str | None = None  # retag the parser's POS column with this tagger first
     jackknife: JackknifeSettings | None = None  # retag them with jackknifed taggers (tagger.training.jackknife)
+    encoder_from: str | None = None  # a trained tagger whose encoder the model starts from (with_encoder)
     options: RunOptions = field(default_factory=RunOptions)
 
 
@@ -287,8 +288,19 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
     # A bootstrapped model shares its source's vocabularies, so that embedding rows line up.
     vocabs = resumed["vocabs"] if resumed else source.vocabs if source is not None else cls.vocabs_from(config, data.train)
     vocabs = distributed.broadcast(vocabs)  # every process indexes words as rank 0 does
-    model = cls(config, vocabs)
     notes = []
+    if request.encoder_from:  # also when resuming: the checkpoint's weights then replace the tagger's
+        if not cls.can_take_encoder:
+            raise TaggerError(f"model {cls.name} takes no encoder from another model (--encoder-from is for --task dep)")
+        tagger, _ = model_file.load(request.encoder_from)
+        try:
+            model = cls.with_encoder(config, vocabs, tagger)
+        except ValueError as e:
+            raise TaggerError(str(e), request.encoder_from) from None
+        if not resumed:
+            notes.append(f"encoder initialised from {request.encoder_from}")
+    else:
+        model = cls(config, vocabs)
     if request.embeddings and not resumed:
         from tagger.modules.vectors import read_vectors
 

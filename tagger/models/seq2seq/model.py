@@ -121,6 +121,7 @@ class Seq2seqParser(nn.Module):
     training_defaults = TRAINING_DEFAULTS
     gives_distribution = False
     can_bootstrap = False
+    can_take_encoder = False
     can_lower_precision = False
     has_beam = True
     has_attention = True
@@ -177,6 +178,12 @@ class Seq2seqParser(nn.Module):
 
     def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
         raise TaggerError(f"model {self.name} cannot be bootstrapped")
+
+    @classmethod
+    def with_encoder(cls, config: Seq2seqConfig, vocabs: dict[str, list[str]], source: Any) -> "Seq2seqParser":
+        """Not a capability of this family (``can_take_encoder`` is False)."""
+        raise TaggerError(f"model {cls.name} takes no encoder from another model (--encoder-from is for the "
+                          f"transition parser)")
 
     @classmethod
     def required_columns(cls, config: Seq2seqConfig) -> list[str]:

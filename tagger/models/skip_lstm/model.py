@@ -130,6 +130,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     # capabilities (tagger.models.base.Model)
     gives_distribution = True
     can_bootstrap = False
+    can_take_encoder = False
     can_lower_precision = True
 
     def __init__(self, config: TaggerConfig, vocabs: dict[str, list[str]]):
@@ -463,4 +464,9 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
         """Not a capability of this family (``can_bootstrap`` is False)."""
         raise TaggerError(f"model {self.name} cannot be bootstrapped")
+
+    @classmethod
+    def with_encoder(cls, config: TaggerConfig, vocabs: dict[str, list[str]], source: Any) -> "SkipLSTMTagger":
+        """Not a capability of this family (``can_take_encoder`` is False)."""
+        raise TaggerError(f"model {cls.name} takes no encoder from another model (--encoder-from is for parsers)")
 

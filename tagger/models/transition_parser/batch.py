@@ -5,7 +5,7 @@ replayed on each gold tree (projectivised first when it is not projective and th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
@@ -42,11 +42,13 @@ class ParserBatch:
     positions: torch.Tensor | None = None  # [B, T, 18] global positions of the token slots, per oracle step
     actions: torch.Tensor | None = None  # [B, T] oracle actions, -100 after the sentence's 2n steps
     kept: list[int] | None = None  # indices (into the collated list) of the sentences in the batch
+    encoder: Any = None  # with an encoder: what it reads (:class:`.encoder.EncoderBatch`), else None
 
     def to(self, device: torch.device) -> "ParserBatch":
         move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
         return ParserBatch(move(self.words), move(self.tags), move(self.lengths), move(self.bases),
-                           move(self.labels), move(self.positions), move(self.actions), self.kept)
+                           move(self.labels), move(self.positions), move(self.actions), self.kept,
+                           move(self.encoder))
 
     @property
     def n_tokens(self) -> int:

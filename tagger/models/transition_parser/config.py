@@ -9,6 +9,9 @@ from dataclasses import dataclass
 ARCHS = ("ffn", "lstm", "gru", "elman")
 #: What training does with a tree arc-standard cannot build because it is non-projective.
 NONPROJECTIVE = ("lift", "skip")
+ENCODERS = ("none", "bilstm")  # what the token slots read besides (or instead of) the static embeddings
+FEATURES = ("replace", "beside")  # with an encoder: token slots read its vector only, or it and the embeddings
+ENCODER_SKIPS = ("output", "none")  # the skip-LSTM's gated shortcut to the output (the tagger's default), or none
 
 
 @dataclass
@@ -34,6 +37,21 @@ class ParserConfig:
     # the paper). Model files without this key were trained by skipping and load as "skip".
     nonprojective: str = "lift"
     lift_min_count: int = 5  # lift: a decorated label d↑h seen fewer times in training is learnt as plain d
+    # contextual features (docs/parser.md "Contextual features"): a BiLSTM over the sentence
+    encoder: str = "none"  # none | bilstm: the tagger's skip-LSTM encoder, trained with the parser
+    features: str = "beside"  # replace: token slots read the encoder's vector only; beside: it and word/tag embeddings
+    encoder_layers: int = 2
+    encoder_hidden: int = 128  # per direction: the vector of a token is 2 × encoder_hidden wide
+    encoder_skip: str = "output"  # output | none (the tagger's skip connections)
+    encoder_word_dim: int = 100  # its own word embeddings (0 = none)
+    encoder_caps_dim: int = 5  # capitalisation class
+    encoder_char_dim: int = 20  # first/last-character embeddings (0 = none)
+    encoder_char_length: int = 5  # first-l and last-l characters
+    encoder_char_cnn: int = 0  # filters of a character CNN over the whole word (width 3; 0 = off)
+    encoder_window: int = 1  # the input layer's gated context window (odd; the tagger's is 3)
+    encoder_tag_dim: int = 0  # the POS tag of tag_column as an encoder input too (0 = not read)
+    encoder_dropout: float = 0.25  # on the encoder's input and on its layers' outputs
+    encoder_slots: int = 18  # the first k token slots read the encoder's vector (4: s0 s1 s2 b0; 6: + b1 b2)
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHS:
@@ -54,3 +72,33 @@ class ParserConfig:
             raise ValueError(f"lift_min_count must be >= 1, not {self.lift_min_count}")
         if self.bptt < 0 or self.precompute < 0 or self.precompute_mb < 0:
             raise ValueError("bptt, precompute and precompute_mb must be >= 0")
+        for name, value, allowed in (("encoder", self.encoder, ENCODERS), ("features", self.features, FEATURES),
+                                     ("encoder_skip", self.encoder_skip, ENCODER_SKIPS)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+        if self.encoder != "none":
+            self._check_encoder()
+
+    def _check_encoder(self) -> None:
+        if not 1 <= self.encoder_layers <= 16 or self.encoder_hidden < 1:
+            raise ValueError("encoder_layers must be between 1 and 16 and encoder_hidden positive")
+        dims = ("encoder_word_dim", "encoder_caps_dim", "encoder_char_dim", "encoder_char_length", "encoder_char_cnn",
+                "encoder_tag_dim")
+        if any(getattr(self, name) < 0 for name in dims):
+            raise ValueError(f"{', '.join(dims)} must be >= 0")
+        if not self.encoder_word_dim + self.encoder_caps_dim + self.encoder_char_dim * self.encoder_char_length \
+                + self.encoder_char_cnn:
+            raise ValueError("the encoder must read the words: set encoder_word_dim, encoder_char_dim or encoder_char_cnn")
+        if self.encoder_char_cnn and not self.encoder_char_dim:
+            raise ValueError("encoder_char_cnn needs encoder_char_dim > 0 (its character embedding size)")
+        if self.encoder_window < 1 or self.encoder_window % 2 == 0:
+            raise ValueError(f"encoder_window must be an odd number >= 1, not {self.encoder_window}")
+        if not 1 <= self.encoder_slots <= 18:
+            raise ValueError(f"encoder_slots must be between 1 and 18 (the token slots), not {self.encoder_slots}")
+        if not 0.0 <= self.encoder_dropout < 1.0:
+            raise ValueError(f"encoder_dropout must be in [0, 1), not {self.encoder_dropout}")
+
+    @property
+    def reads_static(self) -> bool:
+        """Whether the token slots read the static word and tag embeddings (no encoder, or beside it)."""
+        return self.encoder == "none" or self.features == "beside"

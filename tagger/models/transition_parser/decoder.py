@@ -5,8 +5,9 @@ projective tree; a model that learnt lifted labels (pseudo-projective parsing) t
 arcs back (:func:`tagger.transitions.pseudo_projective.deprojectivise`).
 
 The hidden layer's input at a step comes either from the Chen & Manning precomputed rows
-(:class:`RowInputs`, one ``embedding_bag`` sum) or from the embeddings (:class:`EmbeddingInputs`);
-both give the same trees (the rows only change the speed).
+(:class:`RowInputs`, one ``embedding_bag`` sum; with an encoder :class:`TokenInputs`, rows made
+per batch from the token vectors) or from the embeddings (:class:`EmbeddingInputs`); both give
+the same trees (the rows only change the speed).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import torch
 from torch.nn import functional as F
 
 from tagger.models.transition_parser.batch import ParserBatch
-from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_SLOTS, NULL_ID, SCRATCH, SENTINEL
+from tagger.models.transition_parser.encoder import label_rows, slot_rows
+from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID, SCRATCH, SENTINEL
 from tagger.modules.cells import step
 from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
 from tagger.transitions.features import token_slots
@@ -53,16 +55,59 @@ class RowInputs:
         self.label_rows[dependent] = self.l0 + (label + LABEL_OFFSET) * N_SLOTS
 
 
+class TokenInputs:
+    """With an encoder: ``W x + b`` of a step as sums of rows made for this batch: per global
+    position g and each of the first k = ``encoder_slots`` token slots s, the row ``W_s · v_g``
+    of its encoder vector (row k g + s). With ``features`` ``beside`` they are added to
+    :class:`RowInputs`' sum; with ``replace`` the label rows ``W_c · e_l`` (per label and child
+    slot c, updated as arcs are made) follow them in one table, and the bias is folded into slot
+    s0's rows (s0 is never empty)."""
+
+    def __init__(self, model: TransitionParser, batch: ParserBatch):
+        self.k = k = model.config.encoder_slots
+        rows = slot_rows(model.token_vectors(batch), model.slot_weight)  # [G·k, G·H]
+        self.slot = torch.arange(k, device=rows.device)
+        self.base = RowInputs(model, batch) if model.config.reads_static else None
+        if self.base is not None:
+            self.table = rows
+            return
+        rows.view(-1, k, rows.shape[1])[:, 0] += model.hidden.bias
+        self.l0 = len(rows)
+        self.table = torch.cat([rows, label_rows(model.label_emb.weight, model.hidden.weight)])
+        self.label_rows = torch.full_like(batch.words, self.l0 + NULL_ID * N_CHILD)
+        self.child_slot = torch.arange(N_CHILD, device=rows.device)
+
+    def pre(self, pos: torch.Tensor) -> torch.Tensor:
+        """[B, G·H] for the global positions ``pos`` [B, 18] of the token slots."""
+        index = pos[:, : self.k] * self.k + self.slot
+        if self.base is not None:
+            return self.base.pre(pos) + F.embedding_bag(index, self.table, mode="sum")
+        index = torch.cat([index, self.label_rows[pos[:, FIRST_CHILD:]] + self.child_slot], 1)
+        return F.embedding_bag(index, self.table, mode="sum")
+
+    def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
+        """Positions ``dependent`` got arcs labelled ``label`` (transition label indices)."""
+        if self.base is not None:
+            self.base.attach(dependent, label)
+        else:
+            self.label_rows[dependent] = self.l0 + (label + LABEL_OFFSET) * N_CHILD
+
+
 class EmbeddingInputs:
-    """``W x + b`` of a step from the embeddings of the 48 features."""
+    """``W x + b`` of a step from the embeddings of the 48 features (with an encoder: from the
+    token vectors and the label embeddings)."""
 
     def __init__(self, model: TransitionParser, batch: ParserBatch):
         self.model = model
         self.words, self.tags = batch.words, batch.tags
         self.labels = torch.full_like(batch.words, NULL_ID)
+        self.vectors = model.token_vectors(batch) if model.encoder is not None else None
 
     def pre(self, pos: torch.Tensor) -> torch.Tensor:
-        return self.model.hidden(self.model.embed(pos, self.words, self.tags, self.labels))
+        pre = self.model.hidden(self.model.embed(pos, self.words, self.tags, self.labels))
+        if self.vectors is not None:
+            pre = pre + self.model.plain_encoded(pos, self.vectors)
+        return pre
 
     def attach(self, dependent: torch.Tensor, label: torch.Tensor) -> None:
         self.labels[dependent] = label + LABEL_OFFSET
@@ -78,7 +123,7 @@ def decode(model: TransitionParser, batch: ParserBatch) -> list[tuple[list[int],
     order = sorted(range(n_sent), key=lambda b: -lengths[b])
     states = [State(lengths[b]) for b in order]
     base = batch.bases[torch.tensor(order, device=batch.words.device)].unsqueeze(1)
-    inputs = RowInputs(model, batch) if model.config.precompute > 0 else EmbeddingInputs(model, batch)
+    inputs = _inputs(model, batch)
     _greedy(model, states, [2 * lengths[b] for b in order], base, inputs)
     results: list = [None] * n_sent
     names, lifted_from = model.plain_labels, model.lifted_from
@@ -91,8 +136,15 @@ def decode(model: TransitionParser, batch: ParserBatch) -> list[tuple[list[int],
     return results
 
 
+def _inputs(model: TransitionParser, batch: ParserBatch) -> RowInputs | TokenInputs | EmbeddingInputs:
+    """How the steps get ``W x + b``: precomputed rows unless ``precompute`` is 0."""
+    if model.config.precompute <= 0:
+        return EmbeddingInputs(model, batch)
+    return TokenInputs(model, batch) if model.encoder is not None else RowInputs(model, batch)
+
+
 def _greedy(model: TransitionParser, states: list[State], steps: list[int], base: torch.Tensor,
-            inputs: RowInputs | EmbeddingInputs) -> None:
+            inputs: RowInputs | TokenInputs | EmbeddingInputs) -> None:
     """Run ``states`` (longest first; ``steps`` transitions each) to the end, ``base`` [B, 1]
     their ROOT's global position."""
     device = base.device

@@ -42,12 +42,13 @@ from tagger.evaluation.metrics import AttachmentMetric, punct_flags
 from tagger.models.base import GreedyDecoding, check_vector_size
 from tagger.models.transition_parser import bootstrap as bootstrapping
 from tagger.models.transition_parser import decoder
+from tagger.models.transition_parser import encoder as encoding
 from tagger.models.transition_parser.config import ARCHS, ParserConfig  # noqa: F401 - ARCHS re-exported
 from tagger.models.transition_parser.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.models.transition_parser.batch import ParserBatch, collate, lifted_tree, tag_column_values
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, SPECIALS, UNK_ID
 from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the package exports it from here)
-from tagger.models.transition_parser.precompute import RowTable, precomputed_words, weights_key
+from tagger.models.transition_parser.precompute import RowTable, precomputed_words, slot_blocks, weights_key
 from tagger.modules.cells import step
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import mask_templates, n_actions, oracle, root_label
@@ -68,6 +69,7 @@ class TransitionParser(GreedyDecoding, nn.Module):
     # capabilities (tagger.models.base.Model)
     gives_distribution = False
     can_bootstrap = True  # a recurrent parser from a trained FFN (bootstrap)
+    can_take_encoder = True  # contextual features from a trained skip-LSTM tagger (with_encoder)
     can_lower_precision = False
 
     def __init__(self, config: ParserConfig, vocabs: dict[str, list[str]]):
@@ -94,22 +96,35 @@ class TransitionParser(GreedyDecoding, nn.Module):
         self.n_labels = len(self.label_names)
         self.n_actions = n_actions(self.n_labels)
         c = config
-        self.input_size = N_SLOTS * c.word_dim + N_SLOTS * c.tag_dim + N_CHILD * c.label_dim
+        if c.reads_static:
+            self.input_size = N_SLOTS * c.word_dim + N_SLOTS * c.tag_dim + N_CHILD * c.label_dim
+        else:  # features=replace: the token slots read the encoder's vectors only (slot_weight, below)
+            self.input_size = N_CHILD * c.label_dim
         self.gates = GATES[c.arch]
         width = max(1, len(self.gates)) * c.hidden
-        self.word_emb = nn.Embedding(len(self.word_vocab), c.word_dim)
-        self.tag_emb = nn.Embedding(len(self.tag_vocab), c.tag_dim)
+        self.word_emb = nn.Embedding(len(self.word_vocab), c.word_dim) if c.reads_static else None
+        self.tag_emb = nn.Embedding(len(self.tag_vocab), c.tag_dim) if c.reads_static else None
         self.label_emb = nn.Embedding(self.n_labels + LABEL_OFFSET, c.label_dim)
         self.hidden = nn.Linear(self.input_size, width)  # W (FFN) or W_x of all gates, stacked
         self.recurrent = None if c.arch == "ffn" else nn.Parameter(torch.empty(width, c.hidden))  # W_h
         self.output = nn.Linear(c.hidden, self.n_actions, bias=False)  # y = softmax(W_y h)
         self.input_drop = nn.Dropout(c.input_dropout)
         self.hidden_drop = nn.Dropout(c.dropout)
-        for weight in (self.word_emb.weight, self.tag_emb.weight, self.label_emb.weight, self.hidden.weight,
-                       self.output.weight, self.recurrent):
+        for weight in (self.word_emb, self.tag_emb, self.label_emb.weight, self.hidden.weight, self.output.weight,
+                       self.recurrent):
+            if isinstance(weight, nn.Embedding):
+                weight = weight.weight
             if weight is not None:
                 nn.init.uniform_(weight, -c.init_range, c.init_range)
         nn.init.constant_(self.hidden.bias, c.hidden_bias_init)
+        #: the BiLSTM over the sentence (:mod:`.encoder`), or None
+        self.encoder = encoding.TokenEncoder(c, vocabs, len(self.tag_vocab)) if c.encoder != "none" else None
+        #: with an encoder, the W_s that multiply its vector v in the first ``encoder_slots`` token slots s:
+        #: [2·encoder_hidden, encoder_slots, G·H] (``W_s v = v · slot_weight[:, s]``); None without
+        self.slot_weight = None
+        if self.encoder is not None:
+            self.slot_weight = nn.Parameter(torch.empty(self.encoder.output_size, c.encoder_slots, width))
+            nn.init.uniform_(self.slot_weight, -c.init_range, c.init_range)
         # the legal actions per legal_code of a state (UD's root-label rule included), as -inf biases
         templates = mask_templates(self.n_labels, root_label(self.label_names))
         mask = torch.tensor([list(t) for t in templates], dtype=torch.bool)
@@ -233,6 +248,8 @@ class TransitionParser(GreedyDecoding, nn.Module):
                                       "could be misread; train with --set nonprojective=skip")
             vocabs["labels"] = label_list + kept
             vocabs["plain_labels"] = [str(len(label_list))]
+        if config.encoder != "none":
+            vocabs.update(encoding.encoder_vocabs(config, sentences))
         return vocabs
 
     def _word_id(self, word: str) -> int:
@@ -248,14 +265,51 @@ class TransitionParser(GreedyDecoding, nn.Module):
         (:func:`.batch.collate`: non-projective trees projectivised with ``nonprojective="lift"``;
         sentences whose tree arc-standard cannot build even so, or with a label unseen in training,
         are left out; ``batch.kept`` lists the ones in it)."""
-        return collate(sentences, with_gold, self._word_id, self.tag_vocab.stoi, self.config.tag_column,
-                       self.label_index, lift=self.config.nonprojective == "lift")
+        batch = collate(sentences, with_gold, self._word_id, self.tag_vocab.stoi, self.config.tag_column,
+                        self.label_index, lift=self.config.nonprojective == "lift")
+        if self.encoder is not None:
+            batch.encoder = self.encoder.collate([sentences[k] for k in batch.kept])
+        return batch
 
     # ----------------------------------------------------------------------------- the network
     def embed(self, pos: torch.Tensor, words: torch.Tensor, tags: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """``x`` [..., 4800]: embeddings of the words, tags and labels at global positions ``pos`` [..., 18]."""
-        return torch.cat([self.word_emb(words[pos]).flatten(-2), self.tag_emb(tags[pos]).flatten(-2),
-                          self.label_emb(labels[pos[..., FIRST_CHILD:]]).flatten(-2)], -1)
+        """``x`` [..., 4800]: embeddings of the words, tags and labels at global positions ``pos``
+        [..., 18] (with an encoder and ``features`` ``replace``: of the 12 labels only, [..., 1200])."""
+        label_x = self.label_emb(labels[pos[..., FIRST_CHILD:]]).flatten(-2)
+        if self.word_emb is None:
+            return label_x
+        return torch.cat([self.word_emb(words[pos]).flatten(-2), self.tag_emb(tags[pos]).flatten(-2), label_x], -1)
+
+    def token_vectors(self, batch: ParserBatch) -> torch.Tensor:
+        """With an encoder, its vector of every global position of ``batch`` [G, 2·encoder_hidden]."""
+        assert self.encoder is not None and batch.encoder is not None, "a parser with an encoder, and its batch"
+        return self.encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
+
+    def token_pre(self, batch: ParserBatch, words: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """With an encoder, ``W x + b`` [..., G·H] of the configurations whose token slots hold
+        ``positions`` [..., 18] (training): every product ``W_s e`` made once per token and slot
+        (:func:`.encoder.slot_rows`) and summed per configuration (:func:`.encoder.token_sum`),
+        for the encoder's vectors, the embeddings of ``words`` and tags (``features`` ``beside``)
+        and the labels; dropout (``input_dropout``) on the embeddings once per token."""
+        c, weight = self.config, self.hidden.weight
+        parts = [(self.token_vectors(batch), self.slot_weight, 0)]
+        if c.reads_static:
+            parts.append((self.input_drop(self.word_emb(words)), slot_blocks(weight, 0, c.word_dim, N_SLOTS), 0))
+            parts.append((self.input_drop(self.tag_emb(batch.tags)),
+                          slot_blocks(weight, N_SLOTS * c.word_dim, c.tag_dim, N_SLOTS), 0))
+        parts.append((self.input_drop(self.label_emb(batch.labels)),
+                      slot_blocks(weight, weight.shape[1] - N_CHILD * c.label_dim, c.label_dim, N_CHILD), FIRST_CHILD))
+        pre = self.hidden.bias
+        for vectors, blocks, first in parts:
+            rows = encoding.slot_rows(vectors, blocks)
+            pre = pre + encoding.token_sum(rows, positions[..., first : first + blocks.shape[1]])
+        return pre
+
+    def plain_encoded(self, pos: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
+        """:meth:`encoded` the plain way, for ``pos`` [B, 18]: the encoder's ``vectors`` [G, 2H]
+        (:meth:`token_vectors`) of the slots, concatenated, times the matrix of the W_s."""
+        x = vectors[pos[:, : self.config.encoder_slots]].flatten(1)  # [B, slots · 2H], slot-major
+        return x @ self.slot_weight.transpose(0, 1).reshape(x.shape[1], -1)
 
     def forward(self, batch: ParserBatch) -> torch.Tensor:
         """Scores [N, 2L+1] of the oracle's N configurations (all sentences, in order; teacher forcing)."""
@@ -264,20 +318,26 @@ class TransitionParser(GreedyDecoding, nn.Module):
             drop = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
             words = words.masked_fill(drop, UNK_ID)
         valid = batch.valid
-        if self.recurrent is None:
+        if self.encoder is not None:
+            pre = self.token_pre(batch, words, batch.positions[valid] if self.recurrent is None else batch.positions)
+            if self.recurrent is None:
+                return self.output(self.hidden_drop(F.relu(pre)))
+        elif self.recurrent is None:
             x = self.input_drop(self.embed(batch.positions[valid], words, batch.tags, batch.labels))
             return self.output(self.hidden_drop(F.relu(self.hidden(x))))
-        pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))  # [B, T, G·H]
+        else:
+            pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))  # [B, T, G·H]
         batch_size, steps = valid.shape
         h = pre.new_zeros(batch_size, self.config.hidden)
         c = torch.zeros_like(h) if self.config.arch == "lstm" else None
         outputs = []
         tau = self.config.bptt
+        per_step = pre.unbind(1)  # one backward for all steps (a slice's would fill a whole [B, T, G·H] each)
         for t in range(steps):
             if tau and t and t % tau == 0:
                 h = h.detach()
                 c = c.detach() if c is not None else None
-            h, c = step(self.config.arch, pre[:, t], h, c, self.recurrent, self.config.forget_bias)
+            h, c = step(self.config.arch, per_step[t], h, c, self.recurrent, self.config.forget_bias)
             outputs.append(h)
         if not outputs:
             return self.output.weight.new_zeros(0, self.n_actions) + 0.0 * self.output.weight.sum()
@@ -336,19 +396,33 @@ class TransitionParser(GreedyDecoding, nn.Module):
         return metric
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
-        """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
-        check_vector_size(vectors, self.config.word_dim)
-        rows, found, seen = [], [], set()
-        for i, word in enumerate(words):
-            index = self.word_vocab.stoi.get(normalize(word))
-            if index is not None and index >= len(SPECIALS) and index not in seen:
-                seen.add(index)
-                rows.append(index)
-                found.append(i)
-        if rows:
-            with torch.no_grad():
-                self.word_emb.weight[torch.tensor(rows)] = vectors[found].to(self.word_emb.weight)
-        return len(rows)
+        """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set
+        (of the static word embeddings; with an encoder also its own word embeddings, when they are
+        as wide, and those alone with ``features`` ``replace``)."""
+        tables = [(self.word_vocab, self.word_emb.weight, len(SPECIALS))] if self.word_emb is not None else []
+        encoder_words = self.encoder.input.word if self.encoder is not None else None
+        if encoder_words is not None and (not tables or vectors.shape[1] == encoder_words.weight.shape[1]):
+            tables.append((self.encoder.word_vocab, encoder_words.weight, 2))  # after PAD, UNK
+        if not tables:
+            raise TaggerError(f"the {self.name} model has no word embeddings to initialise (encoder_word_dim=0)")
+        if self.word_emb is None and vectors.shape[1] != self.config.encoder_word_dim:
+            raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but encoder_word_dim is "
+                              f"{self.config.encoder_word_dim}; add --set encoder_word_dim={vectors.shape[1]}")
+        check_vector_size(vectors, tables[0][1].shape[1])
+        counts = []
+        for vocab, weight, first in tables:
+            rows, found, seen = [], [], set()
+            for i, word in enumerate(words):
+                index = vocab.stoi.get(normalize(word))
+                if index is not None and index >= first and index not in seen:
+                    seen.add(index)
+                    rows.append(index)
+                    found.append(i)
+            if rows:
+                with torch.no_grad():
+                    weight[torch.tensor(rows)] = vectors[found].to(weight)
+            counts.append(len(rows))
+        return counts[0]
 
     # ----------------------------------------------------------------------------- bootstrapping
     def bootstrap(self, ffn: "TransitionParser", gates: list[str] | None = None) -> None:
@@ -358,6 +432,23 @@ class TransitionParser(GreedyDecoding, nn.Module):
         (:mod:`.bootstrap`). A ``ValueError`` when they do not fit."""
         bootstrapping.bootstrap(self, ffn, gates)
         self._tables = None
+
+    @classmethod
+    def with_encoder(cls, config: ParserConfig, vocabs: dict[str, list[str]], source: Any) -> "TransitionParser":
+        """A parser of ``config`` and ``vocabs`` with contextual features whose encoder starts
+        as the trained skip-LSTM tagger ``source``'s: its shape (which wins over ``config``'s
+        encoder options; :func:`.encoder.config_from_tagger`), its word and character
+        vocabularies, and its input layer and recurrent layers (:func:`.encoder.copy_tagger_weights`).
+        A ``ValueError`` when ``source`` is no skip-LSTM tagger or has a shape the encoder lacks."""
+        if source.name != "skip_lstm":
+            raise ValueError(f"the encoder comes from a skip_lstm tagger, not a {source.name} model")
+        config = encoding.config_from_tagger(config, source.config)
+        words = list(source.vocabs["words"])
+        vocabs = {**vocabs, "encoder_words": words, "encoder_chars": list(source.vocabs["chars"]),
+                  "encoder_rare_word_from": list(source.vocabs.get("rare_word_from", [str(len(words))]))}
+        model = cls(config, vocabs)
+        encoding.copy_tagger_weights(model.encoder, source.state_dict())
+        return model
 
 
 def _unbuildable(sentences: Sequence[Sentence]) -> list[tuple[Sequence[int], Sequence[str]]]:

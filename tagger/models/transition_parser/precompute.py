@@ -42,8 +42,13 @@ def precomputed_words(model: TransitionParser) -> int:
 def _slot_projection(weight: torch.Tensor, first: int, dim: int, slots: int) -> torch.Tensor:
     """[dim, slots · G·H]: the blocks of ``weight`` (W) that ``slots`` consecutive features of
     ``dim`` dims starting at input column ``first`` are multiplied with, side by side."""
+    return slot_blocks(weight, first, dim, slots).reshape(dim, -1)
+
+
+def slot_blocks(weight: torch.Tensor, first: int, dim: int, slots: int) -> torch.Tensor:
+    """[dim, slots, G·H]: :func:`_slot_projection` before its last two axes are joined."""
     blocks = weight[:, first : first + slots * dim].reshape(-1, slots, dim)  # [GH, slots, dim]
-    return blocks.permute(2, 1, 0).reshape(dim, -1)
+    return blocks.permute(2, 1, 0)
 
 
 @dataclass

@@ -25,4 +25,11 @@ PRESETS: dict[str, dict[str, Any]] = {
                   "model": {"rare_word_dropout": 0.0}},
     "lstm-paper": {"based_on": "lstm", "description": "exactly the paper's recipe (no UNK training)",
                    "model": {"rare_word_dropout": 0.0}},
+    # contextual features (beyond the paper): token slots read a BiLSTM encoding of the sentence
+    "bilstm": {"description": "FFN whose token slots read a 2-layer BiLSTM over the sentence (words, characters) "
+                              "beside the word and tag embeddings (Kiperwasser & Goldberg 2016); Adam",
+               "model": {"arch": "ffn", "encoder": "bilstm", "features": "beside"},
+               "training": {"optimizer": "adam", "lr": 0.001, "batch_size": 16}},
+    "bilstm-lstm": {"based_on": "bilstm", "description": "bilstm with an LSTM hidden layer (--bootstrap a bilstm FFN)",
+                    "model": {"arch": "lstm"}},
 }
