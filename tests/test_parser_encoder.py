@@ -106,6 +106,25 @@ def test_per_token_rows_equal_the_plain_products(features: str) -> None:
         assert not torch.allclose(vectors[batch.bases[0] + 1 + cat], model.token_vectors(other)[other.bases[0] + 2])
 
 
+@pytest.mark.parametrize("overrides", [{}, {"encoder_window": 3}, {"encoder_tag_dim": 0, "encoder_char_cnn": 0}])
+def test_the_encoders_evaluation_path_equals_its_training_path(overrides: dict) -> None:
+    """In evaluation the first layer's input projection is made once per distinct word (and
+    tag), as the tagger does; without dropout it is what the per-token path gives."""
+    model = encoded("ffn", "replace", 6, encoder_dropout=0.0, rare_word_dropout=0.0, **overrides)
+    randomise(model, seed=8)
+    with torch.no_grad():  # padding rows stay zero in training (padding_idx): make them so again
+        for table in (model.encoder.input.word, model.encoder.input.caps, model.encoder.input.char,
+                      model.encoder.input.cnn_char):
+            if table is not None:
+                table.weight[0] = 0
+    model.eval()
+    batch = model.collate(random_sentences(model, 12, seed=2), with_gold=False)
+    with torch.no_grad():
+        fast = model.token_vectors(batch)
+        plain = model.train().token_vectors(batch)  # no dropout anywhere: the same function
+    assert torch.allclose(fast, plain, atol=1e-5)
+
+
 def test_config_is_checked_and_the_default_is_no_encoder() -> None:
     assert ParserConfig().encoder == "none" and make().encoder is None and make().slot_weight is None
     for bad, match in (({"encoder": "cnn"}, "encoder must be"), ({"features": "both"}, "features must be"),

@@ -18,7 +18,7 @@ import torch
 from torch.nn import functional as F
 
 from tagger.models.transition_parser.batch import ParserBatch
-from tagger.models.transition_parser.encoder import label_rows, slot_rows
+from tagger.models.transition_parser.encoder import label_rows
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID, SCRATCH, SENTINEL
 from tagger.modules.cells import step
 from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
@@ -65,17 +65,20 @@ class TokenInputs:
 
     def __init__(self, model: TransitionParser, batch: ParserBatch):
         self.k = k = model.config.encoder_slots
-        rows = slot_rows(model.token_vectors(batch), model.slot_weight)  # [G·k, G·H]
-        self.slot = torch.arange(k, device=rows.device)
         self.base = RowInputs(model, batch) if model.config.reads_static else None
-        if self.base is not None:
-            self.table = rows
+        vectors = model.token_vectors(batch)  # [G, 2H]
+        labels = None if self.base is not None else label_rows(model.label_emb.weight, model.hidden.weight)
+        self.l0 = len(vectors) * k
+        width = model.slot_weight.shape[-1]
+        self.table = vectors.new_empty(self.l0 + (0 if labels is None else len(labels)), width)
+        torch.mm(vectors, model.slot_weight.view(len(model.slot_weight), -1), out=self.table[: self.l0].view(len(vectors), -1))
+        self.slot = torch.arange(k, device=vectors.device)
+        if labels is None:
             return
-        rows.view(-1, k, rows.shape[1])[:, 0] += model.hidden.bias
-        self.l0 = len(rows)
-        self.table = torch.cat([rows, label_rows(model.label_emb.weight, model.hidden.weight)])
+        self.table[: self.l0].view(-1, k, width)[:, 0] += model.hidden.bias
+        self.table[self.l0 :] = labels
         self.label_rows = torch.full_like(batch.words, self.l0 + NULL_ID * N_CHILD)
-        self.child_slot = torch.arange(N_CHILD, device=rows.device)
+        self.child_slot = torch.arange(N_CHILD, device=vectors.device)
 
     def pre(self, pos: torch.Tensor) -> torch.Tensor:
         """[B, G·H] for the global positions ``pos`` [B, 18] of the token slots."""

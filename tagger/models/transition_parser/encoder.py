@@ -181,19 +181,42 @@ class TokenEncoder(nn.Module):
         steps = types.shape[0]
         if steps == 0:
             return torch.stack([self.null, self.root])[batch.gather.clamp(max=1)]
-        words = batch.words[types]
-        if self.training and self.rare_word_dropout > 0:
-            rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.rare_word_dropout)
-            words = words.masked_fill(rare, self.word_vocab.unk_index)
-        spelling = self.input.spelling(batch.spelled)[types] if self.cnn else None  # [T, B, K]
-        x = self.input(words, batch.caps[types], batch.chars[types], spelling)  # [T, B, D]
         inside = torch.arange(steps, device=types.device) < lengths.unsqueeze(1)  # [B, T]
+        tag_ids = None
         if self.tag_emb is not None:
             positions = torch.where(inside, bases.unsqueeze(1) + 1 + torch.arange(steps, device=types.device), 0)
-            x = torch.cat([x, self.tag_emb(tags[positions.t()])], -1)
-        hidden = self.rnn(self.dropout(x), lengths)  # [T, B, 2H]
+            tag_ids = tags[positions.t()]  # [T, B]
+        if not self.training and self.rnn.sources[0] is None:
+            hidden = self.rnn(None, lengths, self._projected(batch, types, tag_ids))
+        else:
+            words = batch.words[types]
+            if self.training and self.rare_word_dropout > 0:
+                rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.rare_word_dropout)
+                words = words.masked_fill(rare, self.word_vocab.unk_index)
+            spelling = self.input.spelling(batch.spelled)[types] if self.cnn else None  # [T, B, K]
+            x = self.input(words, batch.caps[types], batch.chars[types], spelling)  # [T, B, D]
+            if tag_ids is not None:
+                x = torch.cat([x, self.tag_emb(tag_ids)], -1)
+            hidden = self.rnn(self.dropout(x), lengths)  # [T, B, 2H]
         words_out = hidden.transpose(0, 1)[inside]  # [n_words, 2H], sentence by sentence
         return torch.cat([self.null.unsqueeze(0), self.root.unsqueeze(0), words_out])[batch.gather]
+
+
+    def _projected(self, batch: EncoderBatch, types: torch.Tensor, tag_ids: torch.Tensor | None) -> torch.Tensor:
+        """Evaluation: the first layer's input projection [2, T, B, G] (direction 1 reversed in
+        time) as the tagger computes it, once per distinct word
+        (:meth:`~tagger.modules.input_layer.InputLayer.project_by_type`, its rows kept across
+        batches), plus the POS tag's part, once per tag."""
+        first = self.rnn.layers[0]
+        weight = first.input_weight()  # [2, D (+ tag_dim), G]
+        size = self.input.output_size
+        projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, weight[:, :size], first.bias,
+                                               batch.spelled, batch.forms)
+        if tag_ids is not None:
+            tag_rows = torch.matmul(self.tag_emb.weight, weight[:, size:])  # [2, tags, G]
+            projected[0] += tag_rows[0][tag_ids]
+            projected[1] += tag_rows[1][tag_ids.flip(0)]
+        return projected
 
 
 def copy_tagger_weights(encoder: TokenEncoder, tagger_state: dict[str, torch.Tensor]) -> int:
