@@ -75,10 +75,16 @@ def split_features(bundle: str) -> dict[str, str]:
     return dict(item.partition("=")[::2] for item in bundle.split("|"))
 
 
+def feature_order(name: str) -> tuple[str, str]:
+    """The sort key of a feature name in FEATS: UD sorts by name, case-insensitively."""
+    return name.lower(), name
+
+
 def join_features(features: Sequence[tuple[str, str]]) -> str:
-    """``(name, value)`` pairs as a FEATS value in the UD order (sorted by name, case-insensitive;
-    ``_`` for none): the inverse of :func:`split_features`."""
-    ordered = sorted(features, key=lambda pair: (pair[0].lower(), pair[0]))
+    """``(name, value)`` pairs as a FEATS value in the UD order (:func:`feature_order`; ``_``
+    for none): the inverse of :func:`split_features`, and what the per-feature heads decode to
+    (:meth:`SkipLSTMTagger.decode` joins them in that order, which :meth:`~SkipLSTMTagger.heads_of` gives them)."""
+    ordered = sorted(features, key=lambda pair: feature_order(pair[0]))
     return "|".join(f"{name}={value}" for name, value in ordered) or NO_FEATURE
 
 
@@ -179,7 +185,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         for index, column in enumerate(config.columns):
             if index > 0 and column == FEATS and config.feats_mode == "feature":
                 keys = [k for k in vocabs if k.startswith(feature_key(""))]
-                features = sorted((k[len(feature_key("")) :] for k in keys), key=lambda name: (name.lower(), name))
+                features = sorted((k[len(feature_key("")) :] for k in keys), key=feature_order)
                 parts += [(column, feature_key(name), name, True, 1.0) for name in features]
             else:
                 parts.append((column, column_key(index, column), None, True, 1.0))
