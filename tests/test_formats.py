@@ -543,3 +543,27 @@ def test_wsj_split_refuses_a_folder_of_mixed_formats(tmp_path):
         split_files(str(tmp_path), "sample", "pos")
     parts = split_files(str(tmp_path / "combined"), "sample", "pos")
     assert [p.name for p in parts["test"]] == ["wsj_0181.mrg"]
+
+
+# --- plain text: whitespace tokens, and the warning about attached punctuation ---------------------
+
+def test_text_warns_once_about_attached_punctuation():
+    from tagger.formats import text
+
+    stream = io.StringIO()
+    data = io.BytesIO("Fine as it is .\nDon't you think it's $5.00, Mr. Smith? Yes.\nAnother one, here.\n".encode())
+    sentences = list(text.read(data, warn=stream))
+    assert [s.words for s in sentences][1] == ["Don't", "you", "think", "it's", "$5.00,", "Mr.", "Smith?", "Yes."]
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1  # once, on the first line that has them
+    assert lines[0].startswith("warning: <stdin>:2: plain text is split at white space only")
+    assert "'$5.00,'" in lines[0] and "'Smith?'" in lines[0] and "tokenize" in lines[0]
+
+
+def test_text_tokenised_input_gives_no_warning():
+    from tagger.formats import text
+
+    stream = io.StringIO()
+    lines = ["Mr. Smith went to the U.S. in 2005 .", 'He said , " Yes " ( see p. 5 ) !', "etc. and so on .", "- - -"]
+    assert len(list(text.read(io.BytesIO("\n".join(lines).encode()), warn=stream))) == 4
+    assert stream.getvalue() == ""

@@ -52,7 +52,9 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
             beta, beam, constrained, show_attention, chunk_size, device, threads, precision, on_error, allow_missing_columns) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
 
-    Plain text (one sentence per line, tokens split on whitespace) gives CoNLL-U; CoNLL-U input
+    Plain text is read as one sentence per line, split at whitespace ONLY: it is not tokenised
+    ('Smith?' stays one token; a warning says so). Give tokenised text, or put a tokenizer model
+    first (--model tok.model: tagger train --task tokenize, docs/tokenizer.md). CoNLL-U input
     comes back byte for byte with only the predicted columns filled in. The prediction goes
     where each output format shows it: supertags in MISC 'supertag=' (or XPOS), a generic
     column (--columns form=1,tag=2) in XPOS; in tagged and pipe output the tag is the predicted
