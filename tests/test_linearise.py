@@ -6,7 +6,6 @@ import io
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -234,7 +233,6 @@ def test_wsj_sample_round_trips():
     files = sorted(WSJ.glob("*.mrg"))
     if not files:
         pytest.skip(f"WSJ sample not found at {WSJ}")
-    start = time.perf_counter()
     sentences = [sentence for path in files for sentence in read(path, fmt="mrg")]
     trees = [normalise(sentence.tree) for sentence in sentences]
     root = root_label_of(trees)
@@ -246,7 +244,6 @@ def test_wsj_sample_round_trips():
     labels = {symbol[1:] for symbol in symbols_of(trees) if symbol != LEAF}
     assert "-NONE-" not in labels and "NP" in labels and "" not in labels
     assert all(phrase_label(label) == label for label in labels)
-    assert time.perf_counter() - start < 10
 
 
 def test_import_does_not_pull_in_torch():
