@@ -277,9 +277,21 @@ def test_text_mismatch_is_one_line_naming_the_files(tmp_path):
         evaluate_files(FR_GOLD, changed)
     message = str(caught.value)
     assert "\n" not in message and message.startswith(f"{changed}:17: ")  # the token livres
-    assert "character 37: 'sauxenfants.Ellepens' here, 'auxenfants.Ellepense' in" in message
-    assert message.endswith(f"{FR_GOLD}:23")  # the gold token aux
+    assert (f"differs from the gold file's at character 37, in the token 'livres' ('aux' at {FR_GOLD}:23): "
+            "'sauxenfants.Ellepens' here, 'auxenfants.Ellepense' in the gold file") in message
     assert_one_line_error(invoke("evaluate", "--gold", FR_GOLD, "--pred", changed), "differs from the gold file's")
+
+
+def test_a_file_that_ends_early_or_goes_on(tmp_path):
+    gold_text = FR_GOLD.read_text(encoding="utf-8")
+    short = tmp_path / "short.conllu"
+    short.write_text(gold_text.split("\n\n")[0] + "\n\n", encoding="utf-8")
+    with pytest.raises(TaggerError, match=rf"short.conllu:13: the predicted file ends after 1 sentences, at character "
+                                          rf"23 of the text, but the gold file goes on: 'Jeparle.*' at {FR_GOLD}:17$"):
+        evaluate_files(FR_GOLD, short)
+    with pytest.raises(TaggerError, match=rf"^{FR_GOLD}:17: the predicted file goes on after the end of the gold "
+                                          rf"file's text \(character 23, after 1 sentences in {short}\): 'Jeparle"):
+        evaluate_files(short, FR_GOLD)
 
 
 def test_white_space_only_token_is_an_error(tmp_path):

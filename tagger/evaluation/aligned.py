@@ -252,7 +252,9 @@ def document(sentences: Iterable[Sentence], name: str, columns: Sequence[str] = 
 
 
 def check_same_text(gold: Document, system: Document) -> None:
-    """A one-line :class:`TaggerError` at the system token where the two texts first differ."""
+    """A one-line :class:`TaggerError` at the system token where the two texts (tokens without
+    spaces) first differ, naming the gold token's line and showing the next 20 characters of each,
+    or saying which file ends first."""
     if gold.text == system.text:
         return
     low, high = 0, min(len(gold.text), len(system.text))  # the longest common prefix, by halves
@@ -262,16 +264,29 @@ def check_same_text(gold: Document, system: Document) -> None:
             low = middle
         else:
             high = middle - 1
+    at_gold, at_system = _token_at(gold, low), _token_at(system, low)
+    gold_line = f"{gold.name}:{gold.token_lines[at_gold]}"
+    if low == len(system.text):
+        message = (f"the predicted file ends after {len(system.sentences)} sentences, at character {low + 1} of the "
+                   f"text, but the gold file goes on: {gold.text[low:low + 20]!r} at {gold_line}")
+    elif low == len(gold.text):
+        message = (f"the predicted file goes on after the end of the gold file's text (character {low + 1}, after "
+                   f"{len(gold.sentences)} sentences in {gold.name}): {system.text[low:low + 20]!r}")
+    else:
+        message = (f"the text (tokens without spaces) differs from the gold file's at character {low + 1}, in the "
+                   f"token {_token(system, at_system)!r} ({_token(gold, at_gold)!r} at {gold_line}): "
+                   f"{system.text[low:low + 20]!r} here, {gold.text[low:low + 20]!r} in the gold file")
+    raise TaggerError(message, system.name, system.token_lines[at_system] if system.tokens else None)
 
-    def line(doc: Document) -> int | None:
-        starts = [start for start, _ in doc.tokens]
-        index = bisect_right(starts, low) - 1
-        return doc.token_lines[index] if doc.tokens and index >= 0 else None
 
-    raise TaggerError(
-        f"the text (tokens without spaces) differs from the gold file's at character {low + 1}: "
-        f"{system.text[low:low + 20]!r} here, {gold.text[low:low + 20]!r} in {gold.name}:{line(gold)}",
-        system.name, line(system))
+def _token_at(doc: Document, position: int) -> int:
+    """The index of the token holding character ``position`` (the last token past the end)."""
+    return max(bisect_right([start for start, _ in doc.tokens], position) - 1, 0)
+
+
+def _token(doc: Document, index: int) -> str:
+    start, end = doc.tokens[index]
+    return doc.text[start:end]
 
 
 def align(gold: Sequence[Word], system: Sequence[Word]) -> list[tuple[int, int]]:
