@@ -411,4 +411,5 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
 
 
 __all__ = ["EvaluationResult", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
-           "same_words", "choose_aligned", "model_targets", "tag_columns", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST", "TREE"]
+           "same_words", "choose_aligned", "model_targets", "tag_columns", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST",
+           "TREE"]

@@ -223,7 +223,8 @@ def test_french_multiword_tokens_agree_with_the_official_scorer(official):
     ours = assert_agrees(official, FR_GOLD, FR_SYSTEM)
     assert "XPOS" not in ours.scores  # the gold file has no XPOS: not scored (nor AllTags)
     # 26 gold tokens, 33 words; the system's 24 tokens and 30 words; 1 of the 4 sentences kept.
-    assert (ours["Tokens"].gold, ours["Tokens"].predicted, ours["Words"].gold, ours["Words"].predicted) == (26, 24, 33, 30)
+    counts = (ours["Tokens"].gold, ours["Tokens"].predicted, ours["Words"].gold, ours["Words"].predicted)
+    assert counts == (26, 24, 33, 30)
     assert ours["Sentences"].correct == 1
     assert ours.main == "LAS" and ours.score == ours["LAS"].f1
 
@@ -232,8 +233,8 @@ def test_identical_files_score_100(official):
     for path in (FR_GOLD, *([EWT_DEV] if EWT_DEV.exists() else [])):
         ours = evaluate_files(path, path, aligned=True).aligned
         assert ours is not None and all(m.f1 == 1.0 for m in ours.scores.values()), path
-    assert_agrees_identity = official.evaluate(*(official.load_conllu_file(str(FR_GOLD)),) * 2)
-    assert assert_agrees_identity["LAS"].f1 == 1.0
+    reference = official.evaluate(*(official.load_conllu_file(str(FR_GOLD)),) * 2)
+    assert all(score.f1 == 1.0 for score in reference.values())
 
 
 def test_same_words_keep_the_gold_tokenisation_scores():
@@ -299,6 +300,11 @@ def test_white_space_only_token_is_an_error(tmp_path):
     bad.write_text("1\tIl\til\tPRON\t_\t_\t0\troot\t_\t_\n2\t\u00a0\t_\tX\t_\t_\t1\tdep\t_\t_\n\n", encoding="utf-8")
     with pytest.raises(TaggerError, match=r"bad.conllu:2: a token's form is only white space"):
         evaluate_files(FR_GOLD, bad)
+
+
+def test_aligned_options_go_with_two_files():
+    result = invoke("evaluate", "--model", "x.tagger", FR_GOLD, "--aligned")
+    assert result.exit_code == 2 and "--aligned/--gold-tokens go with --gold and --pred" in result.output
 
 
 def test_cli_table_and_json():
