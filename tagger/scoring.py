@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 from tagger import formats
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
+from tagger.evaluation.aligned import UD_COLUMNS, AlignedMetric, score_aligned
 from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, score_trees
 from tagger.evaluation.metrics import AttachmentMetric, ColumnsMetric, Metric, MultiTagMetric, TagMetric
 from tagger.evaluation.report import score
@@ -86,6 +87,10 @@ class EvaluationResult:
     @property
     def const(self) -> BracketMetric | None:
         return self.metrics.get("const")  # type: ignore[return-value]
+
+    @property
+    def aligned(self) -> AlignedMetric | None:
+        return self.metrics.get("aligned")  # type: ignore[return-value]
 
     def to_dict(self) -> dict[str, Any]:
         """``{"column": ..., "tagging": {...}, ...}``: plain JSON-able data, scores in percent."""
@@ -235,15 +240,43 @@ def scored(gold: Sequence[Sentence], pred: Sequence[Sentence], column: str | Non
     return EvaluationResult(column, metrics)
 
 
+def same_words(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> bool:
+    """Whether the two files have the same sentences of the same words (gold tokenisation)."""
+    gold, pred = [s for s in gold if len(s)], [s for s in pred if len(s)]
+    return len(gold) == len(pred) and all(g.words == p.words for g, p in zip(gold, pred))
+
+
+def choose_aligned(task: str, column: str | None, gold: Sequence[Sentence], pred: Sequence[Sentence],
+                   gold_name: str, pred_name: str) -> tuple[list[str], bool]:
+    """What is scored over aligned words (a system's own tokenisation): the tag columns (``column``;
+    by default UPOS, XPOS, FEATS and LEMMA, those present in both files; a task's own column for
+    ``ccg``; none for ``dep``) and whether attachment is (:func:`choose_parsing`). Tokens,
+    Sentences and Words are always scored."""
+    if column is not None or (task not in ("auto", "pos") and TASK_COLUMNS.get(task)):
+        columns = tag_columns(choose_column(task, column, gold, pred, gold_name, pred_name))
+    elif task in ("auto", "pos"):
+        columns = [name for name in UD_COLUMNS if has_column(gold, name) and has_column(pred, name)]
+        if task == "pos" and not any(name in columns for name in TASK_COLUMNS["pos"]):
+            choose_column(task, None, gold, pred, gold_name, pred_name)  # its error: no POS column in both
+    else:
+        columns = []
+    return columns, choose_parsing(task, gold, pred, gold_name, pred_name)
+
+
 def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, column: str | None = None,
                        task: str = "auto", train_words: set[str] | None = None, gold_name: str = "gold",
-                       pred_name: str = "predicted", evalb_params: EvalbParams | None = None) -> EvaluationResult:
-    """Score ``pred`` against ``gold`` (the same words, sentence by sentence) as
-    :func:`evaluate_files` does; ``gold_name``/``pred_name`` name them in errors."""
+                       pred_name: str = "predicted", evalb_params: EvalbParams | None = None,
+                       aligned: bool | None = None) -> EvaluationResult:
+    """Score ``pred`` against ``gold`` as :func:`evaluate_files` does; ``gold_name``/``pred_name``
+    name them in errors."""
     _check_task(task)
     const = choose_const(task, gold, pred, gold_name, pred_name)
     if const and column is None:  # trees on both sides: EVALB's scores (its tagging accuracy included)
         chosen, parse = None, False
+    elif aligned or (aligned is None and not same_words(gold, pred)):  # the system's own tokens
+        columns, parse = choose_aligned(task, column, gold, pred, gold_name, pred_name)
+        metric = score_aligned(gold, pred, columns, parse, gold_name, pred_name)
+        return EvaluationResult(",".join(columns) or None, {"aligned": metric})
     else:
         with_words = [s for s in gold if len(s)], [s for s in pred if len(s)]
         chosen = choose_column(task, column, *with_words, gold_name, pred_name)
@@ -257,7 +290,7 @@ def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, co
 def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto",
                    pred_format: str | None = None, columns: ColumnSpec = None, column: str | None = None,
                    task: str = "auto", train_words: set[str] | None = None,
-                   evalb_params: EvalbParams | None = None) -> EvaluationResult:
+                   evalb_params: EvalbParams | None = None, aligned: bool | None = None) -> EvaluationResult:
     """Score the predicted file ``pred`` (``-``: stdin) against the gold file ``gold``.
 
     ``format`` is the gold file's format (``auto`` detects it), ``pred_format`` the predicted
@@ -266,13 +299,21 @@ def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: 
     (:func:`choose_column`) and the heads present in both, ``pos``/``ccg`` a tag column, ``dep``
     heads, ``const`` trees (as EVALB with ``evalb_params``, default :data:`COLLINS`); ``column``
     names the tag column. Accuracy on words unseen in training needs ``train_words``
-    (:func:`training_words`)."""
+    (:func:`training_words`).
+
+    Files whose words differ (a system's own tokenisation: raw text in) are scored as the CoNLL
+    2018 shared task scores them (:mod:`tagger.evaluation.aligned`; the result's only metric is
+    ``aligned``): F1 of Tokens, Sentences and Words, and over aligned words of the tag columns
+    (:func:`choose_aligned`) and attachment; the two files must hold the same text. ``aligned``
+    True scores so even files with the same words, False never (words that differ are then an
+    error, as for gold tokenisation)."""
     _check_task(task)
     gold_sentences = read_scored(gold, format, columns, "no sentences in gold file", blank_lines=True)
     pred_sentences = read_scored(pred, pred_format or format, columns, "no sentences in predicted file",
                                  blank_lines=True)
     return evaluate_sentences(gold_sentences, pred_sentences, column=column, task=task, train_words=train_words,
-                              gold_name=os.fspath(gold), pred_name=os.fspath(pred), evalb_params=evalb_params)
+                              gold_name=os.fspath(gold), pred_name=os.fspath(pred), evalb_params=evalb_params,
+                              aligned=aligned)
 
 
 def model_targets(model: Any, column: str | None, model_path: str) -> tuple[str | None, bool]:
@@ -370,4 +411,5 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
 
 
 __all__ = ["EvaluationResult", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
-           "model_targets", "tag_columns", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST", "TREE"]
+           "same_words", "choose_aligned", "model_targets", "tag_columns", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST",
+           "TREE"]

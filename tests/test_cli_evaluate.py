@@ -150,7 +150,8 @@ def test_evaluate_word_mismatch(files, tmp_path):
     result = run("evaluate", "--gold", gold, "--pred", bad)
     assert result.exit_code == 1
     line = one_error_line(result.stderr, bad)
-    assert line.startswith(f"error: {bad}:1: ") and "'cat'" in line and "'dog'" in line and str(gold) in line
+    # other words than the gold file's: scored as system tokenisation, whose texts must be the same
+    assert line.startswith(f"error: {bad}:2: ") and "'cat'" in line and "'dog'" in line and str(gold) in line
     assert result.stdout == ""
 
 

@@ -23,7 +23,7 @@ FORMAT_NAMES = ["auto", *sorted(formats.FORMATS)]  # input formats: auto detects
 
 
 TITLES = {"tagging": "tagging ({column})", "multitag": "multi-tagging ({column})", "parsing": "attachment",
-          "const": "brackets (EVALB)"}
+          "const": "brackets (EVALB)", "aligned": "system tokenisation: CoNLL 2018 shared task scores"}
 
 
 def _emit(header: dict[str, str | None], result: EvaluationResult, as_json: bool, top: int, punct: bool,
@@ -59,6 +59,7 @@ Examples:
   tagger tag --model pos.tagger < dev.txt | tagger evaluate --gold dev.conllu --pred -
   tagger evaluate --model pos.tagger test.conllu
   tagger evaluate --gold dev.conllu --pred dev.pred.conllu --column upos,xpos,feats
+  tagger tag --model tok.model < dev.txt | tagger evaluate --gold dev.conllu --pred -   (own tokens: aligned)
   tagger evaluate --gold wsj_23.mrg --pred parsed.trees               (EVALB, COLLINS.prm)
   tagger evaluate --gold gold.trees --pred test.trees --evalb-params my.prm --evalb
 """
@@ -97,6 +98,10 @@ Examples:
 @click.option("--evalb", "evalb_report", is_flag=True,
               help="Print EVALB's own report (per-sentence rows and both summaries, as the evalb program "
                    "prints them; its error lines on stderr) instead of tables.")
+@click.option("--aligned/--gold-tokens", default=None,
+              help="Score as the CoNLL 2018 shared task (F1 of tokens, sentences, words, and of tags and attachment "
+                   "over aligned words; both files must hold the same text) or as gold tokenisation (the same words "
+                   "in both files) [default: aligned when the files' words differ].")
 @click.option("--train", "train_path", metavar="FILE", help="Training file, for accuracy on unseen words.")
 @click.option(
     "--train-format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
@@ -140,6 +145,7 @@ def command(
     task: str,
     evalb_path: str | None,
     evalb_report: bool,
+    aligned: bool | None,
     train_path: str | None,
     train_format: str,
     punct: bool,
@@ -156,14 +162,17 @@ def command(
 ) -> None:
     """Score predictions against gold annotation: accuracy table, or --json.
 
-    Either --gold G --pred P (two files with the same words, no model), or --model M DATA.
+    Either --gold G --pred P (no model), or --model M DATA. Files whose words differ (a system's
+    own tokenisation, raw text in) are scored as the CoNLL 2018 shared task scores them: F1 of
+    tokens, sentences and words, and of UPOS, XPOS, UFeats, AllTags, Lemmas, UAS, LAS, CLAS, MLAS
+    and BLEX over aligned words.
     Tagging: token, unseen-word and sentence accuracy, per-tag P/R/F1, most confused pairs; for
     several columns (a tagger of upos,xpos,feats), each one's, all of them at once and their mean.
     Parsing: UAS, LAS and label accuracy over all words and without punctuation, per label.
     Trees: EVALB's bracket recall, precision, F1, crossing brackets and tagging accuracy, over all
     sentences and those of at most 40 words (COLLINS.prm, or --evalb-params).
     """
-    with_model = _check_usage(data, model_path, gold_path, pred_path, beta, beam, constrained)
+    with_model = _check_usage(data, model_path, gold_path, pred_path, beta, beam, constrained, aligned)
     if evalb_report and as_json:
         raise click.UsageError("--evalb and --json are two ways of printing: choose one")
     params = read_params(evalb_path) if evalb_path else None
@@ -182,18 +191,21 @@ def command(
     else:
         result = evaluate_files(gold_path, pred_path, format=gold_format, pred_format=pred_format,
                                 columns=columns_spec, column=column, task=task, train_words=train_words,
-                                evalb_params=params)
+                                evalb_params=params, aligned=aligned)
         _emit({"gold": gold_path, "pred": pred_path, **header_params}, result, as_json, top, punct, evalb_report)
 
 
 def _check_usage(data: str | None, model_path: str | None, gold_path: str | None, pred_path: str | None,
-                 beta: float | None, beam: int | None = None, constrained: bool | None = None) -> bool:
+                 beta: float | None, beam: int | None = None, constrained: bool | None = None,
+                 aligned: bool | None = None) -> bool:
     """True for --model MODEL DATA, False for --gold FILE --pred FILE; a usage error for anything else."""
     if model_path is not None or data is not None:
         if gold_path is not None or pred_path is not None:
             raise click.UsageError("use either --model MODEL DATA or --gold FILE --pred FILE, not both")
         if model_path is None or data is None:
             raise click.UsageError("--model MODEL and a DATA file go together")
+        if aligned is not None:
+            raise click.UsageError("--aligned/--gold-tokens go with --gold and --pred (a model tags the gold words)")
         return True
     if gold_path is None or pred_path is None:
         raise click.UsageError("give --gold FILE and --pred FILE (or --model MODEL DATA)")

@@ -1,6 +1,7 @@
-"""Metric objects (tagging accuracy, multi-tagging, attachment scores, EVALB's bracket scores) and
-their reports."""
+"""Metric objects (tagging accuracy, multi-tagging, attachment scores, EVALB's bracket scores, the
+CoNLL 2018 shared task's scores of a system's own tokenisation) and their reports."""
 
+from tagger.evaluation.aligned import AlignedMetric, F1Metric, score_aligned
 from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, read_params, render_evalb
 from tagger.evaluation.metrics import (
     PRF,
@@ -18,6 +19,9 @@ from tagger.evaluation.metrics import (
 from tagger.evaluation.report import paired, render_table, score, score_parsing, score_tagging, to_json
 
 __all__ = [
+    "AlignedMetric",
+    "F1Metric",
+    "score_aligned",
     "COLLINS",
     "BracketMetric",
     "EvalbParams",

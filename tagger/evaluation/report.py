@@ -1,8 +1,9 @@
 """Scoring predicted sentences against gold ones, and showing the result (rich tables, JSON).
 
 Gold and predicted sentences are paired in order; a pair whose words differ is an error that
-names the predicted file and line (gold tokenisation is assumed throughout, as in
-``BENCHMARKS.md``), and so is a file with more sentences than the other.
+names the predicted file and line (gold tokenisation is assumed here, as in ``BENCHMARKS.md``;
+a system's own tokenisation is scored by :mod:`tagger.evaluation.aligned`), and so is a file
+with more sentences than the other.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rich.table import Table
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.evaluation.aligned import AlignedMetric
 from tagger.evaluation.evalb import BracketMetric, EvalbTotals
 from tagger.evaluation.metrics import (
     MISSING,
@@ -298,6 +300,21 @@ def _render_brackets(metric: BracketMetric, console: Console, title: str) -> Non
     console.print(table)
 
 
+def _render_aligned(metric: AlignedMetric, console: Console, title: str) -> None:
+    """The shared task's table: precision, recall, F1 and accuracy over the aligned words."""
+    caption = (f"* main figure ({metric.main} F1). F1 over words aligned as the CoNLL 2018 shared task aligns them; "
+               "aligned %: of the words aligned")
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    table.add_column("metric")
+    for name in ("P %", "R %", "F1 %", "aligned %", "correct", "gold", "pred"):
+        table.add_column(name, justify="right")
+    for name, m in metric.scores.items():
+        table.add_row(name + (" *" if name == metric.main else ""), _pct(m.precision), _pct(m.recall), _pct(m.f1),
+                      _pct(m.aligned_accuracy), f"{m.correct:,}", f"{m.gold:,}", f"{m.predicted:,}",
+                      style="bold" if name == metric.main else None)
+    console.print(table)
+
+
 def render_table(
     metric: Metric,
     console: Console,
@@ -321,6 +338,8 @@ def render_table(
         _render_multitag(metric, console, title or "multi-tagging")
     elif isinstance(metric, BracketMetric):
         _render_brackets(metric, console, title or "brackets (EVALB)")
+    elif isinstance(metric, AlignedMetric):
+        _render_aligned(metric, console, title or "system tokenisation (CoNLL 2018)")
     else:
         raise TypeError(f"no table for {type(metric).__name__}")
 
