@@ -7,6 +7,7 @@ and flushed as soon as it is tagged, so a failure later in the input loses nothi
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
@@ -195,6 +196,59 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
                 counts[key] = counts.get(key, 0) + number
             counts["sentences"] += len(chunk)
             counts["tokens"] += sum(len(s) for s in chunk)
+        if error is not None:
+            raise error
+    return counts
+
+
+#: Output formats of a tokenizer alone (with later models, theirs).
+TOKENIZER_FORMATS = ("conllu", "jsonl")
+
+
+def raw_sentences(tokenizer: torch.nn.Module, source: Any) -> Iterator[Sentence]:
+    """The sentences a tokenizer makes of raw text (:func:`tagger.tokenization.stream.tokenize`,
+    streaming): ``source`` is a path, a list of paths (each a document of its own) or a binary
+    stream; sentences are numbered on across them."""
+    import itertools
+
+    from tagger.formats.base import source_name
+    from tagger.tokenization.stream import read_pieces, tokenize
+
+    ids = itertools.count(1)
+    for item in (source if isinstance(source, (list, tuple)) else [source]):
+        name = source_name(item)
+        if isinstance(item, (str, os.PathLike)):
+            if os.path.isdir(item):
+                raise TaggerError("a tokenizer reads text files, not a folder", name)
+            try:
+                stream = open(item, "rb")
+            except OSError as e:
+                raise TaggerError(f"cannot read: {e.strerror}", name) from None
+            with stream:
+                yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+        else:
+            stream = getattr(item, "buffer", item)
+            yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+
+
+def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
+                    chunk_size: int = CHUNK_SIZE) -> dict[str, int]:
+    """Write a tokenizer's sentences as they are (no later model), ``chunk_size`` at a time:
+    CoNLL-U, or jsonl records ``{"text", "words"}``; returns counts."""
+    if output_format not in TOKENIZER_FORMATS:
+        raise TaggerError(f"a tokenizer alone writes {' or '.join(TOKENIZER_FORMATS)} (--output-format); "
+                          f"chain a tagger after it for {output_format}")
+    counts = {"sentences": 0, "tokens": 0}
+    for chunk, error in chunks_until_error(sentences, chunk_size):
+        if output_format == "conllu":
+            formats.write(chunk, stream, "conllu", columns=[])
+        else:
+            for sentence in chunk:
+                text = next((line[len("# text = "):] for line in sentence.raw["lines"] if line.startswith("# text = ")), "")
+                stream.write(json.dumps({"text": text, "words": sentence.words}, ensure_ascii=False) + "\n")
+        stream.flush()
+        counts["sentences"] += len(chunk)
+        counts["tokens"] += sum(len(s) for s in chunk)
         if error is not None:
             raise error
     return counts

@@ -199,7 +199,7 @@ def _model_class(request: TrainRequest) -> type:
     cls = MODELS.get(request.model or task.model)
     if cls is None:
         raise TaggerError(f"no model for task {request.task!r} (known models: {', '.join(sorted(MODELS))})")
-    if task.column_key not in {f.name for f in dataclasses.fields(cls.Config)}:
+    if task.column_key and task.column_key not in {f.name for f in dataclasses.fields(cls.Config)}:
         raise TaggerError(f"model {cls.name} cannot learn --task {task.name} (its model is {task.model})")
     return cls
 
@@ -208,6 +208,8 @@ def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
     """``key=value`` overrides in the order they apply: the column (``--column``, or the task's
     choice from the data), the typed fields (``--arch``, ``--max-epochs``, ...), then ``--set``."""
     task = get_task(request.task)
+    if column and not task.column_key:
+        raise TaggerError(f"--task {task.name} learns no column: leave out --column")
     typed = (("arch", request.arch), ("max_epochs", request.max_epochs), ("batch_size", request.batch_size),
              ("patience", request.patience))
     return ([f"{task.column_key}={column}"] if column else []) + \
@@ -231,6 +233,7 @@ def _config(request: TrainRequest, cls: type, data: Data,
     ``--pos-model``, or with the predictions of the ``jackknifed`` taggers); the meta naming
     that tagger (and the jackknife); and the jackknife's entry of the summary (None without)."""
     config, training = configs(request, cls, data)
+    data.train, data.dev = cls.training_units(config, data.train), cls.training_units(config, data.dev)
     pos_meta: dict[str, Any] = {}
     jackknife_summary = None
     if request.pos_model:
