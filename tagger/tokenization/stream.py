@@ -45,7 +45,8 @@ def read_pieces(stream: BinaryIO, name: str, size: int = PIECE) -> Iterator[str]
         try:
             buffer += decoder.decode(data, final)
         except UnicodeDecodeError as e:
-            raise TaggerError(f"not UTF-8 text ({e.reason})", name, line + buffer.count("\n")) from None
+            where = line + buffer.count("\n") + e.object[: e.start].count(b"\n")
+            raise TaggerError(f"not UTF-8 text ({e.reason})", name, where) from None
         if first and buffer:
             first = False
             if buffer.startswith("\ufeff"):
