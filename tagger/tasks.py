@@ -75,7 +75,7 @@ TASKS: dict[str, Task] = {
     "const": Task("const", "seq2seq", ("tree",), "tag_column", "fast", "bracket F1", "dep",
                   column_from_data=False, description="constituency trees (.mrg), as labelled brackets"),
     # Learns from the text of CoNLL-U sentences (# text, SpaceAfter=No, # newpar), not from a column.
-    "tokenize": Task("tokenize", "tokenizer", (), "", "fast", "token/sentence F1", "dep", column_from_data=False,
+    "tokenize": Task("tokenize", "tokenizer", (), "", "fast", "boundary F1", "dep", column_from_data=False,
                      description="tokens, multiword tokens and sentences of raw text, learned from CoNLL-U"),
 }
 

@@ -622,9 +622,10 @@ class AttachmentMetric(Metric):
 class BoundaryMetric(Metric):
     """A tokeniser's boundaries against gold, on the same text: F1 of token spans, of sentence
     spans and of multiword-token spans (:mod:`tagger.tokenization.segment` reads both label
-    sequences). ``score`` is the mean of the token and sentence F1."""
+    sequences). ``score`` is the mean of the token and sentence F1, and of the multiword F1
+    where gold has multiword tokens (French, German: their words depend on it)."""
 
-    score_name = "token/sentence F1"
+    score_name = "boundary F1"
     PARTS = ("tokens", "sentences", "multiword")
 
     def __init__(self) -> None:
@@ -657,7 +658,8 @@ class BoundaryMetric(Metric):
 
     @property
     def score(self) -> float:
-        return (self.counts["tokens"].f1 + self.counts["sentences"].f1) / 2
+        parts = ("tokens", "sentences", "multiword") if self.counts["multiword"].gold else ("tokens", "sentences")
+        return sum(self.counts[name].f1 for name in parts) / len(parts)
 
     def parts(self) -> dict[str, float]:
         return {name: prf.f1 for name, prf in self.counts.items()}
