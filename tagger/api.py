@@ -160,10 +160,10 @@ class Model:
         return out
 
     def _refuse_raw(self, what: str) -> None:
-        """A one-line error where a model that reads raw text (a tokenizer first) cannot be used."""
-        if self.module.reads_raw_text:
-            raise TaggerError(f"this model begins with a tokenizer, which reads raw text, but {what}: use tag_file "
-                              f"(tagger tag)")
+        """A one-line error for a tokenizer alone, which reads raw text, where tokens are given (a
+        pipeline that begins with one runs its later stages on them)."""
+        if split_raw(self.module)[1] is None:
+            raise TaggerError(f"a tokenizer reads raw text, but {what}: use tag_file (tagger tag)")
 
     def _annotate(self, sentences: list[Sentence], top_k: int | None, beta: float | None,
                   check: Callable[[list[Sentence]], None]) -> list | None:
@@ -214,15 +214,16 @@ class Model:
         Returns the counts ``{"sentences", "tokens"}`` and the model's own (``repaired``: trees
         that needed repair), which a note on stderr reports."""
         tokenizer, module = split_raw(self.module)
+        source = sys.stdin.buffer if path_in is None else list(path_in) if isinstance(path_in, (list, tuple)) else path_in
+        if tokenizer is not None and tokenised(source, input_format):
+            if module is None:
+                raise TaggerError(f"a tokenizer reads raw text, and this input is {input_format if input_format != 'auto' else 'CoNLL-U'} "
+                                  f"(give raw text, or --format text)")
+            tokenizer = None  # a pipeline on tokenised input: its later stages run on the input's tokens
         if format is None:
             format = default_output_format(module, top_k is not None or beta is not None) if module else "conllu"
-        if tokenizer is not None and input_format not in ("auto", "text"):
-            raise TaggerError(f"a tokenizer reads raw text: --format {input_format} cannot be its input (leave it out)")
         draw = attention_drawer(self.module, show_attention) if show_attention is not None else None  # fails before any output
         skipped = SkipReport() if on_error == "skip" else None
-        source = sys.stdin.buffer if path_in is None else path_in
-        if isinstance(path_in, (list, tuple)):
-            source = list(path_in)
         if tokenizer is not None:
             sentences = raw_sentences(tokenizer, source)
         else:
@@ -276,6 +277,25 @@ class Model:
             "score": 100.0 * metric.score,
             "tagging" if self.kind == "tagger" else "parsing": metric.to_dict(),
         }
+
+
+def tokenised(source: Any, input_format: str) -> bool:
+    """Whether input is already tokenised rather than raw text: a ``--format`` other than auto or
+    text; with auto, a file whose extension names a format (``.conllu``), or a stream whose
+    first line that is not a comment has the ten fields of CoNLL-U."""
+    if input_format not in ("auto", "text"):
+        return True
+    if input_format == "text":
+        return False
+    first = source[0] if isinstance(source, list) and source else source
+    if isinstance(first, (str, os.PathLike)):
+        return Path(first).suffix.lower() in formats.BY_EXTENSION
+    peek = getattr(getattr(first, "buffer", first), "peek", None)
+    if peek is None:
+        return False
+    head = peek(1 << 16)[: 1 << 16].decode("utf-8", "ignore")
+    line = next((line for line in head.splitlines() if line.strip() and not line.startswith("#")), "")
+    return line.count("\t") == 9
 
 
 def _name(data: Any) -> str:

@@ -104,10 +104,11 @@ class Pipeline(nn.Module):
     # ----------------------------------------------------------------------------- applying it
     def annotate_chunk(self, chunk: list[Sentence], max_tokens: int) -> list[list]:
         """Every stage in turn predicts ``chunk`` and writes its columns into the sentences (the
-        next stage reads them); returns each stage's predictions."""
+        next stage reads them); returns each stage's predictions. A tokenizer first has nothing
+        to do on sentences already made (the input's own tokens): it is passed over (``[]``)."""
         from tagger.tagging import annotate
 
-        return [annotate(stage, chunk, max_tokens) for stage in self.stages]
+        return [[] if stage.reads_raw_text else annotate(stage, chunk, max_tokens) for stage in self.stages]
 
     def output_counts(self, predictions: Sequence[list]) -> dict[str, int]:
         """The stages' own counts (:meth:`tagger.models.base.Model.output_counts`), summed."""

@@ -119,6 +119,7 @@ class TrainRequest:
     pos_model: str | None = None  # retag the parser's POS column with this tagger first
     jackknife: JackknifeSettings | None = None  # retag them with jackknifed taggers (tagger.training.jackknife)
     encoder_from: str | None = None  # a trained tagger whose encoder the model starts from (with_encoder)
+    tokenizer: bool = True  # --task pipeline: add a tokenizer when the training CoNLL-U has # text
     options: RunOptions = field(default_factory=RunOptions)
 
 
