@@ -240,8 +240,8 @@ def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format
                           f"chain a tagger after it for {output_format}")
     counts = {"sentences": 0, "tokens": 0}
     for chunk, error in chunks_until_error(sentences, chunk_size):
-        if output_format == "conllu":
-            formats.write(chunk, stream, "conllu", columns=[])
+        if output_format == "conllu":  # the blocks as made (what formats.write(..., columns=[]) writes)
+            stream.write("".join("\n".join(sentence.raw["lines"]) + "\n\n" for sentence in chunk))
         else:
             for sentence in chunk:
                 text = next((line[len("# text = "):] for line in sentence.raw["lines"] if line.startswith("# text = ")), "")

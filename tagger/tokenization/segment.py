@@ -48,6 +48,8 @@ class Span:
 def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True) -> list[Span]:
     """The sentences of a text, given its :func:`~tagger.tokenization.labels.normalise`\\ d form
     ``norm`` and one label per character. ``new_paragraph``: the text starts a paragraph."""
+    if not isinstance(labels, (bytes, bytearray)):
+        labels = bytes(labels)
     sentences: list[Span] = []
     current = Span(new_paragraph=new_paragraph)
     previous_stop = 0
@@ -61,6 +63,13 @@ def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True) ->
                 current.new_paragraph = True
         previous_stop = stop
         token_start = start
+        if labels.count(0, start, stop - 1) == stop - 1 - start:  # the common case: the run is one token
+            label = labels[stop - 1]
+            current.tokens.append((start, stop, label in _MULTIWORD))
+            if label in _ENDS_SENTENCE:
+                sentences.append(current)
+                current = Span()
+            continue
         for at in range(start, stop - 1):
             label = labels[at]
             if label != INSIDE:
@@ -108,17 +117,20 @@ def block(text: str, span: Span, next_start: int, sent_id: int, expander: Expand
     lines.append("# text = " + _SPACE_RUN.sub(" ", text[span.start : span.stop]))
     words: list[str] = []
     tokens = span.tokens
+    last = len(tokens) - 1
     for index, (start, stop, multiword) in enumerate(tokens):
         form = text[start:stop]
-        after = text[stop : tokens[index + 1][0] if index + 1 < len(tokens) else next_start]
-        misc = _misc(after, before if index == 0 else "")
+        after = text[stop : tokens[index + 1][0] if index < last else next_start]
+        misc = "_" if after == " " and not (index == 0 and before) else _misc(after, before if index == 0 else "")
         n = len(words) + 1
-        parts = expander.expand(form) if multiword else [form]
-        if len(parts) > 1:
-            lines.append(f"{n}-{n + len(parts) - 1}\t{form}{_BLANK}{misc}")
-            for offset, word in enumerate(parts):
-                lines.append(f"{n + offset}\t{word}{_BLANK}_")
-        else:
-            lines.append(f"{n}\t{form}{_BLANK}{misc}")
-        words += parts
+        if multiword:
+            parts = expander.expand(form)
+            if len(parts) > 1:
+                lines.append(f"{n}-{n + len(parts) - 1}\t{form}{_BLANK}{misc}")
+                for offset, word in enumerate(parts):
+                    lines.append(f"{n + offset}\t{word}{_BLANK}_")
+                words += parts
+                continue
+        lines.append(f"{n}\t{form}{_BLANK}{misc}")
+        words.append(form)
     return Sentence(words, {}, source=source, line=line, raw={"format": "conllu", "lines": lines})

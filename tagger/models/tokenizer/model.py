@@ -110,6 +110,8 @@ class Tokenizer(GreedyDecoding, nn.Module):
         self.output = nn.Linear(2 * config.hidden, len(LABELS))
         #: character -> id × N_CATEGORIES + category (filled as characters are met)
         self._codes: dict[str, int] = {PAD_CHAR: 0}
+        #: code of every character of the Basic Multilingual Plane (None until :meth:`encode_text`)
+        self._table: torch.Tensor | None = None
 
     # ----------------------------------------------------------------------------- declared
     @property
@@ -192,8 +194,22 @@ class Tokenizer(GreedyDecoding, nn.Module):
 
     def encode(self, chars: Sequence[str]) -> list[int]:
         """Codes (:meth:`_code`) of ``chars`` (a normalised text, or a unit's characters)."""
-        codes, code = self._codes, self._code
-        return [codes[c] if c in codes else code(c) for c in chars]
+        get, code = self._codes.get, self._code
+        return [get(c) or code(c) for c in chars]  # only padding's code is 0
+
+    def encode_text(self, norm: str) -> torch.Tensor:
+        """Codes of a normalised text ``[N]``: the characters of the Basic Multilingual Plane
+        through one table (:attr:`_table`, made on first use), the others one by one."""
+        if self._table is None:
+            self._table = torch.tensor(self.encode([chr(c) if not 0xD800 <= c < 0xE000 else "\ufffd"
+                                                     for c in range(0x10000)]))
+        points = torch.frombuffer(bytearray(norm.encode("utf-32-le")), dtype=torch.int32).long()
+        wide = points >= 0x10000
+        codes = self._table[points.clamp(max=0xFFFF)]
+        if bool(wide.any()):
+            at = wide.nonzero().flatten()
+            codes[at] = torch.tensor(self.encode([norm[i] for i in at.tolist()]))
+        return codes
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> TokenizerBatch:
         """Windows (training units) as a batch; gold labels only ``with_gold``."""
@@ -244,7 +260,7 @@ class Tokenizer(GreedyDecoding, nn.Module):
         count = -(-n // size)
         device = self.output.weight.device
         padded = torch.zeros(count * size + 2 * context, dtype=torch.long)
-        padded[context : context + n] = torch.tensor(self.encode(norm))
+        padded[context : context + n] = self.encode_text(norm)
         windows = padded.unfold(0, window, size)  # [count, window]
         out = []
         for start in range(0, count, MAX_WINDOWS):
