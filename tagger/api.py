@@ -42,6 +42,7 @@ from tagger.plots import attention_drawer
 from tagger.tagging import (CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, default_output_format, keep_first,
                             multitag_decoder, raw_sentences, tag as tag_stream, write_chunk,
                             write_sentences)
+from tagger.tokenization.stream import tokenised
 
 #: What :meth:`Model.tag` takes for one sentence: its tokens, or a record from a reader.
 SentenceLike = Union[Sequence[str], Sentence]
@@ -277,25 +278,6 @@ class Model:
             "score": 100.0 * metric.score,
             "tagging" if self.kind == "tagger" else "parsing": metric.to_dict(),
         }
-
-
-def tokenised(source: Any, input_format: str) -> bool:
-    """Whether input is already tokenised rather than raw text: a ``--format`` other than auto or
-    text; with auto, a file whose extension names a format (``.conllu``), or a stream whose
-    first line that is not a comment has the ten fields of CoNLL-U."""
-    if input_format not in ("auto", "text"):
-        return True
-    if input_format == "text":
-        return False
-    first = source[0] if isinstance(source, list) and source else source
-    if isinstance(first, (str, os.PathLike)):
-        return Path(first).suffix.lower() in formats.BY_EXTENSION
-    peek = getattr(getattr(first, "buffer", first), "peek", None)
-    if peek is None:
-        return False
-    head = peek(1 << 16)[: 1 << 16].decode("utf-8", "ignore")
-    line = next((line for line in head.splitlines() if line.strip() and not line.startswith("#")), "")
-    return line.count("\t") == 9
 
 
 def _name(data: Any) -> str:

@@ -7,34 +7,26 @@ and flushed as soon as it is tagged, so a failure later in the input loses nothi
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
 import torch
 
 from tagger import formats
-from tagger.corpus.batching import read_ahead
+from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.placement import check_output, place
 from tagger.inference import InputCheck, predict
+from tagger.options import CHUNK_SIZE, MAX_TOKENS, ON_ERROR, OUTPUT_FORMATS  # noqa: F401 (imported from here too)
 from tagger.pipeline import Pipeline
+from tagger.tokenization.stream import TOKENIZER_FORMATS, raw_sentences, write_sentences  # noqa: F401 (tagger tag's)
 
-OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper", "trees", "mrg")
 
 #: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told the fields
 #: that hold the model's output columns (``place``), it writes only those (and FORM) into them and
 #: leaves the rest of each line as it was, rather than formatting every column of every word again.
 REWRITING_FORMATS = ("conllu", "conllx")
-
-
-ON_ERROR = ("fail", "skip")
-
-#: Sentences read, tagged and written at a time (``--chunk-size``), and words per batch: the
-#: defaults of ``tagger tag`` and of the Python API alike.
-CHUNK_SIZE = 1000
-MAX_TOKENS = 2048
 
 
 def default_output_format(model: torch.nn.Module, multi: bool = False) -> str:
@@ -60,27 +52,6 @@ class SkipReport:
         stream = self.stream or sys.stderr
         stream.write(f"warning: {error} (skipped the sentence at {lines})\n")
         stream.flush()
-
-
-def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str = "fail") -> Iterator[tuple[list[Sentence], TaggerError | None]]:
-    """Chunks of at most ``size`` sentences. A reader error ends the stream after yielding the
-    sentences read before it, with the error, so they are still tagged and written."""
-    chunk: list[Sentence] = []
-    iterator = iter(sentences)
-    while True:
-        try:
-            sentence = next(iterator)
-        except StopIteration:
-            break
-        except TaggerError as error:
-            yield chunk, error
-            return
-        chunk.append(sentence)
-        if len(chunk) >= size:
-            yield chunk, None
-            chunk = []
-    if chunk:
-        yield chunk, None
 
 
 def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | None) -> Callable[[Any], list]:
@@ -196,59 +167,6 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
                 counts[key] = counts.get(key, 0) + number
             counts["sentences"] += len(chunk)
             counts["tokens"] += sum(len(s) for s in chunk)
-        if error is not None:
-            raise error
-    return counts
-
-
-#: Output formats of a tokenizer alone (with later models, theirs).
-TOKENIZER_FORMATS = ("conllu", "jsonl")
-
-
-def raw_sentences(tokenizer: torch.nn.Module, source: Any) -> Iterator[Sentence]:
-    """The sentences a tokenizer makes of raw text (:func:`tagger.tokenization.stream.tokenize`,
-    streaming): ``source`` is a path, a list of paths (each a document of its own) or a binary
-    stream; sentences are numbered on across them."""
-    import itertools
-
-    from tagger.formats.base import source_name
-    from tagger.tokenization.stream import read_pieces, tokenize
-
-    ids = itertools.count(1)
-    for item in (source if isinstance(source, (list, tuple)) else [source]):
-        name = source_name(item)
-        if isinstance(item, (str, os.PathLike)):
-            if os.path.isdir(item):
-                raise TaggerError("a tokenizer reads text files, not a folder", name)
-            try:
-                stream = open(item, "rb")
-            except OSError as e:
-                raise TaggerError(f"cannot read: {e.strerror}", name) from None
-            with stream:
-                yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
-        else:
-            stream = getattr(item, "buffer", item)
-            yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
-
-
-def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
-                    chunk_size: int = CHUNK_SIZE) -> dict[str, int]:
-    """Write a tokenizer's sentences as they are (no later model), ``chunk_size`` at a time:
-    CoNLL-U, or jsonl records ``{"text", "words"}``; returns counts."""
-    if output_format not in TOKENIZER_FORMATS:
-        raise TaggerError(f"a tokenizer alone writes {' or '.join(TOKENIZER_FORMATS)} (--output-format); "
-                          f"chain a tagger after it for {output_format}")
-    counts = {"sentences": 0, "tokens": 0}
-    for chunk, error in chunks_until_error(sentences, chunk_size):
-        if output_format == "conllu":  # the blocks as made (what formats.write(..., columns=[]) writes)
-            stream.write("".join("\n".join(sentence.raw["lines"]) + "\n\n" for sentence in chunk))
-        else:
-            for sentence in chunk:
-                text = next((line[len("# text = "):] for line in sentence.raw["lines"] if line.startswith("# text = ")), "")
-                stream.write(json.dumps({"text": text, "words": sentence.words}, ensure_ascii=False) + "\n")
-        stream.flush()
-        counts["sentences"] += len(chunk)
-        counts["tokens"] += sum(len(s) for s in chunk)
         if error is not None:
             raise error
     return counts

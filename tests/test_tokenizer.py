@@ -198,3 +198,43 @@ def test_task_pipeline_gains_a_tokenizer_stage_from_conllu_with_text(tmp_path, o
     done = invoke("train", *common, "--no-tokenizer", "--out", tmp_path / "plain.model")
     assert done.exit_code == 0, (done.stderr, done.exception)
     assert not model_file.load(tmp_path / "plain.model")[0].reads_raw_text
+
+
+def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path):
+    from tagger.tokenization import runtime
+    from tagger.tokenization.labels import normalise
+
+    torch_model, _ = model_file.load(french)
+    fast = runtime.load(french)
+    text = normalise(_raw_text(DATA / "tokenize-fr.conllu") + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
+    assert fast is not None and fast.label(text) == torch_model.label(text)
+    assert runtime.load(DATA / "sample.conllu") is None  # not a model file: the torch path says why
+
+
+def test_a_tokenizer_alone_switches_to_torch_with_the_same_output(french, tmp_path):
+    from tagger.tokenization import runtime
+
+    raw = (_raw_text(DATA / "tokenize-fr.conllu") + "\n\n") * 3
+    (tmp_path / "in.txt").write_text(raw, encoding="utf-8")
+    counts = runtime.tag_file(str(french), [str(tmp_path / "in.txt")], str(tmp_path / "numpy.conllu"))
+    switched = runtime.tag_file(str(french), [str(tmp_path / "in.txt")], str(tmp_path / "switched.conllu"),
+                                switch_after=10)
+    assert counts == switched and counts["sentences"] == 24
+    assert (tmp_path / "numpy.conllu").read_text() == (tmp_path / "switched.conllu").read_text()
+    assert runtime.tag_file(str(french), [str(DATA / "sample.conllu")], str(tmp_path / "x")) is None  # tokenised input
+
+
+def test_the_plain_reader_refuses_code_in_a_model_file(tmp_path):
+    import os
+    import pickle
+    import zipfile
+
+    from tagger.tokenization import runtime
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("true",))
+
+    with zipfile.ZipFile(tmp_path / "evil.model", "w") as archive:
+        archive.writestr("archive/data.pkl", pickle.dumps({"name": "tokenizer", "x": Evil()}, protocol=2))
+    assert runtime.read_archive(tmp_path / "evil.model") is None

@@ -12,6 +12,7 @@ result has the text's length, so labels line up with the original characters.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
@@ -48,6 +49,22 @@ def normalise(text: str) -> str:
 def is_space(char: str) -> bool:
     """Whether a character of :func:`normalise`'s output is white space (or a paragraph break)."""
     return char == " " or char == PAR
+
+
+# ---------------------------------------------------------------------------------- character codes
+#: Unicode categories, after padding and the paragraph break: what the model reads of a character
+#: besides its own embedding.
+CATEGORIES = ("<pad>", "<par>", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
+              "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn")
+N_CATEGORIES = len(CATEGORIES)
+_CATEGORY = {name: i for i, name in enumerate(CATEGORIES)}
+
+
+def char_code(char: str, ids: dict[str, int], unknown: int) -> int:
+    """A character of normalised text as one number, ``id × N_CATEGORIES + category``: its row in
+    the character vocabulary ``ids`` (``unknown`` if absent) and its Unicode category."""
+    category = _CATEGORY["<par>"] if char == PAR else _CATEGORY.get(unicodedata.category(char), 0)
+    return ids.get(char, unknown) * N_CATEGORIES + category
 
 
 # ---------------------------------------------------------------------------------- CoNLL-U tokens

@@ -13,21 +13,26 @@ from __future__ import annotations
 
 import codecs
 import itertools
-from typing import BinaryIO, Callable, Iterable, Iterator
+import json
+import os
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 
+from tagger.corpus.batching import chunks_until_error
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.formats.base import source_name
 from tagger.tokenization.labels import normalise
 from tagger.tokenization.multiword import Expander
 from tagger.tokenization.segment import Span, block, segment
 
-#: Characters decoded and labelled at a time.
-PIECE = 1 << 16
+#: Characters decoded and labelled at a time (a thousand windows: batches large enough that the
+#: recurrent scan's fixed cost per step is spread).
+PIECE = 1 << 18
 #: A sentence ending fewer than this many characters before the end of a piece is carried over
 #: (its end was decided without the text after it).
 MARGIN = 64
 #: The most characters carried over from one piece to the next (see the module text).
-MAX_CARRY = PIECE
+MAX_CARRY = 1 << 16
 
 #: Labels of a normalised text, one per character.
 Labeller = Callable[[str], "bytes | list[int]"]
@@ -126,3 +131,73 @@ def _starts_paragraph(spans: list[Span], carried: int) -> bool:
     """Whether the text carried over (from ``carried``) starts a paragraph: the flag of the
     sentence that starts there (False inside a sentence cut by :func:`_split`)."""
     return next((span.new_paragraph for span in spans if span.start == carried), False)
+
+
+#: Output formats of a tokenizer alone (with later models, theirs).
+TOKENIZER_FORMATS = ("conllu", "jsonl")
+
+
+def tokenised(source: Any, input_format: str) -> bool:
+    """Whether input is already tokenised rather than raw text: a ``--format`` other than auto or
+    text; with auto, a file whose extension names a format (``.conllu``), or a stream whose
+    first line that is not a comment has the ten fields of CoNLL-U."""
+    if input_format not in ("auto", "text"):
+        return True
+    if input_format == "text":
+        return False
+    first = source[0] if isinstance(source, list) and source else source
+    if isinstance(first, (str, os.PathLike)):
+        from tagger.formats import BY_EXTENSION
+
+        return os.path.splitext(os.fspath(first))[1].lower() in BY_EXTENSION
+    peek = getattr(getattr(first, "buffer", first), "peek", None)
+    if peek is None:
+        return False
+    head = peek(1 << 16)[: 1 << 16].decode("utf-8", "ignore")
+    line = next((line for line in head.splitlines() if line.strip() and not line.startswith("#")), "")
+    return line.count("\t") == 9
+
+
+def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
+    """The sentences a tokenizer makes of raw text (:func:`tagger.tokenization.stream.tokenize`,
+    streaming): ``source`` is a path, a list of paths (each a document of its own) or a binary
+    stream; sentences are numbered on across them."""
+    ids = itertools.count(1)
+    for item in (source if isinstance(source, (list, tuple)) else [source]):
+        name = source_name(item)
+        if isinstance(item, (str, os.PathLike)):
+            if os.path.isdir(item):
+                raise TaggerError("a tokenizer reads text files, not a folder", name)
+            try:
+                stream = open(item, "rb")
+            except OSError as e:
+                raise TaggerError(f"cannot read: {e.strerror}", name) from None
+            with stream:
+                yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+        else:
+            stream = getattr(item, "buffer", item)
+            yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+
+
+def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
+                    chunk_size: int = 1000) -> dict[str, int]:
+    """Write a tokenizer's sentences as they are (no later model), ``chunk_size`` at a time:
+    CoNLL-U, or jsonl records ``{"text", "words"}``; returns counts."""
+    if output_format not in TOKENIZER_FORMATS:
+        raise TaggerError(f"a tokenizer alone writes {' or '.join(TOKENIZER_FORMATS)} (--output-format); "
+                          f"chain a tagger after it for {output_format}")
+    counts = {"sentences": 0, "tokens": 0}
+    for chunk, error in chunks_until_error(sentences, chunk_size):
+        if output_format == "conllu":  # the blocks as made (what formats.write(..., columns=[]) writes)
+            stream.write("".join("\n".join(sentence.raw["lines"]) + "\n\n" for sentence in chunk))
+        else:
+            for sentence in chunk:
+                text = next((line[len("# text = "):] for line in sentence.raw["lines"] if line.startswith("# text = ")), "")
+                stream.write(json.dumps({"text": text, "words": sentence.words}, ensure_ascii=False) + "\n")
+        stream.flush()
+        counts["sentences"] += len(chunk)
+        counts["tokens"] += sum(len(s) for s in chunk)
+        if error is not None:
+            raise error
+    return counts
+

@@ -21,7 +21,6 @@ unchanged.
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Any, Sequence
@@ -38,21 +37,17 @@ from tagger.models.base import GreedyDecoding
 from tagger.models.tokenizer.config import TokenizerConfig
 from tagger.models.tokenizer.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
-from tagger.tokenization.labels import LABELS, PAR, labelled_text, normalise, text_sentence
+from tagger.tokenization.labels import (LABELS, N_CATEGORIES, PAR, char_code, labelled_text, normalise,
+                                        text_sentence)
 from tagger.tokenization.multiword import Expander, learn
 
 #: The columns of a training unit.
 BOUNDARY, EXPANSION = "boundary", "expansion"
 #: A unit's padding beyond the text (label ``_``: not learned).
 PAD_CHAR = PAD
-#: Unicode categories, after padding and the paragraph break.
-CATEGORIES = ("<pad>", "<par>", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
-              "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn")
-N_CATEGORIES = len(CATEGORIES)
-_CATEGORY = {name: i for i, name in enumerate(CATEGORIES)}
 _LABEL = {label: i for i, label in enumerate(LABELS)}
 #: Windows per batch when tagging.
-MAX_WINDOWS = 256
+MAX_WINDOWS = 512
 
 
 @dataclass
@@ -186,16 +181,16 @@ class Tokenizer(GreedyDecoding, nn.Module):
                 "mwt": lexicon, "mwt_rules": rules}
 
     def _code(self, char: str) -> int:
-        """``char`` as ``id × N_CATEGORIES + category`` (remembered)."""
-        category = _CATEGORY["<par>"] if char == PAR else _CATEGORY.get(unicodedata.category(char), 0)
-        code = self.chars.stoi.get(char, self.chars.unk_index) * N_CATEGORIES + category
-        self._codes[char] = code
+        """``char`` as ``id × N_CATEGORIES + category`` (:func:`~tagger.tokenization.labels.char_code`; remembered)."""
+        if char == PAD_CHAR:
+            return 0
+        code = self._codes[char] = char_code(char, self.chars.stoi, self.chars.unk_index)
         return code
 
     def encode(self, chars: Sequence[str]) -> list[int]:
         """Codes (:meth:`_code`) of ``chars`` (a normalised text, or a unit's characters)."""
         get, code = self._codes.get, self._code
-        return [get(c) or code(c) for c in chars]  # only padding's code is 0
+        return [get(c) or code(c) for c in chars]  # only padding's code is 0 (and _code gives it)
 
     def encode_text(self, norm: str) -> torch.Tensor:
         """Codes of a normalised text ``[N]``: the characters of the Basic Multilingual Plane
