@@ -13,13 +13,13 @@ RECURRENT = ("torch", "project")
 
 @dataclass
 class TokenizerConfig:
-    segment: int = 192  # characters labelled per window
-    context: int = 32  # characters read on each side of a window besides those it labels
+    segment: int = 240  # characters labelled per window
+    context: int = 16  # characters read on each side of a window besides those it labels
     char_dim: int = 32
     category_dim: int = 8  # the embedding of a character's Unicode category (Lu, Ll, Lo, Nd, Po, Zs, ...)
     min_char_count: int = 2  # characters seen fewer times in training are one unknown character
     char_dropout: float = 0.02  # training: a character read as unknown (its category stays) with this probability
-    hidden: int = 64
+    hidden: int = 32
     layers: int = 1
     recurrent: str = "torch"  # RECURRENT
     dropout: float = 0.1  # on the input and on the recurrent output
