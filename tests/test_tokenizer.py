@@ -40,7 +40,7 @@ def _train(path: Path, out: Path, epochs: int) -> dict:
 def french(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tok-fr") / "fr.tok"
     summary = _train(DATA / "tokenize-fr.conllu", out, 40)
-    assert summary["best_dev"] > 95, summary
+    assert summary["best_dev"] > 95 and summary["train_sentences"] == summary["dev_sentences"] == 8, summary
     return out
 
 

@@ -207,7 +207,7 @@ class NumpyTokenizer:
 #: Characters a run labels without torch before it switches to torch (imported then, 2-3 s):
 #: past this, torch's fused LSTM kernel (2-3× faster than numpy's scan here, whose ``exp`` is
 #: scalar) wins back its import. The labels are the same either way (tested).
-SWITCH_CHARS = 400_000
+SWITCH_CHARS = 250_000
 
 
 class SwitchingLabeller:

@@ -132,6 +132,13 @@ class Data:
     dev_source: str
     held_out: bool = False
     warnings: list[str] = field(default_factory=list)  # said once training starts (not before an error)
+    #: (train, dev) sentences read, where the model trains on units made of them (a tokenizer's windows)
+    sentences_read: tuple[int, int] | None = None
+
+    @property
+    def sentence_counts(self) -> tuple[int, int]:
+        """Training and dev sentences, as read."""
+        return self.sentences_read or (len(self.train), len(self.dev))
 
 
 def _where(spec: DataSpec) -> str:
@@ -234,6 +241,7 @@ def _config(request: TrainRequest, cls: type, data: Data,
     ``--pos-model``, or with the predictions of the ``jackknifed`` taggers); the meta naming
     that tagger (and the jackknife); and the jackknife's entry of the summary (None without)."""
     config, training = configs(request, cls, data)
+    data.sentences_read = data.sentence_counts
     data.train, data.dev = cls.training_units(config, data.train), cls.training_units(config, data.dev)
     pos_meta: dict[str, Any] = {}
     jackknife_summary = None
@@ -343,8 +351,8 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         "task": request.task,
         "train": _where(request.train),
         "dev": data.dev_source,
-        "train_sentences": len(data.train),
-        "dev_sentences": len(data.dev),
+        "train_sentences": data.sentence_counts[0],
+        "dev_sentences": data.sentence_counts[1],
         "train_tokens": sum(len(s) for s in data.train),
         "seed": options.seed,
         "processes": context.world,
@@ -385,9 +393,9 @@ def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, co
         "epochs": len(state.history),
         "seconds": round(state.elapsed, 1),
         "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,
-        "train_sentences": len(data.train),
+        "train_sentences": data.sentence_counts[0],
         "dev": data.dev_source,
-        "dev_sentences": len(data.dev),
+        "dev_sentences": data.sentence_counts[1],
         "dev_held_out": data.held_out,
         "processes": context.world,
         "notes": notes,

@@ -159,8 +159,10 @@ class Tokenizer(GreedyDecoding, nn.Module):
 
     @classmethod
     def training_meta(cls, config: TokenizerConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
+        """The characters learned from and the windows they make (``train_tokens`` counts the
+        windows' characters, context included)."""
         chars = sum(1 for unit in sentences for label in unit.columns[BOUNDARY] if label != "_")
-        return {"train_characters": chars}, []
+        return {"train_characters": chars, "train_windows": len(sentences)}, []
 
     @classmethod
     def vocabs_from(cls, config: TokenizerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
