@@ -31,8 +31,10 @@ from tagger.tokenization.multiword import Expander
 _STORAGES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
              "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16, "CharStorage": np.int8,
              "ByteStorage": np.uint8, "BoolStorage": np.bool_}
-#: Windows per batch, at most (the input projection of a batch is 2 × window × 512 × 4H floats).
+#: Windows per batch, at most.
 MAX_WINDOWS = 512
+#: Time steps whose input projection is computed at once (memory: 2 × 32 × 512 × 4H floats).
+PROJECTED_STEPS = 32
 
 
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple, *rest: Any) -> np.ndarray:
@@ -176,18 +178,23 @@ class NumpyTokenizer:
         """One bidirectional LSTM layer (gates i, f, g, o as torch orders them): [T, B, D] -> [T, B, 2H]."""
         steps, batch, _ = x.shape
         hidden = self.hidden
-        flat = x.reshape(steps * batch, -1)
-        gx = np.empty((2, steps, batch, w_ih.shape[-1]), dtype=np.float32)  # direction 1 reversed in time
-        np.add(np.matmul(flat, w_ih[0]).reshape(steps, batch, -1), bias[0], out=gx[0])
-        np.add(np.matmul(flat, w_ih[1]).reshape(steps, batch, -1)[::-1], bias[1], out=gx[1])
+        width = w_ih.shape[-1]
+        gx = np.empty((2, PROJECTED_STEPS, batch, width), dtype=np.float32)  # the input projection, a few steps at a time
         h = np.zeros((2, batch, hidden), dtype=np.float32)
         c = np.zeros((2, batch, hidden), dtype=np.float32)
         out = np.empty((2, steps, batch, hidden), dtype=np.float32)
         tmp = np.empty_like(c)
         with np.errstate(over="ignore"):  # exp(-z) overflows to inf for very negative z: σ is then 0, as it should be
             for t in range(steps):
+                k = t % PROJECTED_STEPS
+                if k == 0:  # steps t.. of both directions (direction 1 reads x backwards)
+                    span = min(PROJECTED_STEPS, steps - t)
+                    ahead = x[t : t + span].reshape(span * batch, -1)
+                    back = x[steps - t - span : steps - t][::-1].reshape(span * batch, -1)
+                    np.add(np.matmul(ahead, w_ih[0]).reshape(span, batch, width), bias[0], out=gx[0, :span])
+                    np.add(np.matmul(back, w_ih[1]).reshape(span, batch, width), bias[1], out=gx[1, :span])
                 z = np.matmul(h, w_hh)
-                z += gx[:, t]
+                z += gx[:, k]
                 _sigmoid(z)  # i, f, σ(2 z_g), o
                 i, f, g, o = z[..., :hidden], z[..., hidden : 2 * hidden], z[..., 2 * hidden : 3 * hidden], z[..., 3 * hidden :]
                 c *= f

@@ -46,8 +46,9 @@ BOUNDARY, EXPANSION = "boundary", "expansion"
 #: A unit's padding beyond the text (label ``_``: not learned).
 PAD_CHAR = PAD
 _LABEL = {label: i for i, label in enumerate(LABELS)}
-#: Windows per batch when tagging.
-MAX_WINDOWS = 512
+#: Windows per batch when tagging (torch's LSTM projects the input of all steps at once: 2 × window ×
+#: 256 × 4H floats).
+MAX_WINDOWS = 256
 
 
 @dataclass
