@@ -138,6 +138,7 @@ def test_bad_uses_are_one_line_errors(french, sample_tagger, tmp_path):
                                  "--out", tmp_path / "m"), "learns no column")
     with pytest.raises(TaggerError, match="reads raw text"):
         tagger.load(str(french)).tag([["a", "b"]])
+    assert_one_line_error(invoke("evaluate", "--model", french, DATA / "tokenize-fr.conllu"), "--gold GOLD --pred PRED")
 
 
 def test_empty_input_gives_empty_output(french):
