@@ -37,10 +37,12 @@ from tagger.formats.base import open_output
 from tagger.formats.placement import check_output
 from tagger.inference import InputCheck, predict
 from tagger.modules.precision import apply
-from tagger.pipeline import chain
+from tagger.pipeline import chain, split_raw
 from tagger.plots import attention_drawer
 from tagger.tagging import (CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, default_output_format, keep_first,
-                            multitag_decoder, tag as tag_stream, write_chunk)
+                            multitag_decoder, raw_sentences, tag as tag_stream, write_chunk,
+                            write_sentences)
+from tagger.tokenization.stream import tokenised
 
 #: What :meth:`Model.tag` takes for one sentence: its tokens, or a record from a reader.
 SentenceLike = Union[Sequence[str], Sentence]
@@ -146,6 +148,7 @@ class Model:
         The records ``tagger tag --output-format jsonl`` writes. ``sentences``: lists of tokens,
         or :class:`Sentence` records (a parser reads their UPOS/FEATS; refused without them
         unless ``allow_missing_columns``)."""
+        self._refuse_raw("model.tag takes tokens")
         records = [_sentence(item, i) for i, item in enumerate(sentences)]
         extra = self._annotate(records, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta))
         out = []
@@ -156,6 +159,12 @@ class Model:
                 record["multitags"] = [[list(pair) for pair in token] for token in extra[i]]
             out.append(record)
         return out
+
+    def _refuse_raw(self, what: str) -> None:
+        """A one-line error for a tokenizer alone, which reads raw text, where tokens are given (a
+        pipeline that begins with one runs its later stages on them)."""
+        if split_raw(self.module)[1] is None:
+            raise TaggerError(f"a tokenizer reads raw text, but {what}: use tag_file (tagger tag)")
 
     def _annotate(self, sentences: list[Sentence], top_k: int | None, beta: float | None,
                   check: Callable[[list[Sentence]], None]) -> list | None:
@@ -175,6 +184,7 @@ class Model:
         text ``tagger tag`` writes for it in output ``format`` (a blank line gives ``""``), so
         that the outputs joined are ``tagger tag``'s output for the lines: what a batch of a
         distributed engine needs (:class:`BatchTagger`)."""
+        self._refuse_raw("tag_lines takes tokenised lines")
         check_output(self.module.output_columns, format, supertag_in)
         lines = list(lines)
         sentences = {i: Sentence(line.split(), {}, source="<lines>", line=i + 1) for i, line in enumerate(lines)
@@ -204,22 +214,32 @@ class Model:
         picture file of the attention matrix of the first sentence, for models with attention).
         Returns the counts ``{"sentences", "tokens"}`` and the model's own (``repaired``: trees
         that needed repair), which a note on stderr reports."""
+        tokenizer, module = split_raw(self.module)
+        source = sys.stdin.buffer if path_in is None else list(path_in) if isinstance(path_in, (list, tuple)) else path_in
+        if tokenizer is not None and tokenised(source, input_format):
+            if module is None:
+                raise TaggerError(f"a tokenizer reads raw text, and this input is {input_format if input_format != 'auto' else 'CoNLL-U'} "
+                                  f"(give raw text, or --format text)")
+            tokenizer = None  # a pipeline on tokenised input: its later stages run on the input's tokens
         if format is None:
-            format = default_output_format(self.module, top_k is not None or beta is not None)
+            format = default_output_format(module, top_k is not None or beta is not None) if module else "conllu"
         draw = attention_drawer(self.module, show_attention) if show_attention is not None else None  # fails before any output
         skipped = SkipReport() if on_error == "skip" else None
-        source = sys.stdin.buffer if path_in is None else path_in
-        if isinstance(path_in, (list, tuple)):
-            source = list(path_in)
-        sentences = formats.read(source, input_format, on_error=skipped, columns=columns or None)
+        if tokenizer is not None:
+            sentences = raw_sentences(tokenizer, source)
+        else:
+            sentences = formats.read(source, input_format, on_error=skipped, columns=columns or None)
         first: list[Sentence] = []
         if draw is not None:
             sentences = keep_first(sentences, first)
         named = path_out is None or isinstance(path_out, (str, os.PathLike))
         stream = open_output(path_out) if named else path_out
         try:
-            counts = tag_stream(self.module, sentences, stream, format, top_k, beta, chunk_size, on_error=on_error,
-                                supertag_in=supertag_in, check=InputCheck(self.module, allow_missing_columns, self.meta))
+            if module is None:  # a tokenizer alone
+                counts = write_sentences(sentences, stream, format, chunk_size)
+            else:
+                counts = tag_stream(module, sentences, stream, format, top_k, beta, chunk_size, on_error=on_error,
+                                    supertag_in=supertag_in, check=InputCheck(module, allow_missing_columns, self.meta))
             if counts.get("repaired"):
                 print(f"note: {counts['repaired']} of {counts['sentences']} outputs were not well-formed trees and "
                       f"were repaired (docs/constituency.md says how)", file=sys.stderr, flush=True)
@@ -241,6 +261,7 @@ class Model:
                  columns: str | None = None, allow_missing_columns: bool = False) -> dict[str, Any]:
         """Tag (parse) ``data`` (a file, or :class:`Sentence` records with gold columns) and score
         it against its gold columns with the model's own metric: see :func:`evaluate`."""
+        self._refuse_raw("evaluate scores given tokens (score its output with tagger evaluate --gold G --pred P)")
         gold = _gold(data, format, columns)
         for name in self.module.output_columns:
             if not any(sentence.has(name) for sentence in gold):

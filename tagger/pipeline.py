@@ -47,6 +47,11 @@ class Pipeline(nn.Module):
         return any(stage.can_lower_precision for stage in self.stages)
 
     @property
+    def reads_raw_text(self) -> bool:  # type: ignore[override]
+        """Its first stage is a tokenizer (:func:`split_raw` takes it off)."""
+        return self.stages[0].reads_raw_text
+
+    @property
     def has_beam(self) -> bool:
         return any(stage.has_beam for stage in self.stages)
 
@@ -99,10 +104,11 @@ class Pipeline(nn.Module):
     # ----------------------------------------------------------------------------- applying it
     def annotate_chunk(self, chunk: list[Sentence], max_tokens: int) -> list[list]:
         """Every stage in turn predicts ``chunk`` and writes its columns into the sentences (the
-        next stage reads them); returns each stage's predictions."""
+        next stage reads them); returns each stage's predictions. A tokenizer first has nothing
+        to do on sentences already made (the input's own tokens): it is passed over (``[]``)."""
         from tagger.tagging import annotate
 
-        return [annotate(stage, chunk, max_tokens) for stage in self.stages]
+        return [[] if stage.reads_raw_text else annotate(stage, chunk, max_tokens) for stage in self.stages]
 
     def output_counts(self, predictions: Sequence[list]) -> dict[str, int]:
         """The stages' own counts (:meth:`tagger.models.base.Model.output_counts`), summed."""
@@ -114,8 +120,23 @@ class Pipeline(nn.Module):
 
 
 def chain(stages: Sequence[nn.Module]) -> nn.Module:
-    """One model as it is, several as a :class:`Pipeline` (stages that are pipelines are opened up)."""
+    """One model as it is, several as a :class:`Pipeline` (stages that are pipelines are opened
+    up); a model that reads raw text (a tokenizer) anywhere but first is refused."""
     flat: list[nn.Module] = []
     for stage in stages:
         flat += list(stage.stages) if isinstance(stage, Pipeline) else [stage]
+    if any(stage.reads_raw_text for stage in flat[1:]):
+        raise TaggerError("a tokenizer reads raw text and makes the sentences: give its model first "
+                          "(--model tok.model --model pos.tagger ...)")
     return flat[0] if len(flat) == 1 else Pipeline(flat)
+
+
+def split_raw(model: nn.Module) -> tuple[nn.Module | None, nn.Module | None]:
+    """``(tokenizer, the rest)`` of a model whose first stage reads raw text (the rest None when
+    there is nothing after it); ``(None, model)`` otherwise."""
+    if not model.reads_raw_text:
+        return None, model
+    if not isinstance(model, Pipeline):
+        return model, None
+    first, *rest = model.stages
+    return first, (None if not rest else rest[0] if len(rest) == 1 else Pipeline(rest))

@@ -377,9 +377,13 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     from tagger.devices import resolve_device
     from tagger.inference import InputCheck
     from tagger.modules.precision import apply
+    from tagger.pipeline import split_raw
 
     _check_task(task)
     model, meta = model_file.load(model_path, resolve_device(device))
+    if split_raw(model)[1] is None:
+        raise TaggerError("a tokenizer reads raw text and scores nothing on given tokens: score what it writes with "
+                          "tagger evaluate --gold GOLD --pred PRED", os.fspath(model_path))
     apply(model, precision, in_place=True)
     model.set_decoding(beam, constrained)
     chosen, parse = model_targets(model, column, model_path)

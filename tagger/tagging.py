@@ -13,27 +13,20 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 import torch
 
 from tagger import formats
-from tagger.corpus.batching import read_ahead
+from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.placement import check_output, place
 from tagger.inference import InputCheck, predict
+from tagger.options import CHUNK_SIZE, MAX_TOKENS, ON_ERROR, OUTPUT_FORMATS  # noqa: F401 (imported from here too)
 from tagger.pipeline import Pipeline
+from tagger.tokenization.stream import TOKENIZER_FORMATS, raw_sentences, write_sentences  # noqa: F401 (tagger tag's)
 
-OUTPUT_FORMATS = ("conllu", "conllx", "tagged", "pipe", "jsonl", "msuper", "trees", "mrg")
 
 #: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told the fields
 #: that hold the model's output columns (``place``), it writes only those (and FORM) into them and
 #: leaves the rest of each line as it was, rather than formatting every column of every word again.
 REWRITING_FORMATS = ("conllu", "conllx")
-
-
-ON_ERROR = ("fail", "skip")
-
-#: Sentences read, tagged and written at a time (``--chunk-size``), and words per batch: the
-#: defaults of ``tagger tag`` and of the Python API alike.
-CHUNK_SIZE = 1000
-MAX_TOKENS = 2048
 
 
 def default_output_format(model: torch.nn.Module, multi: bool = False) -> str:
@@ -59,27 +52,6 @@ class SkipReport:
         stream = self.stream or sys.stderr
         stream.write(f"warning: {error} (skipped the sentence at {lines})\n")
         stream.flush()
-
-
-def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str = "fail") -> Iterator[tuple[list[Sentence], TaggerError | None]]:
-    """Chunks of at most ``size`` sentences. A reader error ends the stream after yielding the
-    sentences read before it, with the error, so they are still tagged and written."""
-    chunk: list[Sentence] = []
-    iterator = iter(sentences)
-    while True:
-        try:
-            sentence = next(iterator)
-        except StopIteration:
-            break
-        except TaggerError as error:
-            yield chunk, error
-            return
-        chunk.append(sentence)
-        if len(chunk) >= size:
-            yield chunk, None
-            chunk = []
-    if chunk:
-        yield chunk, None
 
 
 def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | None) -> Callable[[Any], list]:

@@ -31,7 +31,7 @@ class Task:
     name: str
     model: str  # the model family, a key of tagger.models.MODELS
     columns: tuple[str, ...]
-    column_key: str  # "column" (a tagger learns it) or "tag_column" (the POS a parser reads)
+    column_key: str  # "column" (a tagger learns it), "tag_column" (the POS a parser reads), "" (none: tokenize)
     preset: str  # the family's preset used without --preset
     metric: str  # the name of the dev score (Metric.score_name), for files that do not store it
     splits: str  # which task's WSJ sections --split wsj takes (tagger.formats.ptb.WSJ_SECTIONS)
@@ -74,6 +74,9 @@ TASKS: dict[str, Task] = {
     # The tree is no column of the data: tag_column names the POS copied from the input into its trees.
     "const": Task("const", "seq2seq", ("tree",), "tag_column", "fast", "bracket F1", "dep",
                   column_from_data=False, description="constituency trees (.mrg), as labelled brackets"),
+    # Learns from the text of CoNLL-U sentences (# text, SpaceAfter=No, # newpar), not from a column.
+    "tokenize": Task("tokenize", "tokenizer", (), "", "fast", "boundary F1", "dep", column_from_data=False,
+                     description="tokens, multiword tokens and sentences of raw text, learned from CoNLL-U"),
 }
 
 

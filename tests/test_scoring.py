@@ -80,7 +80,7 @@ def test_cli_prints_what_the_function_returns(gold_pred):
 def test_tag_column_fallbacks_are_the_tasks(gold_pred, tmp_path):
     # One order for `train` and `evaluate`: the task registry's.
     assert TASK_COLUMNS == {"pos": ("upos", "xpos", "tag", "supertag"), "dep": (), "ccg": ("supertag", "tag"),
-                            "const": (), "pipeline": ()}
+                            "const": (), "pipeline": (), "tokenize": ()}
     assert TASK_COLUMNS["pos"] == TASKS["pos"].columns and AUTO_COLUMNS == ("upos", "xpos", "tag", "supertag")
     gold, pred = gold_pred
     no_upos = tmp_path / "no-upos.conllu"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from tagger.api import load
 from tagger.formats.supertags import SUPERTAG_IN
-from tagger.modules.precision import PRECISIONS
-from tagger.tagging import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, input_stream
+from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
 
 
 @click.command("tag")
@@ -72,6 +72,17 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
     """
     if input_format_alias is not None:
         input_format = input_format_alias
+    if (len(model_paths) == 1 and device in ("auto", "cpu") and input_format in ("auto", "text") and not columns
+            and top_k is None and beta is None and beam is None and constrained is None and show_attention is None):
+        from tagger.tokenization.runtime import tag_file  # a tokenizer alone runs without torch
+
+        if threads:
+            os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
+        if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
+            return
+    from tagger.api import load
+    from tagger.tagging import input_stream
+
     model = load(model_paths, device, threads, precision, beam, constrained)
     model.tag_file(input_stream(inputs), output, output_format, input_format, columns=columns, supertag_in=supertag_in,
                    top_k=top_k, beta=beta, chunk_size=chunk_size, on_error=on_error,

@@ -53,6 +53,9 @@ from tagger.training.trainer import Interrupted, RunOptions
               help="With --jackknife: taggers trained at once [default: as many as the cores allow at --threads each].")
 @click.option("--encoder-from", type=click.Path(), help="Parser with contextual features: start its BiLSTM encoder as this trained "
               "tagger's (its vocabularies, input and recurrent layers; fine-tuned with the parser).")
+@click.option("--tokenizer/--no-tokenizer", default=True, show_default=True,
+              help="--task pipeline: also train a tokenizer (its first stage: the model then reads raw text) when the "
+                   "training CoNLL-U has # text comments.")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @click.option("--patience", type=int, help="Same as --set patience=N.")
@@ -68,7 +71,7 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
             embeddings, bootstrap, gates, pos_model, jackknife, pos_preset, pos_config, pos_overrides, jackknife_dir, jobs,
-            encoder_from, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device, threads,
+            encoder_from, tokenizer, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device, threads,
             checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
     """Train a tagger or parser and keep the model that scores best on --dev.
 
@@ -83,7 +86,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train --task pos --format columns --columns form=1,tag=2 --train t.tsv --dev d.tsv --out m
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
       tagger train --task dep --jackknife 10 --pos-set max_epochs=5 --threads 1 --train T --dev D --out M
-      tagger train --task pipeline --train T --dev D --out en.model   (tagger + parser; tagger tag --model en.model)
+      tagger train --task pipeline --train T --dev D --out en.model   (tokenizer + tagger + parser: tagger tag --model en.model < raw.txt)
       tagger train --task dep --preset bilstm --encoder-from pos.tagger --train T --dev D --out M
       tagger train --task const --train wsj/combined --split sample --out const.model   (trees from .mrg)
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
@@ -126,6 +129,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         jackknife=JackknifeSettings(jackknife, pos_preset, pos_config, tuple(pos_overrides), jackknife_dir, jobs,
                                     threads) if jackknife else None,
         encoder_from=encoder_from,
+        tokenizer=tokenizer,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),

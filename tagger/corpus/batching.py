@@ -8,6 +8,9 @@ import random
 import threading
 from typing import Iterable, Iterator, Sequence, TypeVar
 
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+
 T = TypeVar("T")
 
 
@@ -41,6 +44,27 @@ def token_batches(lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
     if current:
         batches.append(current)
     return batches
+
+
+def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str = "fail") -> Iterator[tuple[list[Sentence], TaggerError | None]]:
+    """Chunks of at most ``size`` sentences. A reader error ends the stream after yielding the
+    sentences read before it, with the error, so they are still tagged and written."""
+    chunk: list[Sentence] = []
+    iterator = iter(sentences)
+    while True:
+        try:
+            sentence = next(iterator)
+        except StopIteration:
+            break
+        except TaggerError as error:
+            yield chunk, error
+            return
+        chunk.append(sentence)
+        if len(chunk) >= size:
+            yield chunk, None
+            chunk = []
+    if chunk:
+        yield chunk, None
 
 
 def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -617,3 +617,52 @@ class AttachmentMetric(Metric):
             "per_label": {label: prf.to_dict() for label, prf in per_label},
             "nonprojective": self.nonprojective.to_dict(),
         }
+
+
+class BoundaryMetric(Metric):
+    """A tokeniser's boundaries against gold, on the same text: F1 of token spans, of sentence
+    spans and of multiword-token spans (:mod:`tagger.tokenization.segment` reads both label
+    sequences). ``score`` is the mean of the token and sentence F1, and of the multiword F1
+    where gold has multiword tokens (French, German: their words depend on it)."""
+
+    score_name = "boundary F1"
+    PARTS = ("tokens", "sentences", "multiword")
+
+    def __init__(self) -> None:
+        self.counts = {name: PRF(0, 0, 0) for name in self.PARTS}
+
+    def update(self, norm: str, gold: Sequence[int], pred: Sequence[int]) -> None:
+        """Count one normalised text (:func:`tagger.tokenization.labels.normalise`) and its gold
+        and predicted labels, one per character."""
+        from tagger.tokenization.segment import segment
+
+        _check_lengths(text=norm, gold=gold, pred=pred)
+        sides = []
+        for labels in (gold, pred):
+            spans = segment(norm, labels)
+            sides.append({
+                "tokens": {(a, b) for span in spans for a, b, _ in span.tokens},
+                "sentences": {(span.start, span.stop) for span in spans},
+                "multiword": {(a, b) for span in spans for a, b, multi in span.tokens if multi},
+            })
+        for name in self.PARTS:
+            g, p = sides[0][name], sides[1][name]
+            old = self.counts[name]
+            self.counts[name] = PRF(old.correct + len(g & p), old.predicted + len(p), old.gold + len(g))
+
+    def __add__(self, other: "BoundaryMetric") -> "BoundaryMetric":
+        out = BoundaryMetric()
+        out.counts = {name: PRF(*(getattr(self.counts[name], f) + getattr(other.counts[name], f)
+                                  for f in ("correct", "predicted", "gold"))) for name in self.PARTS}
+        return out
+
+    @property
+    def score(self) -> float:
+        parts = ("tokens", "sentences", "multiword") if self.counts["multiword"].gold else ("tokens", "sentences")
+        return sum(self.counts[name].f1 for name in parts) / len(parts)
+
+    def parts(self) -> dict[str, float]:
+        return {name: prf.f1 for name, prf in self.counts.items()}
+
+    def to_dict(self) -> dict:
+        return {"score": 100.0 * self.score, **{name: prf.to_dict() for name, prf in self.counts.items()}}

@@ -8,10 +8,11 @@ config dataclass (``config.py``) and its presets as plain data (``presets.py``).
 
 from tagger.models.seq2seq import Seq2seqParser
 from tagger.models.skip_lstm import SkipLSTMTagger
+from tagger.models.tokenizer import Tokenizer
 from tagger.models.transition_parser import TransitionParser
 from tagger.tasks import TASKS
 
-MODELS = {cls.name: cls for cls in (SkipLSTMTagger, TransitionParser, Seq2seqParser)}
+MODELS = {cls.name: cls for cls in (SkipLSTMTagger, TransitionParser, Seq2seqParser, Tokenizer)}
 
 #: Which model a ``--task`` trains by default (from :data:`tagger.tasks.TASKS`).
 TASK_MODELS = {name: task.model for name, task in TASKS.items()}

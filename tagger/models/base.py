@@ -50,6 +50,9 @@ class Model(Protocol):
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
     has_beam: ClassVar[bool]  #: :meth:`set_decoding` sets its beam search (width, constraint)
     has_attention: ClassVar[bool]  #: :meth:`attention` gives its attention matrix
+    #: It reads raw text and makes the sentences (a tokenizer): ``tagger tag`` gives it the input
+    #: text, not a format reader's sentences, and it must be the first of chained models.
+    reads_raw_text: ClassVar[bool]
 
     # ------------------------------------------------------------------ per instance
     config: Any  #: an instance of ``Config``
@@ -76,6 +79,12 @@ class Model(Protocol):
     @classmethod
     def vocabs_from(cls, config: Any, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
         """The vocabularies of the training ``sentences`` (what ``__init__(config, vocabs)`` takes)."""
+        ...
+
+    @classmethod
+    def training_units(cls, config: Any, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """What it trains and selects on, made from the sentences read (a tokenizer's windows of
+        characters); the sentences themselves for most families."""
         ...
 
     @classmethod

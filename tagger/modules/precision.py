@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-PRECISIONS = ("auto", "fp32", "bf16")
+from tagger.options import PRECISIONS  # noqa: F401 (imported from here too)
 
 
 @functools.cache

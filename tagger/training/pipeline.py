@@ -7,8 +7,11 @@
 2. Jackknifing (:mod:`tagger.training.jackknife`, ``--jackknife K``, 10 by default): ``K``
    taggers of those columns each tag the fold they never saw, one more is trained on all of
    train and tags dev. The parser trains on those tags, as it will see them on new text.
-3. One pipeline file (:func:`tagger.model_file.save_pipeline`): the all-train tagger, then the
-   parser. ``tagger tag --model OUT`` fills every column in one process.
+3. A tokenizer (``--task tokenize``), when the training CoNLL-U has ``# text`` comments and
+   ``--no-tokenizer`` is not given: trained with its own preset on the same train and dev.
+4. One pipeline file (:func:`tagger.model_file.save_pipeline`): the tokenizer (if any), the
+   all-train tagger, then the parser. ``tagger tag --model OUT`` fills every column in one
+   process; with a tokenizer it reads raw text.
 
 The taggers and the parser's own model file stay in the work folder (``OUT.jackknife/``), so
 that running the same command again reuses the finished taggers and only what is missing trains.
@@ -32,6 +35,37 @@ if TYPE_CHECKING:
 PARSER = "parser.model"
 #: Folds when ``--jackknife`` is not given.
 DEFAULT_FOLDS = 10
+#: The tokenizer, in the work folder.
+TOKENIZER = "tokenizer.model"
+
+
+def has_text(request: "TrainRequest") -> bool:
+    """Whether the first training sentences are CoNLL-U with ``# text`` comments (a tokenizer can
+    learn from them)."""
+    from tagger.formats import read_corpus
+
+    sample = read_corpus(request.train.path, request.train.fmt, request.train.columns, max_sentences=50)
+    return bool(sample) and all(isinstance(s.raw, dict) and s.raw.get("format") == "conllu"
+                                and any(line.startswith("# text") for line in s.raw["lines"]) for s in sample)
+
+
+def train_tokenizer(request: "TrainRequest", work: Path, reporter: "TrainReporter",
+                    say: Callable[[str], None]) -> Path:
+    """The pipeline's tokenizer: ``work/tokenizer.model``, trained (with the tokenizer's preset,
+    on the request's train and dev) unless it is there from an earlier run."""
+    from tagger.training import run
+
+    out = work / TOKENIZER
+    if out.exists():
+        say(f"pipeline: reusing the tokenizer {out}")
+        return out
+    say(f"pipeline: training the tokenizer {out}")
+    run.train(dataclasses.replace(request, task="tokenize", column=None, out=str(out), overrides=(), preset=None,
+                                  config_file=None, arch=None, max_epochs=None, batch_size=None, patience=None,
+                                  jackknife=None, tokenizer=False,
+                                  options=dataclasses.replace(request.options, checkpoint_dir=None, resume=False)),
+              reporter, say)
+    return out
 
 
 def tagger_columns(request: "TrainRequest") -> list[str]:
@@ -79,22 +113,27 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
     parser_request = dataclasses.replace(request, task="dep", column=None, out=str(parser_out), jackknife=settings,
                                          overrides=tuple(parser_columns(columns, request.overrides)) + request.overrides)
     summary = run.train(parser_request, reporter, say)
+    tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
     tagger_file = work / ALL / MODEL
     stages = [model_file.read_archive(tagger_file), model_file.read_archive(parser_out)]
+    if tokenizer is not None:
+        stages.insert(0, model_file.read_archive(tokenizer))
     meta = {
         "task": request.task,
+        "tokenizer": str(tokenizer.resolve()) if tokenizer is not None else None,
         "tagger_columns": columns,
-        "parser_reads": stages[1]["config"].get("tag_column"),
+        "parser_reads": stages[-1]["config"].get("tag_column"),
         "tagger": str(tagger_file.resolve()),
         "parser": str(parser_out.resolve()),
-        "train": stages[1]["meta"].get("train"),
-        "dev": stages[1]["meta"].get("dev"),
-        "dev_score": stages[1]["meta"].get("dev_score"),
-        "dev_metric": stages[1]["meta"].get("dev_metric"),
-        "jackknife": stages[1]["meta"].get("jackknife"),
+        "train": stages[-1]["meta"].get("train"),
+        "dev": stages[-1]["meta"].get("dev"),
+        "dev_score": stages[-1]["meta"].get("dev_score"),
+        "dev_metric": stages[-1]["meta"].get("dev_metric"),
+        "jackknife": stages[-1]["meta"].get("jackknife"),
     }
     model_file.save_pipeline(request.out, stages, meta)
-    say(f"pipeline: {', '.join(columns)} by {tagger_file}, then {parser_out} (reads {meta['parser_reads']}), "
+    first = f"tokens and sentences by {tokenizer}, " if tokenizer is not None else ""
+    say(f"pipeline: {first}{', '.join(columns)} by {tagger_file}, then {parser_out} (reads {meta['parser_reads']}), "
         f"in {request.out}")
     return {**summary, "model": request.out, "task": request.task, "tagger_columns": columns,
-            "stages": [str(tagger_file), str(parser_out)]}
+            "stages": ([str(tokenizer)] if tokenizer is not None else []) + [str(tagger_file), str(parser_out)]}

@@ -119,6 +119,7 @@ class TrainRequest:
     pos_model: str | None = None  # retag the parser's POS column with this tagger first
     jackknife: JackknifeSettings | None = None  # retag them with jackknifed taggers (tagger.training.jackknife)
     encoder_from: str | None = None  # a trained tagger whose encoder the model starts from (with_encoder)
+    tokenizer: bool = True  # --task pipeline: add a tokenizer when the training CoNLL-U has # text
     options: RunOptions = field(default_factory=RunOptions)
 
 
@@ -131,6 +132,13 @@ class Data:
     dev_source: str
     held_out: bool = False
     warnings: list[str] = field(default_factory=list)  # said once training starts (not before an error)
+    #: (train, dev) sentences read, where the model trains on units made of them (a tokenizer's windows)
+    sentences_read: tuple[int, int] | None = None
+
+    @property
+    def sentence_counts(self) -> tuple[int, int]:
+        """Training and dev sentences, as read."""
+        return self.sentences_read or (len(self.train), len(self.dev))
 
 
 def _where(spec: DataSpec) -> str:
@@ -199,7 +207,7 @@ def _model_class(request: TrainRequest) -> type:
     cls = MODELS.get(request.model or task.model)
     if cls is None:
         raise TaggerError(f"no model for task {request.task!r} (known models: {', '.join(sorted(MODELS))})")
-    if task.column_key not in {f.name for f in dataclasses.fields(cls.Config)}:
+    if task.column_key and task.column_key not in {f.name for f in dataclasses.fields(cls.Config)}:
         raise TaggerError(f"model {cls.name} cannot learn --task {task.name} (its model is {task.model})")
     return cls
 
@@ -208,6 +216,8 @@ def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
     """``key=value`` overrides in the order they apply: the column (``--column``, or the task's
     choice from the data), the typed fields (``--arch``, ``--max-epochs``, ...), then ``--set``."""
     task = get_task(request.task)
+    if column and not task.column_key:
+        raise TaggerError(f"--task {task.name} learns no column: leave out --column")
     typed = (("arch", request.arch), ("max_epochs", request.max_epochs), ("batch_size", request.batch_size),
              ("patience", request.patience))
     return ([f"{task.column_key}={column}"] if column else []) + \
@@ -231,6 +241,8 @@ def _config(request: TrainRequest, cls: type, data: Data,
     ``--pos-model``, or with the predictions of the ``jackknifed`` taggers); the meta naming
     that tagger (and the jackknife); and the jackknife's entry of the summary (None without)."""
     config, training = configs(request, cls, data)
+    data.sentences_read = data.sentence_counts
+    data.train, data.dev = cls.training_units(config, data.train), cls.training_units(config, data.dev)
     pos_meta: dict[str, Any] = {}
     jackknife_summary = None
     if request.pos_model:
@@ -339,8 +351,8 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         "task": request.task,
         "train": _where(request.train),
         "dev": data.dev_source,
-        "train_sentences": len(data.train),
-        "dev_sentences": len(data.dev),
+        "train_sentences": data.sentence_counts[0],
+        "dev_sentences": data.sentence_counts[1],
         "train_tokens": sum(len(s) for s in data.train),
         "seed": options.seed,
         "processes": context.world,
@@ -381,9 +393,9 @@ def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, co
         "epochs": len(state.history),
         "seconds": round(state.elapsed, 1),
         "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,
-        "train_sentences": len(data.train),
+        "train_sentences": data.sentence_counts[0],
         "dev": data.dev_source,
-        "dev_sentences": len(data.dev),
+        "dev_sentences": data.sentence_counts[1],
         "dev_held_out": data.held_out,
         "processes": context.world,
         "notes": notes,

@@ -119,6 +119,7 @@ class Seq2seqParser(nn.Module):
     PRESETS = PRESETS
     default_preset = "fast"
     training_defaults = TRAINING_DEFAULTS
+    reads_raw_text = False  # it reads sentences from a format reader
     gives_distribution = False
     can_bootstrap = False
     can_take_encoder = False
@@ -201,6 +202,11 @@ class Seq2seqParser(nn.Module):
         return []
 
     # ----------------------------------------------------------------------------- data → tensors
+    @classmethod
+    def training_units(cls, config: Seq2seqConfig, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """The sentences read, as they are."""
+        return list(sentences)
+
     @classmethod
     def training_meta(cls, config: Seq2seqConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
         """Facts about the training trees: symbols per word (the decode budget is ``max_length_ratio``

@@ -134,6 +134,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     default_preset = "fast"
     training_defaults = TRAINING_DEFAULTS
     # capabilities (tagger.models.base.Model)
+    reads_raw_text = False  # it reads sentences from a format reader
     gives_distribution = True
     can_bootstrap = False
     can_take_encoder = False
@@ -225,6 +226,11 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     def pos_columns(cls, config: TaggerConfig) -> list[str]:
         """None: a tagger reads words only, so ``--jackknife`` has nothing to retag."""
         return []
+
+    @classmethod
+    def training_units(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """The sentences read, as they are."""
+        return list(sentences)
 
     @classmethod
     def training_meta(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:

@@ -67,6 +67,7 @@ class TransitionParser(GreedyDecoding, nn.Module):
     default_preset = "ffn"
     training_defaults = TRAINING_DEFAULTS
     # capabilities (tagger.models.base.Model)
+    reads_raw_text = False  # it reads sentences from a format reader
     gives_distribution = False
     can_bootstrap = True  # a recurrent parser from a trained FFN (bootstrap)
     can_take_encoder = True  # contextual features from a trained skip-LSTM tagger (with_encoder)
@@ -174,6 +175,11 @@ class TransitionParser(GreedyDecoding, nn.Module):
         """Sentences whose gold tree arc-standard cannot build as it is (non-projective, several
         roots, missing heads): what ``nonprojective="skip"`` leaves out."""
         return len(_unbuildable(sentences))
+
+    @classmethod
+    def training_units(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """The sentences read, as they are."""
+        return list(sentences)
 
     @classmethod
     def training_meta(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:

@@ -1,0 +1,203 @@
+"""Raw text in bounded pieces, tokenised piece by piece: memory stays flat on any input, a
+1 GB file without a blank line included.
+
+:func:`read_pieces` decodes a byte stream :data:`PIECE` characters at a time and cuts it into
+pieces (at white space where it can), whose concatenation is the input. :func:`tokenize` labels
+each piece (with the text carried over from the one before in front of it), emits the sentences
+that end well before the piece does, and carries the last one over: it is labelled again with
+what follows it. A sentence that grows past :data:`MAX_CARRY` characters is emitted but for
+its last token, so what is carried stays bounded.
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+import json
+import os
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
+
+from tagger.corpus.batching import chunks_until_error
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.formats.base import source_name
+from tagger.tokenization.labels import normalise
+from tagger.tokenization.multiword import Expander
+from tagger.tokenization.segment import Span, block, segment
+
+#: Characters decoded and labelled at a time (a thousand windows: batches large enough that the
+#: recurrent scan's fixed cost per step is spread).
+PIECE = 1 << 18
+#: A sentence ending fewer than this many characters before the end of a piece is carried over
+#: (its end was decided without the text after it).
+MARGIN = 64
+#: The most characters carried over from one piece to the next (see the module text).
+MAX_CARRY = 1 << 16
+
+#: Labels of a normalised text, one per character.
+Labeller = Callable[[str], "bytes | list[int]"]
+
+
+def read_pieces(stream: BinaryIO, name: str, size: int = PIECE) -> Iterator[str]:
+    """The text of a UTF-8 byte ``stream`` in pieces of at most ``size`` characters (a leading
+    BOM dropped), cut after the last white space of a piece's second half where there is one;
+    a :class:`TaggerError` naming the line of the first byte that is not UTF-8."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    buffer, line, first = "", 1, True
+    while True:
+        data = stream.read(size)
+        final = not data
+        try:
+            buffer += decoder.decode(data, final)
+        except UnicodeDecodeError as e:
+            where = line + buffer.count("\n") + e.object[: e.start].count(b"\n")
+            raise TaggerError(f"not UTF-8 text ({e.reason})", name, where) from None
+        if first and buffer:
+            first = False
+            if buffer.startswith("\ufeff"):
+                buffer = buffer[1:]
+        while len(buffer) > size or (final and buffer):
+            cut = _cut(buffer, size)
+            piece, buffer = buffer[:cut], buffer[cut:]
+            line += piece.count("\n")
+            yield piece
+        if final:
+            return
+
+
+def _cut(buffer: str, size: int) -> int:
+    """Where to end the next piece of ``buffer``: all of it if short enough, else after the last
+    white space between ``size // 2`` and ``size``, else at ``size``."""
+    if len(buffer) <= size:
+        return len(buffer)
+    window = buffer[size // 2 : size]
+    at = max(window.rfind(" "), window.rfind("\n"))
+    return size // 2 + at + 1 if at >= 0 else size
+
+
+def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, source: str = "<stdin>",
+             sent_ids: Iterator[int] | None = None, margin: int = MARGIN, max_carry: int = MAX_CARRY) -> Iterator[Sentence]:
+    """The CoNLL-U sentences (:func:`tagger.tokenization.segment.block`) of one document given as
+    consecutive ``pieces``; ``labeller`` labels a normalised text. ``sent_ids`` numbers the
+    sentences (default 1, 2, ...; pass one counter to number several documents on)."""
+    sent_ids = sent_ids if sent_ids is not None else itertools.count(1)
+    pending, first, new_par, line = "", True, True, 1
+    iterator = iter(pieces)
+    piece = next(iterator, None)
+    while piece is not None:
+        following = next(iterator, None)
+        final = following is None
+        text = pending + piece
+        norm = normalise(text)
+        spans = segment(norm, labeller(norm), new_par)
+        emitted, carried = spans, len(text)
+        if not final:
+            emitted, carried = _split(spans, len(text), margin, max_carry)
+            if not emitted and not spans:  # only white space so far
+                pending, piece = text, following
+                continue
+        at, at_line = 0, line
+        for index, span in enumerate(emitted):
+            at_line += text.count("\n", at, span.start)
+            at = span.start
+            next_start = emitted[index + 1].start if index + 1 < len(emitted) else carried
+            yield block(text, span, next_start, next(sent_ids), expander, before=text[: span.start] if first else "",
+                        newdoc=first, source=source, line=at_line)
+            first = False
+        if carried < len(text):
+            new_par = _starts_paragraph(spans, carried)
+        line = at_line + text.count("\n", at, carried)
+        pending, piece = text[carried:], following
+
+
+def _split(spans: list[Span], size: int, margin: int, max_carry: int) -> tuple[list[Span], int]:
+    """The sentences to emit now, and where the text carried over starts: the last sentence is
+    carried, with those that end within ``margin`` of the end; one sentence longer than
+    ``max_carry`` is emitted but for its last token."""
+    if not spans:
+        return [], size
+    keep = len(spans) - 1
+    while keep > 0 and spans[keep - 1].stop > size - margin:
+        keep -= 1
+    if keep > 0 or size - spans[0].start <= max_carry:
+        return spans[:keep], spans[keep].start
+    span = spans[0]
+    if len(span.tokens) == 1:
+        return [span], size
+    return [Span(span.tokens[:-1], span.new_paragraph)], span.tokens[-1][0]
+
+
+def _starts_paragraph(spans: list[Span], carried: int) -> bool:
+    """Whether the text carried over (from ``carried``) starts a paragraph: the flag of the
+    sentence that starts there (False inside a sentence cut by :func:`_split`)."""
+    return next((span.new_paragraph for span in spans if span.start == carried), False)
+
+
+#: Output formats of a tokenizer alone (with later models, theirs).
+TOKENIZER_FORMATS = ("conllu", "jsonl")
+
+
+def tokenised(source: Any, input_format: str) -> bool:
+    """Whether input is already tokenised rather than raw text: a ``--format`` other than auto or
+    text; with auto, a file whose extension names a format (``.conllu``), or a stream whose
+    first line that is not a comment has the ten fields of CoNLL-U."""
+    if input_format not in ("auto", "text"):
+        return True
+    if input_format == "text":
+        return False
+    first = source[0] if isinstance(source, list) and source else source
+    if isinstance(first, (str, os.PathLike)):
+        from tagger.formats import BY_EXTENSION
+
+        return os.path.splitext(os.fspath(first))[1].lower() in BY_EXTENSION
+    peek = getattr(getattr(first, "buffer", first), "peek", None)
+    if peek is None:
+        return False
+    head = peek(1 << 16)[: 1 << 16].decode("utf-8", "ignore")
+    line = next((line for line in head.splitlines() if line.strip() and not line.startswith("#")), "")
+    return line.count("\t") == 9
+
+
+def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
+    """The sentences a tokenizer makes of raw text (:func:`tagger.tokenization.stream.tokenize`,
+    streaming): ``source`` is a path, a list of paths (each a document of its own) or a binary
+    stream; sentences are numbered on across them."""
+    ids = itertools.count(1)
+    for item in (source if isinstance(source, (list, tuple)) else [source]):
+        name = source_name(item)
+        if isinstance(item, (str, os.PathLike)):
+            if os.path.isdir(item):
+                raise TaggerError("a tokenizer reads text files, not a folder", name)
+            try:
+                stream = open(item, "rb")
+            except OSError as e:
+                raise TaggerError(f"cannot read: {e.strerror}", name) from None
+            with stream:
+                yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+        else:
+            stream = getattr(item, "buffer", item)
+            yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+
+
+def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
+                    chunk_size: int = 1000) -> dict[str, int]:
+    """Write a tokenizer's sentences as they are (no later model), ``chunk_size`` at a time:
+    CoNLL-U, or jsonl records ``{"text", "words"}``; returns counts."""
+    if output_format not in TOKENIZER_FORMATS:
+        raise TaggerError(f"a tokenizer alone writes {' or '.join(TOKENIZER_FORMATS)} (--output-format); "
+                          f"chain a tagger after it for {output_format}")
+    counts = {"sentences": 0, "tokens": 0}
+    for chunk, error in chunks_until_error(sentences, chunk_size):
+        if output_format == "conllu":  # the blocks as made (what formats.write(..., columns=[]) writes)
+            stream.write("".join("\n".join(sentence.raw["lines"]) + "\n\n" for sentence in chunk))
+        else:
+            for sentence in chunk:
+                text = next((line[len("# text = "):] for line in sentence.raw["lines"] if line.startswith("# text = ")), "")
+                stream.write(json.dumps({"text": text, "words": sentence.words}, ensure_ascii=False) + "\n")
+        stream.flush()
+        counts["sentences"] += len(chunk)
+        counts["tokens"] += sum(len(s) for s in chunk)
+        if error is not None:
+            raise error
+    return counts
+

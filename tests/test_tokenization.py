@@ -1,0 +1,228 @@
+"""The tokeniser's torch-free parts: labels from CoNLL-U, the model's view of text, sentences and
+CoNLL-U blocks from labels (the text rebuilt exactly), multiword expansion, the streaming
+reader and the boundary metric."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+
+import pytest
+
+from tagger import formats
+from tagger.errors import TaggerError
+from tagger.evaluation.metrics import BoundaryMetric
+from tagger.tokenization.labels import (END, INSIDE, MWT_END, MWT_SENTENCE_END, PAR, SENTENCE_END, escape_spaces,
+                                        labelled_text, normalise, rebuild_text, spacing_after, text_sentence,
+                                        unescape_spaces)
+from tagger.tokenization.multiword import Expander, learn
+from tagger.tokenization.segment import block, segment
+from tagger.tokenization.stream import read_pieces, tokenize
+
+
+CONLLU = """# newdoc id = d1
+# sent_id = 1
+# text = I don't know.
+1	I	_	_	_	_	_	_	_	_
+2-3	don't	_	_	_	_	_	_	_	_
+2	do	_	_	_	_	_	_	_	_
+3	n't	_	_	_	_	_	_	_	_
+4	know	_	_	_	_	_	_	_	SpaceAfter=No
+5	.	_	_	_	_	_	_	_	_
+
+# sent_id = 2
+1	Hi	_	_	_	_	_	_	_	SpaceAfter=No
+2	!	_	_	_	_	_	_	_	SpaceAfter=No
+
+# sent_id = 3
+# newpar
+# text = Bye now
+1	Bye	_	_	_	_	_	_	_	_
+2	now	_	_	_	_	_	_	_	_
+
+"""
+
+
+def _sentences(text: str = CONLLU):
+    return [text_sentence(s) for s in formats.read(io.BytesIO(text.encode()), "conllu")]
+
+
+def test_labels_from_conllu_join_sentences_as_running_text():
+    sentences = _sentences()
+    assert [t.form for t in sentences[0].tokens] == ["I", "don't", "know", "."]
+    assert sentences[0].tokens[1].words == ["do", "n't"] and not sentences[0].tokens[2].space_after
+    assert sentences[1].text is None and sentences[2].new_paragraph
+    labelled = labelled_text(sentences)
+    # sentence 2 has no # text: rebuilt from its tokens; SpaceAfter=No on its last token: no space before 3? no,
+    # sentence 3 starts a paragraph: a blank line
+    assert labelled.text == "I don't know. Hi!\n\nBye now"
+    assert labelled.rebuilt == 1
+    ends = {i: label for i, label in enumerate(labelled.labels) if label != INSIDE}
+    text = labelled.text
+    assert ends == {0: END, text.index("t k"): MWT_END, text.index("w."): END, text.index(". H"): SENTENCE_END,
+                    text.index("i!"): END, text.index("!"): SENTENCE_END, text.index("e n"): END,
+                    len(text) - 1: SENTENCE_END}
+    assert labelled.expansions == {text.index("t k"): ("don't", ["do", "n't"])}
+
+
+def test_sentences_joined_without_space_after_a_last_token_with_space_after_no():
+    text = CONLLU.replace("# sent_id = 3\n# newpar\n", "# sent_id = 3\n")
+    assert labelled_text(_sentences(text)).text == "I don't know. Hi!Bye now"
+
+
+def test_a_text_comment_that_does_not_hold_the_tokens_is_rebuilt_from_them():
+    text = CONLLU.replace("# text = I don't know.", "# text = I do not know.")
+    labelled = labelled_text(_sentences(text))
+    assert labelled.text.startswith("I don't know. Hi!") and labelled.rebuilt == 2
+
+
+def test_normalise_keeps_the_length_and_marks_paragraph_breaks():
+    text = "a\tb\nc  \n \n\nd\u3000e\x00"
+    norm = normalise(text)
+    assert len(norm) == len(text)
+    assert norm == "a b c" + PAR * 6 + "d e\x01"
+
+
+def test_escapes_round_trip():
+    spaces = " \t\n\r\u00a0\u3000"
+    assert escape_spaces("\n\n") == "\\n\\n" and escape_spaces("  ") == "\\s\\s"
+    assert unescape_spaces(escape_spaces(spaces)) == spaces
+    assert spacing_after("SpaceAfter=No") == "" and spacing_after("_") == " "
+    assert spacing_after("Foo=1|SpacesAfter=\\n") == "\n"
+
+
+def _rule_labels(norm: str) -> list[int]:
+    """A stand-in for the model: tokens end before white space and around punctuation; a
+    sentence ends at . ! ?; ``du`` is a multiword token."""
+    labels = [INSIDE] * len(norm)
+    for m in re.finditer(r"\w+|[^\w\s\x00]", norm):
+        end = m.end() - 1
+        if m.group() in ".!?":
+            labels[end] = SENTENCE_END
+        elif m.group().lower() in ("du", "don't"):
+            labels[end] = MWT_END
+        else:
+            labels[end] = END
+    return labels
+
+
+def _tokenize(text: str, size: int = 1 << 16, max_carry: int = 1 << 16, expander=None):
+    expander = expander or Expander(["du\tde le"], [])
+    pieces = read_pieces(io.BytesIO(text.encode()), "<t>", size)
+    return list(tokenize(pieces, _rule_labels, expander, max_carry=max_carry, margin=4))
+
+
+INPUT = "  Le chat du voisin dort.  Il mange\tdu pain!\n\nUn autre   paragraphe ici.\r\nFin\n"
+
+
+def test_blocks_rebuild_the_text_exactly():
+    sentences = _tokenize(INPUT)
+    lines = [s.raw["lines"] for s in sentences]
+    assert rebuild_text(lines) == INPUT
+    assert [s.words for s in sentences][0] == ["Le", "chat", "de", "le", "voisin", "dort", "."]
+    first = lines[0]
+    assert first[:4] == ["# newdoc", "# newpar", "# sent_id = 1", "# text = Le chat du voisin dort."]
+    assert "3-4\tdu\t_\t_\t_\t_\t_\t_\t_\t_" in first and "1\tLe\t_\t_\t_\t_\t_\t_\t_\tSpacesBefore=\\s\\s" in first
+    assert lines[1][0] == "# sent_id = 2" and lines[1][1] == "# text = Il mange du pain!"
+    assert lines[2][:2] == ["# newpar", "# sent_id = 3"]
+    assert lines[2][2] == "# text = Un autre paragraphe ici."
+    assert lines[1][-1].endswith("SpacesAfter=\\n\\n")
+    assert [s.line for s in sentences] == [1, 1, 3, 4]
+
+
+def test_blocks_are_conllu_the_reader_takes_back():
+    sentences = _tokenize(INPUT)
+    out = io.StringIO()
+    formats.write(sentences, out, "conllu", columns=[])
+    again = list(formats.read(io.BytesIO(out.getvalue().encode()), "conllu"))
+    assert [s.words for s in again] == [s.words for s in sentences]
+
+
+def test_joined_text_comments_and_paragraphs_give_back_canonical_text():
+    """Text as the benchmark rebuilds it from a treebank (sentences joined by a space, paragraphs
+    by a blank line) comes back from the ``# text`` and ``# newpar`` lines alone."""
+    text = "Le chat dort. Il mange du pain!\n\nUn autre paragraphe ici."
+    paragraphs: list[list[str]] = []
+    for sentence in _tokenize(text):
+        lines = sentence.raw["lines"]
+        if "# newpar" in lines:
+            paragraphs.append([])
+        paragraphs[-1].append(next(line[len("# text = "):] for line in lines if line.startswith("# text = ")))
+    assert "\n\n".join(" ".join(p) for p in paragraphs) == text
+
+
+def test_a_paragraph_break_ends_a_sentence_and_spaces_are_never_inside_a_token():
+    norm = normalise("no end here\n\nnext")
+    spans = segment(norm, [INSIDE] * len(norm))  # labels that never end anything
+    assert [[norm[a:b] for a, b, _ in s.tokens] for s in spans] == [["no", "end", "here"], ["next"]]
+    assert [s.new_paragraph for s in spans] == [True, True]
+
+
+def test_pieces_give_the_same_sentences_as_one_piece_and_memory_stays_bounded():
+    text = " ".join(f"Word{i} du mot, encore{i}." for i in range(400)) + "\n"  # one paragraph, no blank line
+    whole = _tokenize(text)
+    calls: list[int] = []
+
+    def labeller(norm: str) -> list[int]:
+        calls.append(len(norm))
+        return _rule_labels(norm)
+
+    pieces = list(read_pieces(io.BytesIO(text.encode()), "<t>", 500))
+    assert len(pieces) > 10 and max(map(len, pieces)) <= 500 and "".join(pieces) == text
+    streamed = list(tokenize(pieces, labeller, Expander(["du\tde le"], []), margin=4, max_carry=500))
+    assert max(calls) <= 1000  # a piece and what was carried over: never the whole text
+    assert [s.raw["lines"] for s in streamed] == [s.raw["lines"] for s in whole]
+    assert rebuild_text([s.raw["lines"] for s in streamed]) == text
+
+
+def test_a_sentence_longer_than_the_carry_bound_is_cut():
+    text = " ".join(f"w{i}" for i in range(3000))  # no sentence end at all
+    sentences = list(tokenize(read_pieces(io.BytesIO(text.encode()), "<t>", 1000), _rule_labels, Expander([], []),
+                              margin=4, max_carry=1000))
+    assert len(sentences) > 3 and max(len(s.words) for s in sentences) < 500
+    assert rebuild_text([s.raw["lines"] for s in sentences]) == text
+
+
+def test_text_that_is_not_utf8_is_a_one_line_error_naming_the_line():
+    data = "a b\nc d\n".encode() + b"\xff\xfe oops\n"
+    with pytest.raises(TaggerError, match="not UTF-8") as error:
+        list(read_pieces(io.BytesIO(data), "in.txt"))
+    assert str(error.value).startswith("in.txt:3: ")
+
+
+def test_multiword_lexicon_rules_and_case():
+    lexicon, rules = learn([("don't", ["do", "n't"]), ("Can't", ["Ca", "n't"]), ("won't", ["wo", "n't"]),
+                            ("zum", ["zu", "dem"]), ("du", ["de", "le"]), ("du", ["de", "le"]), ("du", ["du"])])
+    expander = Expander(lexicon, rules)
+    assert expander.expand("du") == ["de", "le"] and expander.expand("Du") == ["De", "le"]
+    assert expander.expand("DON'T") == ["DO", "N'T"]
+    assert expander.expand("Zum") == ["Zu", "dem"]
+    assert expander.expand("shouldn't") == ["should", "n't"]  # the rule of n't, seen 3 times
+    assert expander.expand("ShouldN't") == ["Should", "N't"]  # the surface cut where the words join to it
+    assert expander.unknown == 0
+    assert expander.expand("bum") == ["bum"] and expander.unknown == 1  # the rule of "m" was seen once only
+
+
+def test_boundary_metric_scores_tokens_sentences_and_multiword_tokens():
+    norm = normalise("Il mange du pain. Bye")
+    gold = _rule_labels(norm)
+    metric = BoundaryMetric()
+    metric.update(norm, gold, gold)
+    assert metric.score == 1.0 and metric.parts()["multiword"] == 1.0
+    wrong = list(gold)
+    wrong[norm.index(".")] = END  # the sentence goes on
+    metric = BoundaryMetric()
+    metric.update(norm, gold, wrong)
+    assert metric.parts()["tokens"] == 1.0 and metric.counts["sentences"].correct == 0
+    assert metric.counts["sentences"].gold == 2 and metric.counts["sentences"].predicted == 1
+    assert (metric + metric).counts["tokens"].gold == 2 * metric.counts["tokens"].gold
+
+
+def test_the_tokenization_package_imports_no_torch():
+    import subprocess
+
+    code = ("import sys; import tagger.tokenization.stream, tagger.tokenization.labels; "
+            "print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=__file__.rsplit("/tests/", 1)[0])
+    assert done.stdout.strip() == "False", done.stderr

@@ -1,0 +1,243 @@
+"""The tokenizer model family: ``tagger train --task tokenize`` on CoNLL-U, ``tagger tag`` of raw
+text into CoNLL-U that rebuilds the text, chained with a tagger; multiword tokens (French), a
+language written without spaces (Chinese), real boundaries learned from EWT."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tagger
+from tagger import formats, model_file
+from tagger.errors import TaggerError
+from tagger.models import MODELS
+from tagger.models.base import members
+from tagger.tokenization.labels import conllu_blocks, labelled_text, rebuild_text, text_sentence
+from tests.conftest import EWT
+from tests.helpers import DATA, assert_one_line_error, first_blocks, invoke
+
+#: A tiny tokenizer: trains on a fixture in seconds.
+TINY = ["--threads", "1", "--quiet", "--json", "--set", "hidden=32", "--set", "segment=48", "--set", "context=8",
+        "--set", "char_dim=16", "--set", "lr=0.02", "--set", "dropout=0", "--set", "char_dropout=0",
+        "--set", "min_char_count=1", "--set", "lr_halving=false", "--batch-size", "4", "--patience", "0"]
+
+
+def _raw_text(path: Path) -> str:
+    """The running text of a CoNLL-U file, as the tokenizer learns it (paragraphs by blank lines)."""
+    return labelled_text(text_sentence(s) for s in formats.read(str(path), "conllu")).text
+
+
+def _train(path: Path, out: Path, epochs: int) -> dict:
+    done = invoke("train", "--task", "tokenize", "--train", path, "--dev", path, "--out", out, "--max-epochs", epochs,
+                  *TINY)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def french(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tok-fr") / "fr.tok"
+    summary = _train(DATA / "tokenize-fr.conllu", out, 40)
+    assert summary["best_dev"] > 95 and summary["train_sentences"] == summary["dev_sentences"] == 8, summary
+    return out
+
+
+def _tokens(conllu: str) -> list[list[str]]:
+    """The surface tokens of each sentence (multiword ranges, not their words)."""
+    out = []
+    for lines in conllu_blocks(conllu.splitlines()):
+        tokens, until = [], 0
+        for line in lines:
+            if line.startswith("#"):
+                continue
+            wid, form = line.split("\t")[:2]
+            if "-" in wid:
+                until = int(wid.split("-")[1])
+                tokens.append(form)
+            elif int(wid) > until:
+                tokens.append(form)
+        out.append(tokens)
+    return out
+
+
+def test_the_family_implements_the_model_protocol():
+    cls = MODELS["tokenizer"]
+    model = cls(cls.Config(), {"chars": ["<pad>", "<unk>", "\x00"]})
+    for member in members():
+        assert hasattr(cls, member) or hasattr(model, member), member
+    assert cls.reads_raw_text and not any(MODELS[name].reads_raw_text for name in MODELS if name != "tokenizer")
+
+
+def test_french_multiword_tokens_are_expanded_and_the_text_rebuilt(french, tmp_path):
+    raw = _raw_text(DATA / "tokenize-fr.conllu") + "\n"
+    done = invoke("tag", "--model", french, "--threads", "1", stdin=raw.encode())
+    assert done.exit_code == 0, done.stderr
+    blocks = list(conllu_blocks(done.stdout.splitlines()))
+    assert rebuild_text(blocks) == raw
+    gold = [s.words for s in formats.read(str(DATA / "tokenize-fr.conllu"), "conllu")]
+    got = [s.words for s in formats.read(_bytes(done.stdout), "conllu")]
+    assert got == gold  # the training sentences, learned: "du" -> "de le", "aux" -> "à les"
+    assert "3-4\tdu\t_\t_\t_\t_\t_\t_\t_\t_" in blocks[0] and "3\tde\t_\t_\t_\t_\t_\t_\t_\t_" in blocks[0]
+    assert sum("# newpar" in b for b in blocks) == 3 and blocks[0][:3] == ["# newdoc", "# newpar", "# sent_id = 1"]
+
+
+def _bytes(text: str):
+    import io
+
+    return io.BytesIO(text.encode())
+
+
+def test_an_unseen_capitalised_multiword_form_keeps_its_case(french):
+    done = invoke("tag", "--model", french, "--threads", "1", stdin="Du pain.\n".encode())
+    assert done.exit_code == 0, done.stderr
+    assert "\n1-2\tDu\t" in done.stdout and "\n1\tDe\t" in done.stdout and "\n2\tle\t" in done.stdout
+
+
+def test_a_language_without_spaces_is_learned(tmp_path):
+    out = tmp_path / "zh.tok"
+    summary = _train(DATA / "tokenize-zh.conllu", out, 60)
+    assert summary["best_dev"] > 95, summary
+    raw = _raw_text(DATA / "tokenize-zh.conllu")
+    assert " " not in raw.replace("\n\n", "")
+    model = tagger.load(str(out), threads=1)
+    model.tag_file(_bytes(raw), tmp_path / "out.conllu")
+    produced = (tmp_path / "out.conllu").read_text(encoding="utf-8")
+    gold = [s.words for s in formats.read(str(DATA / "tokenize-zh.conllu"), "conllu")]
+    assert _tokens(produced) == gold
+    assert rebuild_text(conllu_blocks(produced.splitlines())) == raw
+    assert "SpaceAfter=No" in produced
+
+
+def test_chained_with_a_tagger_the_tagger_fills_the_tokenizers_sentences(french, sample_tagger, tmp_path):
+    raw = "Le chat dort au soleil.\n\nIl mange du pain.\n"
+    chained = invoke("tag", "--model", french, "--model", sample_tagger, "--threads", "1", stdin=raw.encode())
+    assert chained.exit_code == 0, chained.stderr
+    alone = invoke("tag", "--model", french, "--threads", "1", stdin=raw.encode())
+    (tmp_path / "tok.conllu").write_text(alone.stdout, encoding="utf-8")
+    piped = invoke("tag", "--model", sample_tagger, "--threads", "1", tmp_path / "tok.conllu")
+    assert chained.stdout == piped.stdout  # the same as the shell pipe
+    rows = [line.split("\t") for line in chained.stdout.splitlines() if line[:1].isdigit()]
+    words = [r for r in rows if "-" not in r[0]]
+    assert all(r[3] != "_" for r in words) and all(r[3] == "_" for r in rows if "-" in r[0])
+    assert rebuild_text(conllu_blocks(chained.stdout.splitlines())) == raw
+    tagged = invoke("tag", "--model", french, "--model", sample_tagger, "--output-format", "tagged", "--threads", "1",
+                    stdin=raw.encode())
+    assert tagged.exit_code == 0 and tagged.stdout.splitlines()[0].startswith("Le/")
+
+
+def test_bad_uses_are_one_line_errors(french, sample_tagger, tmp_path):
+    assert_one_line_error(invoke("tag", "--model", sample_tagger, "--model", french, stdin=b"a b\n"), "give its model first")
+    assert_one_line_error(invoke("tag", "--model", french, stdin=b"ok\n\xff\n"), "<stdin>:2:", "not UTF-8")
+    assert_one_line_error(invoke("tag", "--model", french, "--format", "conllu", stdin=b"a\n"), "reads raw text")
+    assert_one_line_error(invoke("tag", "--model", french, "--output-format", "tagged", stdin=b"a\n"), "tokenizer alone")
+    assert_one_line_error(invoke("train", "--task", "tokenize", "--train", DATA / "sample.txt", "--out", tmp_path / "m"),
+                          "learns from CoNLL-U")
+    assert_one_line_error(invoke("train", "--task", "tokenize", "--column", "upos", "--train", DATA / "tokenize-fr.conllu",
+                                 "--out", tmp_path / "m"), "learns no column")
+    with pytest.raises(TaggerError, match="reads raw text"):
+        tagger.load(str(french)).tag([["a", "b"]])
+    assert_one_line_error(invoke("evaluate", "--model", french, DATA / "tokenize-fr.conllu"), "--gold GOLD --pred PRED")
+
+
+def test_empty_input_gives_empty_output(french):
+    done = invoke("tag", "--model", french, stdin=b"")
+    assert done.exit_code == 0 and done.stdout == ""
+    done = invoke("tag", "--model", french, "--output-format", "jsonl", stdin=b"  \n\n Il dort.")
+    assert done.exit_code == 0 and json.loads(done.stdout) == {"text": "Il dort.", "words": ["Il", "dort", "."]}
+
+
+@pytest.mark.slow
+def test_real_boundaries_are_learned_from_ewt(tmp_path, one_thread):
+    """A small model, four epochs on 1,500 EWT sentences (12 s): far above splitting at white space
+    (tokens F1 81.9 on these 300 dev sentences), and above ending a sentence at every token that
+    ends in . ! or ? and at every blank line (sentences F1 80.5; the model: 83.2)."""
+    if not (EWT / "en_ewt-ud-train.conllu").exists():
+        pytest.skip("needs ../shared/data")
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 1500), encoding="utf-8")
+    dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 300), encoding="utf-8")
+    done = invoke("train", "--task", "tokenize", "--train", train, "--dev", dev, "--out", tmp_path / "ewt.tok",
+                  "--max-epochs", "4", "--threads", "1", "--quiet", "--json", "--set", "lr=0.01", "--batch-size", "16",
+                  "--set", "hidden=32")
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    _, meta = model_file.load(tmp_path / "ewt.tok")
+    parts = meta["history"][-1]["parts"]
+    assert parts["tokens"] > 0.98 and parts["sentences"] > 0.81 and parts["multiword"] > 0.8, parts
+
+
+@pytest.mark.slow
+def test_task_pipeline_gains_a_tokenizer_stage_from_conllu_with_text(tmp_path, one_thread):
+    """``--task pipeline`` on CoNLL-U with ``# text``: tokenizer, tagger and parser in one file,
+    which reads raw text; CoNLL-U input keeps its own tokens (the tokenizer is passed over), and
+    ``--no-tokenizer`` leaves it out."""
+    from tagger.pipeline import Pipeline
+
+    if not (EWT / "en_ewt-ud-train.conllu").exists():
+        pytest.skip("needs ../shared/data")
+    train = tmp_path / "train.conllu"
+    train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 40), encoding="utf-8")
+    common = ["--task", "pipeline", "--train", train, "--dev", train, "--jackknife", "2", "--pos-set", "max_epochs=1",
+              "--pos-set", "layers=1", "--pos-set", "hidden=16", "--max-epochs", "1", "--set", "hidden=16",
+              "--set", "precompute=50", "--threads", "1", "--quiet", "--json"]
+    done = invoke("train", *common, "--out", tmp_path / "en.model")
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    assert len(json.loads(done.stdout)["stages"]) == 3
+    model, meta = model_file.load(tmp_path / "en.model")
+    assert isinstance(model, Pipeline) and model.stages[0].name == "tokenizer" and meta["tokenizer"]
+    raw = "I saw it. It was big.\n"
+    tagged = invoke("tag", "--model", tmp_path / "en.model", stdin=raw.encode())
+    assert tagged.exit_code == 0, tagged.stderr
+    assert rebuild_text(conllu_blocks(tagged.stdout.splitlines())) == raw
+    rows = [line.split("\t") for line in tagged.stdout.splitlines() if line[:1].isdigit()]
+    assert rows and all(r[3] != "_" and r[6] != "_" for r in rows if "-" not in r[0])
+    given = invoke("tag", "--model", tmp_path / "en.model", DATA / "sample.conllu")
+    assert given.exit_code == 0, given.stderr
+    assert [s.words for s in formats.read(_bytes(given.stdout), "conllu")] == \
+        [s.words for s in formats.read(str(DATA / "sample.conllu"), "conllu")]
+    scored = invoke("evaluate", "--model", tmp_path / "en.model", DATA / "sample.conllu", "--json")
+    assert scored.exit_code == 0, scored.stderr
+    done = invoke("train", *common, "--no-tokenizer", "--out", tmp_path / "plain.model")
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    assert not model_file.load(tmp_path / "plain.model")[0].reads_raw_text
+
+
+def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path):
+    from tagger.tokenization import runtime
+    from tagger.tokenization.labels import normalise
+
+    torch_model, _ = model_file.load(french)
+    fast = runtime.load(french)
+    text = normalise(_raw_text(DATA / "tokenize-fr.conllu") + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
+    assert fast is not None and fast.label(text) == torch_model.label(text)
+    assert runtime.load(DATA / "sample.conllu") is None  # not a model file: the torch path says why
+
+
+def test_a_tokenizer_alone_switches_to_torch_with_the_same_output(french, tmp_path):
+    from tagger.tokenization import runtime
+
+    raw = (_raw_text(DATA / "tokenize-fr.conllu") + "\n\n") * 3
+    (tmp_path / "in.txt").write_text(raw, encoding="utf-8")
+    counts = runtime.tag_file(str(french), [str(tmp_path / "in.txt")], str(tmp_path / "numpy.conllu"))
+    switched = runtime.tag_file(str(french), [str(tmp_path / "in.txt")], str(tmp_path / "switched.conllu"),
+                                switch_after=10)
+    assert counts == switched and counts["sentences"] == 24
+    assert (tmp_path / "numpy.conllu").read_text() == (tmp_path / "switched.conllu").read_text()
+    assert runtime.tag_file(str(french), [str(DATA / "sample.conllu")], str(tmp_path / "x")) is None  # tokenised input
+
+
+def test_the_plain_reader_refuses_code_in_a_model_file(tmp_path):
+    import os
+    import pickle
+    import zipfile
+
+    from tagger.tokenization import runtime
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("true",))
+
+    with zipfile.ZipFile(tmp_path / "evil.model", "w") as archive:
+        archive.writestr("archive/data.pkl", pickle.dumps({"name": "tokenizer", "x": Evil()}, protocol=2))
+    assert runtime.read_archive(tmp_path / "evil.model") is None
