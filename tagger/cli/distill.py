@@ -23,7 +23,7 @@ from tagger.training.trainer import Interrupted, RunOptions
 @click.option("--train", "train_path", required=True, help="Training data (with the gold column): a file or a folder of files.")
 @click.option("--dev", "dev_path", help="Development data (gold), for model selection and lr halving. Default: every "
               "20th sentence of --train (5%, at least one) is held out as dev and not trained on.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the student's model file.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the student's model file (missing parent folders are created).")
 @click.option("--format", "-f", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6.")
 @click.option("--preset", default=DEFAULT_PRESET, show_default=True, help="The student's named configuration.")
