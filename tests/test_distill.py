@@ -124,10 +124,11 @@ def test_the_soft_loss_is_the_cross_entropy_to_the_soft_targets(teachers):
     # gold_weight mixes w × gold + (1 − w) × soft: here both are the same
     assert loss(SoftTargets(onehot.ids, onehot.probs, gold_weight=0.3)) == pytest.approx(expected, rel=1e-5)
     # a uniform target over two labels: the mean of their negative log-probabilities
-    two = SoftTargets(torch.stack([gold.clamp(min=0), torch.ones_like(gold)], -1), (gold >= 0).float().unsqueeze(-1).expand(-1, -1, 2) / 2)
-    log_probs = scores.log_softmax(-1)
     mask = gold >= 0
-    expected3 = -(log_probs.gather(-1, gold.clamp(min=0).unsqueeze(-1)).squeeze(-1) + log_probs[..., 1])[mask].sum() / 2 / mask.sum()
+    two = SoftTargets(torch.stack([gold.clamp(min=0), torch.ones_like(gold)], -1), mask.float().unsqueeze(-1).expand(-1, -1, 2) / 2)
+    log_probs = scores.log_softmax(-1)
+    both = log_probs.gather(-1, gold.clamp(min=0).unsqueeze(-1)).squeeze(-1) + log_probs[..., 1]  # [B, T]
+    expected3 = -both[mask].sum() / 2 / mask.sum()
     assert loss(two) == pytest.approx(float(expected3), rel=1e-5)
 
 

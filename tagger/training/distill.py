@@ -39,7 +39,7 @@ from tagger.errors import TaggerError
 from tagger.evaluation.metrics import TagMetric
 from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
-from tagger.training.run import DataSpec, TrainReporter, TrainRequest, check_columns, configs, read_data
+from tagger.training.run import Data, DataSpec, TrainReporter, TrainRequest, check_columns, configs, read_data
 from tagger.training.trainer import RunOptions, TrainState, fit
 
 #: The student's preset when none is given.
@@ -269,8 +269,8 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     distilled_from = [{"model": name, "dev_score": score, "own_dev_score": meta.get("dev_score")}
                       for name, score, meta in zip(names, teacher_dev, teachers.metas)]
     note = (f"soft targets of {len(names)} teachers on {len(data.train)} sentences in {soft_seconds}s "
-                  f"(top {table.ids.shape[1]} labels keep {100 * table.kept:.2f}% of the mass); teachers' dev accuracy "
-                  f"{', '.join(f'{100 * s:.2f}' for s in teacher_dev)}, averaged {100 * ensemble_dev:.2f}")
+            f"(top {table.ids.shape[1]} labels keep {100 * table.kept:.2f}% of the mass); teachers' dev accuracy "
+            f"{', '.join(f'{100 * s:.2f}' for s in teacher_dev)}, averaged {100 * ensemble_dev:.2f}")
     reporter.note(note)
     del teachers  # the student trains without them
     model.to(options.device)
@@ -299,9 +299,25 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter, collate=collate)
     if not Path(request.out).exists():
         raise TaggerError("training ended before any model was saved", request.out)
+    summary = _summary(request, cls.name, task, state, data)
+    summary.update({
+        "notes": [note],
+        "teachers": [{"model": name, "dev": 100.0 * score} for name, score in zip(names, teacher_dev)],
+        "ensemble_dev": 100.0 * ensemble_dev,
+        "soft_target_seconds": soft_seconds,
+        "temperature": request.temperature,
+        "gold_weight": request.gold_weight,
+        "top_k": table.ids.shape[1],
+        "kept_mass": 100.0 * table.kept,
+    })
+    return summary
+
+
+def _summary(request: DistillRequest, name: str, task: str, state: TrainState, data: Data) -> dict[str, Any]:
+    """What ``tagger train`` sums a run up with (scores in percent)."""
     return {
         "model": request.out,
-        "name": cls.name,
+        "name": name,
         "task": task,
         "best_dev": 100.0 * state.best_score,
         "dev_metric": state.metric_name,
@@ -314,12 +330,5 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
         "dev_sentences": len(data.dev),
         "dev_held_out": data.held_out,
         "processes": 1,
-        "notes": [note],
-        "teachers": [{"model": name, "dev": 100.0 * score} for name, score in zip(names, teacher_dev)],
-        "ensemble_dev": 100.0 * ensemble_dev,
-        "soft_target_seconds": soft_seconds,
-        "temperature": request.temperature,
-        "gold_weight": request.gold_weight,
-        "top_k": table.ids.shape[1],
-        "kept_mass": 100.0 * table.kept,
+        "notes": [],
     }

@@ -296,7 +296,8 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         return vocabs
 
     @classmethod
-    def vocabs_with_labels(cls, config: TaggerConfig, vocabs: dict[str, list[str]], labels: Sequence[str]) -> dict[str, list[str]]:
+    def vocabs_with_labels(cls, config: TaggerConfig, vocabs: dict[str, list[str]],
+                           labels: Sequence[str]) -> dict[str, list[str]]:
         """``vocabs`` with ``labels`` missing from the first column's tags appended (after RARE,
         if any: a training tag that is one of them is then learned as itself, not as RARE)."""
         known = set(vocabs["tags"])
