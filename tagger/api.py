@@ -395,6 +395,36 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
     return run_train(request, _QuietReporter(on_epoch), _warn)
 
 
+def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike | Sequence[str | os.PathLike],
+            out: str | os.PathLike, dev: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+            format: str = "auto", columns: str | None = None, preset: str | None = None, config_file: str | None = None,
+            settings: Mapping[str, Any] | None = None, temperature: float = 1.0, gold_weight: float | None = None,
+            top_k: int | None = None, max_epochs: int | None = None, batch_size: int | None = None,
+            patience: int | None = None, max_minutes: float | None = None, max_sentences: int | None = None,
+            seed: int = 1, device: str = "auto", threads: int | None = None,
+            on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """``tagger distill``: train a student tagger (``preset``, default ``small``) on the averaged
+    distributions of the trained taggers ``teachers`` over ``train``, keep its best epoch on gold
+    ``dev`` and write it to ``out``. Returns the summary ``tagger distill --json`` prints."""
+    from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_TOP_K, DistillRequest, distill as run_distill
+    from tagger.training.run import DataSpec
+    from tagger.training.trainer import RunOptions
+
+    if isinstance(teachers, (str, os.PathLike)):
+        raise TaggerError("teachers takes a list of model files, not one path")
+    set_threads(threads)
+    request = DistillRequest(
+        teachers=tuple(os.fspath(t) for t in teachers), train=DataSpec(_data_source(train), format, columns, max_sentences),
+        dev=DataSpec(_data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
+        preset=preset, config_file=config_file, overrides=tuple(_settings(settings)), max_epochs=max_epochs,
+        batch_size=batch_size, patience=patience, temperature=temperature,
+        gold_weight=DEFAULT_GOLD_WEIGHT if gold_weight is None else gold_weight,
+        top_k=DEFAULT_TOP_K if top_k is None else top_k,
+        options=RunOptions(seed=seed, device=device, max_minutes=max_minutes),
+    )
+    return run_distill(request, _QuietReporter(on_epoch), _warn)
+
+
 class BatchTagger:
     """A callable class for a distributed engine's map over batches of text lines (Ray Data
     ``map_batches``, or any engine that hands a batch as a mapping of column -> values): the

@@ -33,6 +33,14 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
             jackknife[key] = {column: 100.0 * value for column, value in jackknife.get(key, {}).items()}
         jackknife["fold_accuracies"] = [100.0 * value for value in jackknife.get("fold_accuracies", [])]
         shown["jackknife"] = jackknife
+    if isinstance(shown.get("distilled_from"), list):  # a distilled tagger's teachers (tagger distill)
+        percent = lambda v: 100.0 * v if isinstance(v, (int, float)) else v  # noqa: E731
+        shown["distilled_from"] = [{**t, "dev_score": percent(t.get("dev_score")),
+                                    "own_dev_score": percent(t.get("own_dev_score"))} for t in shown["distilled_from"]]
+        distillation = dict(shown.get("distillation") or {})
+        for key in ("teachers_dev_score", "kept_mass"):
+            distillation[key] = percent(distillation.get(key))
+        shown["distillation"] = distillation
     history = []
     for record in meta.get("history", []):
         record = dict(record)
@@ -63,6 +71,18 @@ def jackknife_text(entry: dict[str, Any]) -> str:
                        if column in entry.get("train_accuracy", {}) and column in entry.get("dev_accuracy", {}))
     return (f"{entry.get('folds')} folds, taggers {settings}; {scores}; "
             f"{entry.get('tagger_seconds', 0):.0f} s of tagger training; in {entry.get('work_dir')}")
+
+
+def distilled_text(teachers: list[dict[str, Any]]) -> str:
+    """A distilled tagger's ``distilled_from`` meta (scores in percent) in a line."""
+    return "; ".join(f"{t.get('model')} (dev {t.get('dev_score', 0):.2f} %)" for t in teachers)
+
+
+def distillation_text(entry: dict[str, Any]) -> str:
+    """A distilled tagger's ``distillation`` meta (scores in percent) in a line."""
+    return (f"teachers' averaged distribution {entry.get('teachers_dev_score', 0):.2f} % on dev; temperature "
+            f"{entry.get('temperature')}, gold weight {entry.get('gold_weight')}, top {entry.get('top_k')} labels "
+            f"({entry.get('kept_mass', 0):.2f} % of the mass)")
 
 
 def output_columns(config: dict[str, Any], meta: dict[str, Any]) -> list[str] | None:
@@ -155,7 +175,9 @@ def _print(console: Any, info: dict[str, Any], title: str) -> None:
     if info["columns"]:
         table.add_row("columns", ", ".join(info["columns"]))
     for key, value in info["meta"].items():
-        shown = f"{value:.2f} %" if key == "dev_score" else jackknife_text(value) if key == "jackknife" else str(value)
+        shown = (f"{value:.2f} %" if key == "dev_score" else jackknife_text(value) if key == "jackknife" else
+                 distilled_text(value) if key == "distilled_from" else distillation_text(value) if key == "distillation"
+                 else str(value))
         table.add_row(key, shown)
     table.add_row("vocabularies", vocabularies_line(info["vocab_sizes"]))
     table.add_section()

@@ -19,6 +19,7 @@ from tagger.errors import TaggerError
 #: Command name -> module; imported only when the command runs (torch loads only where needed).
 COMMANDS = {
     "train": "tagger.cli.train",
+    "distill": "tagger.cli.distill",
     "evaluate": "tagger.cli.evaluate",
     "tag": "tagger.cli.tag",
     "convert": "tagger.cli.convert",
@@ -28,6 +29,7 @@ COMMANDS = {
 }
 SUMMARIES = {
     "train": "Train a tagger or parser; keep the best model on --dev.",
+    "distill": "Train a (smaller) tagger on trained taggers' averaged distributions.",
     "evaluate": "Score a model on data, or a predicted file against gold.",
     "tag": "Tag or parse text: stdin or files in, stdout out, streaming.",
     "convert": "Convert a corpus between formats.",

@@ -2,7 +2,7 @@
 
 Every model family (``tagger/models/FAMILY/``) is a ``torch.nn.Module`` subclass that implements
 :class:`Model`; nothing outside the family looks inside it. What a family can or cannot do is
-declared as plain class attributes (``gives_distribution``, ``can_bootstrap``,
+declared as plain class attributes (``gives_distribution``, ``can_distill``, ``can_bootstrap``,
 ``can_lower_precision``, ``has_beam``, ``has_attention``), read by the callers instead of probing
 for methods; a family without a
 capability still has the method, which raises :class:`tagger.errors.TaggerError`.
@@ -13,6 +13,7 @@ Shapes: ``B`` sentences in a batch, ``T`` the longest of them in words, ``C`` ou
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Protocol, Sequence, runtime_checkable
 
 import torch
@@ -33,6 +34,24 @@ class Batch(Protocol):
     def n_tokens(self) -> int: ...
 
 
+@dataclass
+class SoftTargets:
+    """Soft targets of a batch for knowledge distillation (:meth:`Model.with_soft_targets`):
+    per token the ``K`` most probable labels of the first column under the teachers' averaged
+    distribution (at ``temperature``), renormalised. The loss is ``gold_weight`` × the gold
+    cross-entropy + (1 − ``gold_weight``) × ``temperature``² × the cross-entropy of the model's
+    distribution at ``temperature`` to these targets."""
+
+    ids: torch.Tensor  # [B, T, K] label ids in the model's first column (distribution_labels), 0 at padding
+    probs: torch.Tensor  # [B, T, K] their probabilities, summing to 1 per token; 0 at padding
+    temperature: float = 1.0
+    gold_weight: float = 0.0
+
+    def to(self, device: torch.device, non_blocking: bool = False) -> "SoftTargets":
+        return SoftTargets(self.ids.to(device, non_blocking=non_blocking), self.probs.to(device, non_blocking=non_blocking),
+                           self.temperature, self.gold_weight)
+
+
 @runtime_checkable
 class Model(Protocol):
     """A trainable tagger or parser (see the module docstring)."""
@@ -45,6 +64,7 @@ class Model(Protocol):
     default_preset: ClassVar[str]
     training_defaults: ClassVar[dict[str, Any]]  #: TrainingConfig values under every preset of the family
     gives_distribution: ClassVar[bool]  #: :meth:`distribution` gives per-token tag probabilities
+    can_distill: ClassVar[bool]  #: :meth:`loss` learns from :meth:`with_soft_targets`' teacher distributions
     can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
     can_take_encoder: ClassVar[bool]  #: :meth:`with_encoder` builds it around a trained tagger's encoder
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
@@ -88,6 +108,13 @@ class Model(Protocol):
         ...
 
     @classmethod
+    def vocabs_with_labels(cls, config: Any, vocabs: dict[str, list[str]], labels: Sequence[str]) -> dict[str, list[str]]:
+        """``vocabs`` (:meth:`vocabs_from`) with every one of ``labels`` among the first column's
+        (:attr:`distribution_labels`), those missing added: a distilled model covers its
+        teachers' labels. TaggerError where ``can_distill`` is False."""
+        ...
+
+    @classmethod
     def training_meta(cls, config: Any, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
         """Facts about the training sentences for the model file's meta, and notes to show
         before training (e.g. trees the parser will skip)."""
@@ -127,7 +154,14 @@ class Model(Protocol):
         ...
 
     def loss(self, scores: torch.Tensor, batch: Any) -> torch.Tensor:
-        """The scalar training loss of ``scores`` (from :meth:`forward`) against the batch's gold."""
+        """The scalar training loss of ``scores`` (from :meth:`forward`) against the batch's gold,
+        and against its :class:`SoftTargets` where it carries some (:meth:`with_soft_targets`)."""
+        ...
+
+    def with_soft_targets(self, batch: Any, soft: SoftTargets) -> Batch:
+        """``batch`` (from :meth:`collate`, with gold) carrying ``soft``, which :meth:`loss` then
+        learns the first column from (knowledge distillation, :mod:`tagger.training.distill`).
+        TaggerError where ``can_distill`` is False."""
         ...
 
     def decode(self, batch: Any) -> list:
@@ -196,6 +230,21 @@ class Model(Protocol):
     def to(self, device: torch.device | str) -> Any: ...
     def train(self, mode: bool = True) -> Any: ...
     def eval(self) -> Any: ...
+
+
+class NoDistillation:
+    """The distillation part of :class:`Model` for families that cannot learn from soft targets
+    (``can_distill`` False)."""
+
+    can_distill = False
+    name: ClassVar[str]
+
+    @classmethod
+    def vocabs_with_labels(cls, config: Any, vocabs: dict[str, list[str]], labels: Sequence[str]) -> dict[str, list[str]]:
+        raise TaggerError(f"the {cls.name} model cannot be distilled (distillation trains taggers)")
+
+    def with_soft_targets(self, batch: Any, soft: SoftTargets) -> Batch:
+        raise TaggerError(f"the {self.name} model cannot be distilled (distillation trains taggers)")
 
 
 class GreedyDecoding:

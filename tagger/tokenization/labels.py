@@ -163,7 +163,7 @@ def labelled_text(sentences: Iterable[TextSentence]) -> LabelledText:
     parts: list[str] = []
     labels: list[int] = []
     expansions: dict[int, tuple[str, list[str]]] = {}
-    size, rebuilt, first = 0, 0, True
+    size, rebuilt, first, previous_space = 0, 0, True, True
 
     def add(piece: str, label_of_last: int = INSIDE) -> None:
         nonlocal size

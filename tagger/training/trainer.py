@@ -159,6 +159,7 @@ def fit(
     reporter: Reporter,
     net: torch.nn.Module | None = None,
     shard: tuple[int, int] = (0, 1),
+    collate: Callable[[Sequence[Sentence]], Any] | None = None,
 ) -> TrainState:
     """Train ``model`` on ``train``, keep the best on ``dev`` through ``save_best(meta)``.
 
@@ -166,8 +167,11 @@ def fit(
     from ``options``. ``net`` is what the forward pass goes through (a DistributedDataParallel
     wrapper, or the model itself); ``shard = (rank, world)`` gives each process its share of every
     epoch's batches (see :mod:`tagger.training.distributed`); only rank 0 writes files.
+    ``collate`` makes a training batch of sentences of ``train`` (default ``model.collate``; a
+    distillation adds the teachers' soft targets, :mod:`tagger.training.distill`).
     """
     net, device, (rank, world) = net or model, torch.device(options.device), shard
+    collate = collate or model.collate
     optimizer = make_optimizer(model.parameters(), config)
     average = averager(model, config.average)
     checkpoints = Checkpoints(options.checkpoint_dir, options.checkpoint_minutes, model, optimizer, average,
@@ -183,7 +187,7 @@ def fit(
             reporter.epoch_start(state.epoch, len(batches))
             model.train()
             while state.batch < len(batches):
-                batch = model.collate([train[i] for i in batches[state.batch]]).to(device)
+                batch = collate([train[i] for i in batches[state.batch]]).to(device)
                 loss = update(model, net, optimizer, batch, config.clip)
                 state.steps += 1
                 average.update(state.steps)

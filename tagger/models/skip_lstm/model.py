@@ -8,13 +8,14 @@ others); a ``feats`` column after the first may instead have one head per featur
 (``feats_mode=feature``, vocabularies ``feats:NAME``: a "none" value, then the values seen),
 whose predictions are joined back into a bundle sorted by feature name. ``aux_column`` is one
 more head that is learned and never output. The loss is the sum of the heads' cross-entropies
-(``aux_weight`` times the auxiliary head's).
+(``aux_weight`` times the auxiliary head's); a batch with soft targets (distillation,
+:class:`~tagger.models.base.SoftTargets`) learns the first column from them, mixed with its gold.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from itertools import accumulate
 from typing import Any, Sequence
 
@@ -26,7 +27,7 @@ from tagger.corpus.records import UNDERSCORE_VALUE_COLUMNS, Sentence
 from tagger.corpus.vocab import PAD, Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import ColumnsMetric, TagMetric
-from tagger.models.base import GreedyDecoding, check_vector_size
+from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.models.skip_lstm.config import TaggerConfig
@@ -111,9 +112,10 @@ class TaggerBatch:
     spelled: torch.Tensor | None = None  # [U+1, L] char ids of <w> word </w>, 0-padded; None without a CNN
     forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
     more_tags: torch.Tensor | None = None  # [H-1, B, T] gold ids of the other heads, in order, -100 at padding
+    soft: SoftTargets | None = None  # the first column's teacher distributions (distillation); None: gold only
 
     def to(self, device: torch.device) -> "TaggerBatch":
-        move = lambda t: t.to(device, non_blocking=True) if isinstance(t, torch.Tensor) else t  # noqa: E731
+        move = lambda t: t.to(device, non_blocking=True) if isinstance(t, (torch.Tensor, SoftTargets)) else t  # noqa: E731
         return TaggerBatch(*(move(getattr(self, f.name)) for f in fields(self)))
 
     @property
@@ -136,6 +138,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     # capabilities (tagger.models.base.Model)
     reads_raw_text = False  # it reads sentences from a format reader
     gives_distribution = True
+    can_distill = True  # loss learns the first column from SoftTargets (tagger.training.distill)
     can_bootstrap = False
     can_take_encoder = False
     can_lower_precision = True
@@ -298,6 +301,14 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
             vocabs["aux_tags"] = Vocab.build(aux, specials=(PAD,)).to_list()
         return vocabs
 
+    @classmethod
+    def vocabs_with_labels(cls, config: TaggerConfig, vocabs: dict[str, list[str]],
+                           labels: Sequence[str]) -> dict[str, list[str]]:
+        """``vocabs`` with ``labels`` missing from the first column's tags appended (after RARE,
+        if any: a training tag that is one of them is then learned as itself, not as RARE)."""
+        known = set(vocabs["tags"])
+        return {**vocabs, "tags": vocabs["tags"] + [label for label in labels if label not in known]}
+
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> TaggerBatch:
         """Number and pad ``sentences``, featurising each distinct word once; gold tags only when ``with_gold``."""
         lengths = [len(s) for s in sentences]
@@ -382,15 +393,35 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
         """The sum over the heads of each one's mean cross-entropy over the batch's tokens (the
-        auxiliary column's times ``aux_weight``): ``scores`` from :meth:`forward`."""
+        auxiliary column's times ``aux_weight``): ``scores`` from :meth:`forward`. With
+        ``batch.soft`` the first column's part is ``gold_weight`` × its gold cross-entropy +
+        (1 − ``gold_weight``) × :meth:`soft_loss`."""
         smoothing = self.config.label_smoothing
         loss = F.cross_entropy(scores[..., : self.n_tags].flatten(0, 1), batch.tags.flatten(), ignore_index=-100, label_smoothing=smoothing)
+        if batch.soft is not None:
+            weight = batch.soft.gold_weight
+            soft = (1.0 - weight) * self.soft_loss(scores[..., : self.n_tags], batch.soft, batch.lengths)
+            loss = soft + weight * loss if weight else soft
         if batch.more_tags is not None:
             for head, gold in zip(self.heads[1:], batch.more_tags):
                 part = F.cross_entropy(scores[..., head.start : head.stop].flatten(0, 1), gold.flatten(), ignore_index=-100,
                                        label_smoothing=smoothing)
                 loss = loss + (part if head.weight == 1.0 else head.weight * part)
         return loss
+
+    @staticmethod
+    def soft_loss(scores: torch.Tensor, soft: SoftTargets, lengths: torch.Tensor) -> torch.Tensor:
+        """Temperature² × the mean over the tokens of the cross-entropy of the first column's
+        distribution at the temperature, ``softmax(scores / temperature)``, to ``soft``'s targets
+        (Hinton et al. 2015): ``scores`` [B, T, n_tags], ``lengths`` [B]."""
+        t = soft.temperature
+        log_probs = (scores / t if t != 1.0 else scores).log_softmax(-1)  # [B, T, n_tags]
+        per_token = -(soft.probs * log_probs.gather(-1, soft.ids)).sum(-1)  # [B, T], 0 at padding
+        return per_token.sum() * (t * t) / lengths.sum().clamp(min=1)
+
+    def with_soft_targets(self, batch: TaggerBatch, soft: SoftTargets) -> TaggerBatch:
+        """``batch`` carrying the first column's soft targets (``soft.ids`` index :attr:`tag_vocab`)."""
+        return replace(batch, soft=soft)
 
     @torch.no_grad()
     def distribution(self, batch: TaggerBatch) -> torch.Tensor:

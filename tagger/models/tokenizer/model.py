@@ -33,7 +33,7 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, UNK, Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import BoundaryMetric
-from tagger.models.base import GreedyDecoding
+from tagger.models.base import GreedyDecoding, NoDistillation
 from tagger.models.tokenizer.config import TokenizerConfig
 from tagger.models.tokenizer.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
@@ -72,7 +72,7 @@ class TokenizerBatch:
         return int((self.labels != -100).sum())
 
 
-class Tokenizer(GreedyDecoding, nn.Module):
+class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
     """Character and category embeddings → bidirectional LSTM → a softmax over the five labels."""
 
     name = "tokenizer"

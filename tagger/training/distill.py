@@ -1,0 +1,334 @@
+"""Knowledge distillation: a (smaller) tagger trained on the averaged distributions of trained taggers.
+
+``tagger distill --teacher A.tagger --teacher B.tagger --preset small --train T --dev D --out S.tagger``
+(:func:`distill`): the teachers must be taggers of the same one column with the same label set
+(their labels are matched by name, so their order may differ); a tagger of several columns is
+refused, as its :meth:`~tagger.models.base.Model.distribution` covers its first column only.
+Before training, every training sentence is tagged once by every teacher (batched, without
+gradients): each teacher's distribution at ``temperature`` (``p^(1/T)`` renormalised, which
+is ``softmax(scores / T)``) is averaged over the teachers, and of each token only the
+``top_k`` most probable labels are kept, renormalised (:class:`SoftTable`: ``8 × (4 + 4)``
+bytes a token at ``top_k`` 8, 64 MB for a million tokens, whatever the size of the tag set).
+
+The student (any preset or config of the teachers' family, ``small`` by default) covers every
+teacher label and trains through the one training loop (:func:`tagger.training.trainer.fit`),
+whose ``collate`` here adds each batch's soft targets (:class:`DistillCollate`,
+:meth:`~tagger.models.base.Model.with_soft_targets`); its loss is ``gold_weight`` × the gold
+cross-entropy + (1 − ``gold_weight``) × T² × the cross-entropy to the soft targets
+(:class:`~tagger.models.base.SoftTargets`). Dev scoring, lr halving and early stopping are the
+student's own accuracy on gold dev, as in ``tagger train``. The student is an ordinary model
+file whose meta names its teachers (``distilled_from``, each with its accuracy on this dev)
+and the ensemble's dev accuracy (``distillation``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+
+from tagger import model_file
+from tagger.corpus.batching import token_batches
+from tagger.corpus.records import Sentence
+from tagger.devices import resolve_device
+from tagger.errors import TaggerError
+from tagger.evaluation.metrics import TagMetric
+from tagger.models.base import SoftTargets
+from tagger.tasks import TASKS
+from tagger.training.run import Data, DataSpec, TrainReporter, TrainRequest, check_columns, configs, read_data
+from tagger.training.trainer import RunOptions, TrainState, fit
+
+#: The student's preset when none is given.
+DEFAULT_PRESET = "small"
+#: The gold cross-entropy's share of the loss when not given (the rest is the teachers').
+DEFAULT_GOLD_WEIGHT = 0.5
+#: Labels kept per token of the teachers' averaged distribution.
+DEFAULT_TOP_K = 8
+
+
+@dataclass
+class DistillRequest:
+    """What :func:`distill` trains: the student's data, config (as ``tagger train`` takes them)
+    and output, its teachers (model files) and how it learns from them."""
+
+    teachers: tuple[str, ...]
+    train: DataSpec
+    dev: DataSpec | None  # None: every 20th training sentence held out (tagger.training.run.hold_out)
+    out: str
+    preset: str | None = None  # None: DEFAULT_PRESET
+    config_file: str | None = None
+    overrides: tuple[str, ...] = ()  # "key=value" (--set)
+    max_epochs: int | None = None
+    batch_size: int | None = None
+    patience: int | None = None
+    temperature: float = 1.0
+    gold_weight: float = DEFAULT_GOLD_WEIGHT
+    top_k: int = DEFAULT_TOP_K
+    options: RunOptions = field(default_factory=RunOptions)
+
+    def __post_init__(self) -> None:
+        if not self.teachers:
+            raise TaggerError("distillation needs at least one teacher (--teacher MODEL)")
+        if not self.temperature > 0:
+            raise TaggerError(f"--temperature must be positive, not {self.temperature}")
+        if not 0.0 <= self.gold_weight < 1.0:
+            raise TaggerError(f"--gold-weight must be in [0, 1) (1 would ignore the teachers), not {self.gold_weight}")
+        if self.top_k < 1:
+            raise TaggerError(f"--top-k must be at least 1, not {self.top_k}")
+
+
+@dataclass
+class Teachers:
+    """The loaded teachers (eval mode), their paths and metas, the one column they predict and
+    their common label set (the first teacher's :attr:`distribution_labels` order)."""
+
+    models: list[Any]
+    paths: list[str]
+    metas: list[dict[str, Any]]
+    column: str
+    labels: list[str]
+
+
+def load_teachers(paths: Sequence[str], device: str | torch.device = "cpu") -> Teachers:
+    """The teachers in ``paths``; a one-line error for one that is no tagger giving a
+    distribution, predicts several columns, or another column or label set than the first."""
+    models, metas = [], []
+    for path in paths:
+        model, meta = model_file.load(path, device)
+        if model.kind != "tagger" or not model.gives_distribution or not model.can_distill:
+            raise TaggerError(f"a teacher must be a tagger giving tag distributions, this is a {model.name} model", path)
+        if len(model.output_columns) != 1:
+            raise TaggerError(f"this teacher predicts several columns ({','.join(model.output_columns)}): distillation "
+                              f"learns one column; distil from taggers of one column", path)
+        if models:
+            first, column = paths[0], models[0].output_columns[0]
+            if model.output_columns[0] != column:
+                raise TaggerError(f"this teacher predicts {model.output_columns[0]}, the first ({first}) {column}: "
+                                  f"teachers must predict the same column", path)
+            if type(model) is not type(models[0]):
+                raise TaggerError(f"this teacher is a {model.name} model, the first ({first}) a {models[0].name}", path)
+            ours, theirs = set(model.distribution_labels), set(models[0].distribution_labels)
+            if ours != theirs:
+                extra, missing = sorted(ours - theirs)[:5], sorted(theirs - ours)[:5]
+                what = "; ".join(part for part in (f"only it has {', '.join(extra)}" if extra else "",
+                                                   f"it lacks {', '.join(missing)}" if missing else "") if part)
+                raise TaggerError(f"this teacher's {column} labels differ from the first's ({first}): {what}; "
+                                  f"teachers must have the same label set", path)
+        models.append(model)
+        metas.append(meta)
+    return Teachers(models, [os.fspath(p) for p in paths], metas, models[0].output_columns[0],
+                    list(models[0].distribution_labels))
+
+
+def teacher_distributions(teachers: Teachers, sentences: Sequence[Sentence], label_ids: dict[str, int], classes: int,
+                          temperature: float = 1.0, max_tokens: int = 8192) -> Iterator[tuple[list[int], torch.Tensor]]:
+    """Per batch of non-empty ``sentences`` (grouped by length): their indices and every
+    teacher's distribution at ``temperature`` over ``classes`` labels numbered as ``label_ids``
+    says, ``[M, B, T, classes]`` (M teachers; 0 at padding), on the teachers' device."""
+    device = next(teachers.models[0].parameters()).device
+    maps = [torch.tensor([label_ids[label] for label in model.distribution_labels], device=device)
+            for model in teachers.models]
+    nonempty = [i for i, s in enumerate(sentences) if len(s)]
+    with torch.inference_mode():
+        for group in token_batches([len(sentences[i]) for i in nonempty], max_tokens):
+            ids = [nonempty[j] for j in group]
+            chosen = [sentences[i] for i in ids]
+            lengths = torch.tensor([len(s) for s in chosen], device=device)
+            steps = int(lengths.max())
+            mask = (torch.arange(steps, device=device)[None, :] < lengths[:, None]).unsqueeze(-1)  # [B, T, 1]
+            out = torch.zeros(len(teachers.models), len(ids), steps, classes, device=device)
+            for m, (model, where) in enumerate(zip(teachers.models, maps)):
+                probs = model.distribution(model.collate(chosen, with_gold=False).to(device))  # [B, T, C_m]
+                if temperature != 1.0:
+                    probs = probs.pow(1.0 / temperature)
+                    probs = probs / probs.sum(-1, keepdim=True).clamp(min=1e-30)
+                out[m].index_add_(-1, where, probs.masked_fill(~mask, 0.0))
+            yield ids, out
+
+
+@dataclass
+class SoftTable:
+    """Every training token's soft targets: the ``K`` best labels of the teachers' averaged
+    distribution and their renormalised probabilities, ``ids`` and ``probs`` ``[N, K]`` for the
+    ``N`` tokens in sentence order, sentence ``i`` at rows ``starts[i]`` to ``starts[i] + len``.
+    ``kept``: the mean probability mass of the ``K`` labels before renormalising."""
+
+    ids: torch.Tensor  # [N, K] int32
+    probs: torch.Tensor  # [N, K] float32
+    starts: list[int]
+    lengths: list[int]
+    kept: float
+
+    def targets(self, indices: Sequence[int], temperature: float, gold_weight: float) -> SoftTargets:
+        """The soft targets of the sentences ``indices`` (in order), padded: ``[B, T, K]``."""
+        steps, k = max(self.lengths[i] for i in indices), self.ids.shape[1]
+        ids = torch.zeros(len(indices), steps, k, dtype=torch.long)
+        probs = torch.zeros(len(indices), steps, k)
+        for b, i in enumerate(indices):
+            n, start = self.lengths[i], self.starts[i]
+            ids[b, :n] = self.ids[start : start + n]
+            probs[b, :n] = self.probs[start : start + n]
+        return SoftTargets(ids, probs, temperature, gold_weight)
+
+
+def soft_table(teachers: Teachers, sentences: Sequence[Sentence], label_ids: dict[str, int], classes: int,
+               temperature: float, top_k: int, max_tokens: int = 8192) -> SoftTable:
+    """The :class:`SoftTable` of ``sentences``: labels numbered by ``label_ids`` (the student's)."""
+    lengths = [len(s) for s in sentences]
+    starts = [0]
+    for n in lengths[:-1]:
+        starts.append(starts[-1] + n)
+    k = min(top_k, classes)
+    ids = torch.zeros(sum(lengths), k, dtype=torch.int32)
+    probs = torch.zeros(sum(lengths), k)
+    kept = 0.0
+    for indices, dists in teacher_distributions(teachers, sentences, label_ids, classes, temperature, max_tokens):
+        best, where = dists.mean(0).topk(k, -1)  # [B, T, K]
+        for b, i in enumerate(indices):
+            n = lengths[i]
+            mass = best[b, :n].sum(-1, keepdim=True)  # [n, 1]
+            kept += float(mass.sum())
+            probs[starts[i] : starts[i] + n] = (best[b, :n] / mass).cpu()
+            ids[starts[i] : starts[i] + n] = where[b, :n].to(torch.int32).cpu()
+    return SoftTable(ids, probs, starts, lengths, kept / max(1, sum(lengths)))
+
+
+class DistillCollate:
+    """The training loop's ``collate`` for a student: the model's own batch (with gold) of
+    sentences of ``train``, carrying their rows of ``table`` (sentences known by identity)."""
+
+    def __init__(self, model: Any, train: Sequence[Sentence], table: SoftTable, temperature: float, gold_weight: float):
+        self.model, self.table = model, table
+        self.temperature, self.gold_weight = temperature, gold_weight
+        self.index = {id(sentence): i for i, sentence in enumerate(train)}
+
+    def __call__(self, sentences: Sequence[Sentence]) -> Any:
+        soft = self.table.targets([self.index[id(s)] for s in sentences], self.temperature, self.gold_weight)
+        return self.model.with_soft_targets(self.model.collate(sentences), soft)
+
+
+def dev_scores(teachers: Teachers, dev: Sequence[Sentence], max_tokens: int = 8192) -> tuple[list[float], float]:
+    """Each teacher's accuracy on gold ``dev`` (its best label per token) and the ensemble's
+    (the best label of the averaged distribution), as fractions."""
+    labels = teachers.labels
+    label_ids = {label: i for i, label in enumerate(labels)}
+    metrics = [TagMetric() for _ in teachers.models]
+    ensemble = TagMetric()
+    for indices, dists in teacher_distributions(teachers, dev, label_ids, len(labels), 1.0, max_tokens):
+        best = torch.cat([dists, dists.mean(0, keepdim=True)]).argmax(-1).tolist()  # [M + 1, B, T]
+        for b, i in enumerate(indices):
+            sentence, n = dev[i], len(dev[i])
+            gold = sentence.column(teachers.column)
+            for metric, rows in zip(metrics + [ensemble], best):
+                metric.update(sentence.words, gold, [labels[j] for j in rows[b][:n]])
+    return [m.score for m in metrics], ensemble.score
+
+
+def _student_task(teachers: Teachers) -> str:
+    """The task whose defaults the student takes: the first teacher's (``pos`` if unknown)."""
+    task = teachers.metas[0].get("task")
+    return task if task in TASKS and TASKS[task].model == teachers.models[0].name else "pos"
+
+
+def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Train a student on ``request.teachers``' averaged distributions (see the module text) and
+    save it; returns the summary ``tagger train`` gives (scores in percent) with the teachers'
+    and the ensemble's dev accuracies (``teachers``, ``ensemble_dev``) and the distillation's
+    settings."""
+    options = request.options
+    options.device = resolve_device(options.device)
+    teachers = load_teachers(request.teachers, options.device)
+    cls = type(teachers.models[0])
+    task = _student_task(teachers)
+    train_request = TrainRequest(task=task, train=request.train, dev=request.dev, out=request.out,
+                                 column=teachers.column, preset=request.preset or DEFAULT_PRESET,
+                                 config_file=request.config_file, overrides=request.overrides,
+                                 max_epochs=request.max_epochs, batch_size=request.batch_size, patience=request.patience)
+    data = read_data(train_request)
+    config, training = configs(train_request, cls, data)
+    check_columns(cls, config, data.train, request.train.name)
+    check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name)
+    torch.manual_seed(options.seed)
+    model = cls(config, cls.vocabs_with_labels(config, cls.vocabs_from(config, data.train), teachers.labels))
+    if model.output_columns != [teachers.column]:
+        raise TaggerError(f"the student must learn the teachers' column only ({teachers.column}), not "
+                          f"{','.join(model.output_columns)}")
+    labels = model.distribution_labels
+    label_ids = {label: i for i, label in enumerate(labels)}
+
+    started = time.perf_counter()
+    table = soft_table(teachers, data.train, label_ids, len(labels), request.temperature, request.top_k,
+                       options.eval_max_tokens)
+    teacher_dev, ensemble_dev = dev_scores(teachers, data.dev, options.eval_max_tokens)
+    soft_seconds = round(time.perf_counter() - started, 1)
+    names = [os.path.abspath(p) for p in teachers.paths]
+    distilled_from = [{"model": name, "dev_score": score, "own_dev_score": meta.get("dev_score")}
+                      for name, score, meta in zip(names, teacher_dev, teachers.metas)]
+    note = (f"soft targets of {len(names)} teachers on {len(data.train)} sentences in {soft_seconds}s "
+            f"(top {table.ids.shape[1]} labels keep {100 * table.kept:.2f}% of the mass); teachers' dev accuracy "
+            f"{', '.join(f'{100 * s:.2f}' for s in teacher_dev)}, averaged {100 * ensemble_dev:.2f}")
+    reporter.note(note)
+    del teachers  # the student trains without them
+    model.to(options.device)
+
+    meta_base = {
+        "task": task,
+        "train": os.path.abspath(request.train.path) if isinstance(request.train.path, str) else request.train.name,
+        "dev": data.dev_source,
+        "train_sentences": len(data.train),
+        "dev_sentences": len(data.dev),
+        "train_tokens": sum(len(s) for s in data.train),
+        "seed": options.seed,
+        "processes": 1,
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "distilled_from": distilled_from,
+        "distillation": {"teachers_dev_score": ensemble_dev, "temperature": request.temperature,
+                         "gold_weight": request.gold_weight, "top_k": table.ids.shape[1], "kept_mass": table.kept},
+    }
+
+    def save_best(meta: dict[str, Any]) -> None:
+        model_file.save(request.out, model, {**meta_base, **meta}, training)
+
+    for warning in data.warnings:
+        say(warning)
+    collate = DistillCollate(model, data.train, table, request.temperature, request.gold_weight)
+    state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter, collate=collate)
+    if not Path(request.out).exists():
+        raise TaggerError("training ended before any model was saved", request.out)
+    summary = _summary(request, cls.name, task, state, data)
+    summary.update({
+        "notes": [note],
+        "teachers": [{"model": name, "dev": 100.0 * score} for name, score in zip(names, teacher_dev)],
+        "ensemble_dev": 100.0 * ensemble_dev,
+        "soft_target_seconds": soft_seconds,
+        "temperature": request.temperature,
+        "gold_weight": request.gold_weight,
+        "top_k": table.ids.shape[1],
+        "kept_mass": 100.0 * table.kept,
+    })
+    return summary
+
+
+def _summary(request: DistillRequest, name: str, task: str, state: TrainState, data: Data) -> dict[str, Any]:
+    """What ``tagger train`` sums a run up with (scores in percent)."""
+    return {
+        "model": request.out,
+        "name": name,
+        "task": task,
+        "best_dev": 100.0 * state.best_score,
+        "dev_metric": state.metric_name,
+        "best_epoch": state.best_epoch,
+        "epochs": len(state.history),
+        "seconds": round(state.elapsed, 1),
+        "train_tokens_per_second": round(state.tokens / state.elapsed) if state.elapsed else None,
+        "train_sentences": len(data.train),
+        "dev": data.dev_source,
+        "dev_sentences": len(data.dev),
+        "dev_held_out": data.held_out,
+        "processes": 1,
+        "notes": [],
+    }

@@ -1,0 +1,174 @@
+"""Knowledge distillation (``tagger distill``, :mod:`tagger.training.distill`): a student tagger
+trained on its teachers' averaged distributions is an ordinary tagger file; the soft targets are
+those distributions; teachers that do not agree on what they predict are refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+import tagger
+from tagger import model_file
+from tagger.errors import TaggerError
+from tagger.models.base import SoftTargets
+from tagger.training.distill import DistillCollate, load_teachers, soft_table
+from tagger.training.run import read_sentences, DataSpec
+from tests.helpers import SMALL, assert_one_line_error, invoke
+
+SAMPLE, HELDOUT = "data/sample.conllu", "data/heldout.conllu"
+#: The student: smaller than the teachers (SMALL: 2 × 16).
+STUDENT = ["--set", "layers=1", "--set", "hidden=8", "--set", "word_dim=8", "--threads", "1"]
+
+
+def train_teacher(out: Path, *args: str) -> Path:
+    done = invoke("train", "--train", SAMPLE, "--dev", HELDOUT, "--out", out, "--max-epochs", "15", "--patience", "0",
+                  "--set", "lr=0.01", "--quiet", "--json", *SMALL, *args)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    return out
+
+
+@pytest.fixture(scope="module")
+def teachers(tmp_path_factory) -> list[Path]:
+    """Two tiny UPOS taggers of data/sample.conllu, differing in their seed."""
+    folder = tmp_path_factory.mktemp("teachers")
+    return [train_teacher(folder / f"t{seed}.tagger", "--seed", str(seed)) for seed in (1, 2)]
+
+
+def test_a_student_trains_and_is_an_ordinary_tagger_naming_its_teachers(teachers, tmp_path):
+    out = tmp_path / "student.tagger"
+    done = invoke("distill", "--teacher", teachers[0], teachers[1], "--train", SAMPLE, "--dev", HELDOUT, "--out", out,
+                  "--max-epochs", "3", "--json", *STUDENT)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    summary = json.loads(done.stdout)
+    assert summary["model"] == str(out) and summary["epochs"] == 3 and summary["dev_metric"] == "accuracy"
+    assert [t["model"] for t in summary["teachers"]] == [str(t.resolve()) for t in teachers]
+    assert summary["top_k"] == 8 and summary["gold_weight"] == 0.5 and 0 < summary["kept_mass"] <= 100
+    # the teachers' dev accuracies are theirs: each is what `tagger evaluate` gives it on dev
+    for teacher, entry in zip(teachers, summary["teachers"]):
+        assert entry["dev"] == pytest.approx(tagger.evaluate(str(teacher), HELDOUT, precision="fp32")["score"])
+
+    model = tagger.load(out, precision="fp32")
+    tagged = model.tag([["The", "dog", "sat", "."]])
+    assert len(tagged[0]["upos"]) == 4 and set(tagged[0]["upos"]) <= set(model_file.load(teachers[0])[0].distribution_labels)
+    assert tagger.evaluate(model, HELDOUT)["score"] == pytest.approx(summary["best_dev"])
+    _, meta = model_file.load(out)
+    assert [t["model"] for t in meta["distilled_from"]] == [str(t.resolve()) for t in teachers]
+    assert meta["distillation"]["teachers_dev_score"] == pytest.approx(summary["ensemble_dev"] / 100)
+    info = invoke("info", "--json", out)
+    assert info.exit_code == 0 and json.loads(info.stdout)["meta"]["distilled_from"][1]["model"] == str(teachers[1].resolve())
+    shown = invoke("info", out)
+    assert "distilled_from" in shown.stdout and teachers[0].name in shown.stdout
+    evaluated = invoke("evaluate", "--model", out, HELDOUT, "--json")
+    assert evaluated.exit_code == 0, evaluated.stderr
+
+
+def direct_average(models, sentence, temperature: float) -> dict[str, torch.Tensor]:
+    """Per label, the teachers' mean probability of it per word, from their own ``distribution``."""
+    total: dict[str, torch.Tensor] = {}
+    for model in models:
+        probs = model.distribution(model.collate([sentence], with_gold=False))[0]  # [n, C]
+        probs = probs.pow(1 / temperature)
+        probs = probs / probs.sum(-1, keepdim=True)
+        for j, label in enumerate(model.distribution_labels):
+            total[label] = total.get(label, 0) + probs[:, j] / len(models)
+    return total
+
+
+@pytest.mark.parametrize("temperature", [1.0, 2.0])
+def test_the_soft_targets_are_the_teachers_averaged_distributions(teachers, temperature):
+    loaded = load_teachers([str(t) for t in teachers])
+    sentences = read_sentences(DataSpec(SAMPLE))
+    # the student numbers the labels otherwise (reversed, one more): they are matched by name
+    labels = ["EXTRA"] + loaded.labels[::-1]
+    ids = {label: i for i, label in enumerate(labels)}
+    table = soft_table(loaded, sentences, ids, len(labels), temperature, top_k=len(labels))
+    for index in (0, 5):
+        sentence, start = sentences[index], table.starts[index]
+        expected = direct_average(loaded.models, sentence, temperature)
+        for word in range(len(sentence)):
+            got = {labels[i]: p for i, p in zip(table.ids[start + word].tolist(), table.probs[start + word].tolist())}
+            assert got.get("EXTRA", 0.0) == 0.0
+            for label, probs in expected.items():
+                assert got[label] == pytest.approx(float(probs[word]), abs=1e-5), (index, word, label)
+    # top 3: the three most probable labels of the average, renormalised
+    top = soft_table(loaded, sentences, ids, len(labels), temperature, top_k=3)
+    expected = direct_average(loaded.models, sentences[0], temperature)
+    best = sorted(expected, key=lambda label: -float(expected[label][0]))[:3]
+    mass = sum(float(expected[label][0]) for label in best)
+    assert sorted(labels[i] for i in top.ids[0].tolist()) == sorted(best)
+    assert {labels[i]: p for i, p in zip(top.ids[0].tolist(), top.probs[0].tolist())} == \
+        pytest.approx({label: float(expected[label][0]) / mass for label in best}, abs=1e-5)
+
+
+def test_the_soft_loss_is_the_cross_entropy_to_the_soft_targets(teachers):
+    student, _ = model_file.load(teachers[0])
+    sentences = read_sentences(DataSpec(SAMPLE))[:3]
+    batch = student.collate(sentences)
+    with torch.no_grad():
+        everything = student(batch)
+    scores, gold = everything[..., : len(student.distribution_labels)], batch.tags
+
+    def loss(soft: SoftTargets) -> float:
+        return float(student.loss(everything, student.with_soft_targets(batch, soft)))
+
+    # one-hot soft targets on the gold tags: the gold cross-entropy (at T = 2: T² × that of scores / 2)
+    onehot = SoftTargets(gold.clamp(min=0).unsqueeze(-1), (gold >= 0).float().unsqueeze(-1))
+    expected = float(F.cross_entropy(scores.flatten(0, 1), gold.flatten(), ignore_index=-100))
+    assert loss(onehot) == pytest.approx(expected, rel=1e-5)
+    expected2 = 4 * float(F.cross_entropy((scores / 2).flatten(0, 1), gold.flatten(), ignore_index=-100))
+    assert loss(SoftTargets(onehot.ids, onehot.probs, temperature=2.0)) == pytest.approx(expected2, rel=1e-5)
+    # gold_weight mixes w × gold + (1 − w) × soft: here both are the same
+    assert loss(SoftTargets(onehot.ids, onehot.probs, gold_weight=0.3)) == pytest.approx(expected, rel=1e-5)
+    # a uniform target over two labels: the mean of their negative log-probabilities
+    mask = gold >= 0
+    two = SoftTargets(torch.stack([gold.clamp(min=0), torch.ones_like(gold)], -1), mask.float().unsqueeze(-1).expand(-1, -1, 2) / 2)
+    log_probs = scores.log_softmax(-1)
+    both = log_probs.gather(-1, gold.clamp(min=0).unsqueeze(-1)).squeeze(-1) + log_probs[..., 1]  # [B, T]
+    expected3 = -both[mask].sum() / 2 / mask.sum()
+    assert loss(two) == pytest.approx(float(expected3), rel=1e-5)
+
+
+def test_the_collate_wrapper_gives_each_sentence_its_own_rows(teachers):
+    loaded = load_teachers([str(t) for t in teachers])
+    sentences = read_sentences(DataSpec(SAMPLE))
+    student, _ = model_file.load(teachers[0])
+    ids = {label: i for i, label in enumerate(student.distribution_labels)}
+    table = soft_table(loaded, sentences, ids, len(ids), 1.0, top_k=4)
+    batch = DistillCollate(student, sentences, table, 1.0, 0.0)([sentences[6], sentences[2]])
+    for b, index in enumerate((6, 2)):
+        n, start = len(sentences[index]), table.starts[index]
+        assert torch.equal(batch.soft.ids[b, :n], table.ids[start : start + n].long())
+        assert torch.equal(batch.soft.probs[b, :n], table.probs[start : start + n])
+        assert float(batch.soft.probs[b, n:].abs().sum()) == 0.0  # padding adds nothing to the loss
+
+
+def test_teachers_that_disagree_on_what_they_predict_are_refused(teachers, tmp_path):
+    xpos = train_teacher(tmp_path / "xpos.tagger", "--column", "xpos", "--max-epochs", "1")
+    fewer = train_teacher(tmp_path / "fewer.tagger", "--max-sentences", "1", "--max-epochs", "1")
+    both = train_teacher(tmp_path / "both.tagger", "--column", "upos,xpos", "--max-epochs", "1")
+    common = ["--train", SAMPLE, "--dev", HELDOUT, "--out", tmp_path / "s.tagger", *STUDENT]
+    assert_one_line_error(invoke("distill", "--teacher", teachers[0], xpos, *common),
+                          "predicts xpos", "must predict the same column")
+    assert_one_line_error(invoke("distill", "--teacher", teachers[0], "--teacher", fewer, *common),
+                          "labels differ", "it lacks", "same label set")
+    assert_one_line_error(invoke("distill", "--teacher", both, *common), "several columns (upos,xpos)")
+    assert_one_line_error(invoke("distill", "--teacher", teachers[0], *common, "--set", "column=upos,xpos"),
+                          "the student must learn the teachers' column only (upos)")
+    assert_one_line_error(invoke("distill", "--teacher", teachers[0], *common, "--gold-weight", "1"), "--gold-weight")
+    assert not (tmp_path / "s.tagger").exists()
+    with pytest.raises(TaggerError, match="list of model files"):
+        tagger.distill(teachers=str(teachers[0]), train=SAMPLE, out=tmp_path / "s.tagger")
+
+
+def test_the_python_api_distils(teachers, tmp_path):
+    records = []
+    summary = tagger.distill(teachers=teachers, train=SAMPLE, dev=HELDOUT, out=tmp_path / "api.tagger", max_epochs=2,
+                             gold_weight=0.0, temperature=2.0, top_k=4, threads=1, on_epoch=records.append,
+                             settings={"layers": 1, "hidden": 8, "word_dim": 8})
+    assert summary["epochs"] == 2 == len(records) and summary["top_k"] == 4 and summary["temperature"] == 2.0
+    _, meta = model_file.load(tmp_path / "api.tagger")
+    assert meta["distillation"]["gold_weight"] == 0.0 and len(meta["distilled_from"]) == 2
