@@ -257,6 +257,7 @@ class TreeModel:
     """A stand-in for a model that parses into :attr:`Sentence.tree`."""
 
     name = "const"
+    reads_raw_text = False
     input_columns: tuple[str, ...] = ()
     output_columns = ("tree",)
 
