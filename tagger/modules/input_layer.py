@@ -9,6 +9,7 @@ character-CNN encoding of the whole word, computed once per distinct word) and, 
 from __future__ import annotations
 
 import re
+import threading
 
 import torch
 from torch import nn
@@ -16,7 +17,7 @@ from torch.nn import functional as F
 
 from tagger.corpus.vocab import Vocab
 from tagger.modules.init import scaled_normal_
-from tagger.modules.precision import lowered_matmul
+from tagger.modules.precision import ROW_QUANTUM, lowered_matmul
 
 _DIGIT = re.compile(r"\d")
 
@@ -192,11 +193,17 @@ class InputLayer(nn.Module):
             return self.word_products(pick(words), pick(caps), pick(chars), pick(spelled), weight)
 
         if forms is None or torch.is_grad_enabled():  # kept rows must hold no autograd history
-            tables, gate_in = rows()
-        else:
+            return self.gather_products(*rows(), types, bias)
+        with self.word_rows.lock:  # batches in threads (tagger.inference.predict) share the kept rows
             tables, gate_in, slot_of_row = self.word_rows.lookup(forms, rows, (weight, *self.parameters()))
-            types = slot_of_row[types]
-        d, width = self.window, weight.shape[-1]
+            return self.gather_products(tables, gate_in, slot_of_row[types], bias)
+
+    def gather_products(self, tables: torch.Tensor, gate_in: torch.Tensor, types: torch.Tensor,
+                        bias: torch.Tensor) -> torch.Tensor:
+        """:meth:`project_by_type` from the per-word products (:meth:`word_products`) ``tables``
+        [2d, N, G] and ``gate_in`` [N, d·d]: types [T, B] rows of each token, bias [2, 1, G] →
+        [2, T, B, G]."""
+        d, width = self.window, tables.shape[-1]
         steps, batch = types.shape
         half = d // 2
         padded = F.pad(types, (0, 0, half, half))  # beyond the edges: row 0, the zero vector
@@ -226,13 +233,18 @@ class InputLayer(nn.Module):
         d, size, width = self.window, self.feature_size, weight.shape[-1]
         # A weight in a lower dtype (inference, tagger.modules.precision): f is rounded to it, tables are float32.
         w = weight.view(2, d, size, width).transpose(0, 1)
-        if weight.dtype == f.dtype:
+        if torch.is_grad_enabled():
             tables = torch.matmul(f, w).flatten(0, 1)  # [2d, N, G]
-        else:
-            tables = lowered_matmul(f, w).flatten(0, 1)
+        else:  # a word's row must not depend on the words computed with it (WordRows keeps rows across batches)
+            same = weight.dtype == f.dtype
+            tables = _in_blocks(f, WORD_BLOCK if same else ROW_QUANTUM,
+                                lambda block: torch.matmul(block, w) if same else lowered_matmul(block, w)).flatten(0, 1)
         if self.gates is None:
             return tables, f.new_zeros(f.shape[0], d * d)
-        return tables, f @ self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)
+        gates = self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)
+        if torch.is_grad_enabled():
+            return tables, f @ gates
+        return tables, _in_blocks(f, WORD_BLOCK, lambda block: block @ gates)
 
     def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None) -> torch.Tensor:
         """f = [E_w(w); E_a(a); E_c(chars); spelling]: [..., feature_size] for ids of any leading
@@ -251,6 +263,22 @@ class InputLayer(nn.Module):
         return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
 
 
+#: Without autograd, the per-word products are computed this many words at a time (the last
+#: block padded with zero rows): a matrix product's row can come out different in its last bits
+#: with another number of rows, and kept rows (:class:`WordRows`) are computed with whichever
+#: words a batch happens to bring, so this makes the output independent of the batches.
+WORD_BLOCK = 64
+
+
+def _in_blocks(x: torch.Tensor, rows: int, product) -> torch.Tensor:
+    """``product(x)`` for ``x`` [N, F], computed ``rows`` rows at a time, each block padded to
+    exactly ``rows`` rows: [..., N, M] whatever N."""
+    n = x.shape[0]
+    padded = x.new_zeros(-(-n // rows) * rows, x.shape[1])
+    padded[:n] = x
+    return torch.cat([product(block) for block in padded.split(rows)], -2)[..., :n, :]
+
+
 class WordRows:
     """The first layer's per-word products (:meth:`InputLayer.word_products`), kept across
     batches in evaluation, keyed by spelling: a stream of text repeats its frequent words in
@@ -266,6 +294,7 @@ class WordRows:
         self.max_bytes = max_bytes
         self.slots: dict[str, int] = {}
         self.uses: dict[str, int] = {}  # per kept word, the batches that looked it up
+        self.lock = threading.Lock()  # held by each batch from lookup to the last gather of its rows
         self.tables: torch.Tensor | None = None  # [2d, capacity, G]; slot 0 is the zero row (padding)
         self.gate_in: torch.Tensor | None = None  # [capacity, d·d]
         self.key: tuple = ()

@@ -146,6 +146,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     can_bootstrap = False
     can_take_encoder = False
     can_lower_precision = True
+    batches_in_threads = True
 
     def __init__(self, config: TaggerConfig, vocabs: dict[str, list[str]]):
         super().__init__()
