@@ -2,11 +2,12 @@
 
     python bench/profile_tag.py --model upos.tagger --threads 1 [FILE]
 
-Prints one JSON object of seconds: start-up (`import torch`, and the command's other imports,
-each in a fresh interpreter), loading the model, reading FILE (CoNLL-U), and per chunk of
+Prints one JSON object of seconds: start-up (`import torch`, and the command's imports with
+torch, each in a fresh interpreter), loading the model, reading FILE (CoNLL-U), and per chunk of
 --chunk-size sentences as `tagger tag` does it: numbering and featurising the batches
-(``collate``), the forward pass split into the first layer (per distinct word), the recurrent
-layers and the output layer with decoding, writing the predictions into the records, and
+(``collate``), the forward pass (with --threads 1 split into the first layer, per distinct word,
+the recurrent layers and the output layer with decoding; with more, batches run in threads as
+`tagger tag` runs them, and only the whole is timed), writing the predictions into the records, and
 writing CoNLL-U (to memory). With --torch-profile N, also the N costliest torch operators.
 """
 
@@ -48,13 +49,14 @@ def main() -> None:
     args = parser.parse_args()
 
     seconds: dict[str, float] = defaultdict(float)
-    seconds["import torch"] = import_seconds("import torch")
-    seconds["import the command (less torch)"] = round(import_seconds("import tagger.cli.tag") - seconds["import torch"], 3)
+    imports = {"import torch": import_seconds("import torch"),
+               "import the command, torch included": import_seconds("import tagger.cli.tag")}
 
     import torch
 
     from tagger import api, formats
     from tagger.corpus.batching import chunks, token_batches
+    from tagger.inference import in_threads
     from tagger.tagging import MAX_TOKENS, write_chunk
 
     max_tokens = args.max_tokens or MAX_TOKENS
@@ -86,14 +88,21 @@ def main() -> None:
     with torch.inference_mode():
         for chunk in chunks(sentences, args.chunk_size):
             predictions = [None] * len(chunk)
-            for ids in token_batches([len(s) for s in chunk], max_tokens):
-                begin = time.perf_counter()
-                batch = model.collate([chunk[i] for i in ids], with_gold=False)
-                seconds["collate (numbering, features)"] += time.perf_counter() - begin
-                begin = time.perf_counter()
-                for i, result in zip(ids, model.decode(batch)):
+            groups = token_batches([len(s) for s in chunk], max_tokens)
+            begin = time.perf_counter()
+            batches = [model.collate([chunk[i] for i in ids], with_gold=False) for ids in groups]
+            seconds["collate (numbering, features)"] += time.perf_counter() - begin
+
+            def decode(batch):
+                with torch.inference_mode():
+                    return model.decode(batch)
+
+            begin = time.perf_counter()
+            workers = args.threads if model.batches_in_threads else 1
+            for ids, decoded in zip(groups, in_threads(decode, batches, workers)):
+                for i, result in zip(ids, decoded):
                     predictions[i] = result
-                seconds["forward and decode"] += time.perf_counter() - begin
+            seconds["forward and decode"] += time.perf_counter() - begin
             begin = time.perf_counter()
             for sentence, prediction in zip(chunk, predictions):
                 model.annotate(sentence, prediction)
@@ -103,11 +112,15 @@ def main() -> None:
             seconds["write CoNLL-U"] += time.perf_counter() - begin
     if profiler:
         profiler.__exit__(None, None, None)
-    inner = seconds["forward: recurrent layers"] + seconds["forward: first layer (per distinct word)"]
-    seconds["forward: output layer and decoding"] = seconds["forward and decode"] - inner
-    del seconds["forward and decode"]
+    if args.threads == 1:  # with batches in threads the parts overlap: only their total is wall time
+        inner = seconds["forward: recurrent layers"] + seconds["forward: first layer (per distinct word)"]
+        seconds["forward: output layer and decoding"] = seconds.pop("forward and decode") - inner
+    else:
+        seconds = {k: v for k, v in seconds.items() if not k.startswith("forward:")}
+    seconds = {**imports, **seconds}
+    total = sum(v for k, v in seconds.items() if k != "import torch")
     out = {"file": args.file, "tokens": tokens, "threads": args.threads, "max_tokens": max_tokens,
-           "seconds": {k: round(v, 3) for k, v in seconds.items()}, "total": round(sum(seconds.values()), 2),
+           "seconds": {k: round(v, 3) for k, v in seconds.items()}, "total": round(total, 2),
            "load": [round(x, 2) for x in os.getloadavg()]}
     if profiler:
         ops = sorted(profiler.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)[: args.torch_profile]

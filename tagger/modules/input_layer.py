@@ -117,6 +117,7 @@ class InputLayer(nn.Module):
             scaled_normal_(self.gates.weight, self.gates.in_features, init_scale)
             nn.init.zeros_(self.gates.bias)
         self.word_rows = WordRows()  # evaluation only; plain tensors, never saved
+        self._flat: tuple[tuple, torch.Tensor] | None = None  # flat_weight's copy, never saved
         # Created last, and only when used: without the CNN, parameters and random draws are unchanged.
         self.cnn_char = nn.Embedding(n_chars, cnn_dim, padding_idx=0) if cnn_filters else None
         # Full convolution (padding width-1 on both sides): every window holds at least one symbol
@@ -236,15 +237,25 @@ class InputLayer(nn.Module):
         if torch.is_grad_enabled():
             tables = torch.matmul(f, w).flatten(0, 1)  # [2d, N, G]
         else:  # a word's row must not depend on the words computed with it (WordRows keeps rows across batches)
+            flat = self.flat_weight(w)  # [F, 2d·G]: one product for every table
             same = weight.dtype == f.dtype
-            tables = _in_blocks(f, WORD_BLOCK if same else ROW_QUANTUM,
-                                lambda block: torch.matmul(block, w) if same else lowered_matmul(block, w)).flatten(0, 1)
+            products = _in_blocks(f, WORD_BLOCK if same else ROW_QUANTUM,
+                                  lambda block: block @ flat if same else lowered_matmul(block, flat))
+            tables = products.view(-1, 2 * d, width).transpose(0, 1)  # [2d, N, G], each table strided
         if self.gates is None:
             return tables, f.new_zeros(f.shape[0], d * d)
         gates = self.gates.weight.view(d, d, size).permute(2, 1, 0).reshape(size, d * d)
         if torch.is_grad_enabled():
             return tables, f @ gates
         return tables, _in_blocks(f, WORD_BLOCK, lambda block: block @ gates)
+
+    def flat_weight(self, w: torch.Tensor) -> torch.Tensor:
+        """``w`` [2d, F, G] (slot-major tables, as :meth:`word_products` reads them) laid out as one
+        matrix [F, 2d·G], kept until the weight changes (its storage or version counter)."""
+        stamp = (w.data_ptr(), -1 if w.is_inference() else w._version, w.dtype, torch.is_inference_mode_enabled())
+        if self._flat is None or self._flat[0] != stamp:
+            self._flat = (stamp, w.flatten(0, -3).permute(1, 0, 2).reshape(w.shape[-2], -1).contiguous())
+        return self._flat[1]
 
     def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None) -> torch.Tensor:
         """f = [E_w(w); E_a(a); E_c(chars); spelling]: [..., feature_size] for ids of any leading
@@ -263,8 +274,8 @@ class InputLayer(nn.Module):
         return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
 
 
-#: Without autograd, the per-word products are computed this many words at a time (the last
-#: block padded with zero rows): a matrix product's row can come out different in its last bits
+#: Without autograd, the per-word products are computed as one matrix product per this many
+#: words (the last block padded with zero rows): a matrix product's row can come out different in its last bits
 #: with another number of rows, and kept rows (:class:`WordRows`) are computed with whichever
 #: words a batch happens to bring, so this makes the output independent of the batches.
 WORD_BLOCK = 64
