@@ -53,15 +53,16 @@ def predict(model: torch.nn.Module, sentences: Sequence[Sentence], max_tokens: i
 def in_threads(function: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
     """``function`` of each item, in order; with ``workers`` > 1 (and more than one item) in that
     many threads at once, torch running each operation on one thread meanwhile (its thread count
-    is put back afterwards)."""
+    is put back afterwards). An error of one item is raised here, in its turn."""
     if workers <= 1 or len(items) <= 1:
         yield from map(function, items)
         return
     threads = torch.get_num_threads()
+    pool = ThreadPoolExecutor(min(workers, len(items)), initializer=torch.set_num_threads, initargs=(1,))
     try:
-        with ThreadPoolExecutor(min(workers, len(items)), initializer=torch.set_num_threads, initargs=(1,)) as pool:
-            yield from pool.map(function, items)
-    finally:
+        yield from pool.map(function, items)
+    finally:  # an error (or Ctrl-C) here: the items not started are not run
+        pool.shutdown(wait=True, cancel_futures=True)
         torch.set_num_threads(threads)
 
 

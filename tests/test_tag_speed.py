@@ -60,6 +60,26 @@ def test_batches_in_threads_give_the_one_thread_output_and_restore_the_thread_co
     assert together == alone and together[len(TOY) * 3] == []
 
 
+def test_in_threads_keeps_order_raises_an_items_error_and_restores_the_thread_count():
+    from tagger.inference import in_threads
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert list(in_threads(lambda n: (n * n, torch.get_num_threads()), range(6), 2)) == [(n * n, 1) for n in range(6)]
+
+        def fail(n):
+            if n == 2:
+                raise ValueError("item 2")
+            return n
+
+        with pytest.raises(ValueError, match="item 2"):
+            list(in_threads(fail, range(6), 2))
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_kept_word_rows_give_the_uncached_scores_exactly_and_keep_the_most_used_words():
     torch.manual_seed(0)
     model = toy_model().eval()
