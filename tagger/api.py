@@ -28,7 +28,6 @@ from typing import IO, Any, Callable, Iterable, Mapping, Sequence, Union
 import torch
 
 from tagger import formats, model_file
-from tagger.ablation import list_presets
 from tagger.corpus.batching import chunks
 from tagger.corpus.records import Sentence
 from tagger.devices import resolve_device
@@ -38,7 +37,6 @@ from tagger.formats.placement import check_output
 from tagger.inference import InputCheck, predict
 from tagger.modules.precision import apply
 from tagger.pipeline import chain, split_raw
-from tagger.plots import attention_drawer
 from tagger.tagging import (CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, default_output_format, keep_first,
                             multitag_decoder, raw_sentences, tag as tag_stream, write_chunk,
                             write_sentences)
@@ -223,7 +221,11 @@ class Model:
             tokenizer = None  # a pipeline on tokenised input: its later stages run on the input's tokens
         if format is None:
             format = default_output_format(module, top_k is not None or beta is not None) if module else "conllu"
-        draw = attention_drawer(self.module, show_attention) if show_attention is not None else None  # fails before any output
+        draw = None
+        if show_attention is not None:
+            from tagger.plots import attention_drawer
+
+            draw = attention_drawer(self.module, show_attention)  # fails before any output
         skipped = SkipReport() if on_error == "skip" else None
         if tokenizer is not None:
             sentences = raw_sentences(tokenizer, source)
@@ -316,6 +318,8 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
 def presets(model: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
     """``tagger presets --json``: every named preset (of model family ``model``, or the rows of
     paper table ``table``), as :func:`tagger.ablation.list_presets` gives them."""
+    from tagger.ablation import list_presets  # the zoo's tables: not needed to tag
+
     return list_presets(model, table)
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Sequence, TextIO
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Iterator, Sequence, TextIO, TypeVar
 
 import torch
 
@@ -16,11 +17,19 @@ from tagger.errors import TaggerError
 #: without FEATS has at most 4 words: URLs, "Hi back !").
 UNTAGGED_LENGTH = 5
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 
 @torch.inference_mode()
 def predict(model: torch.nn.Module, sentences: Sequence[Sentence], max_tokens: int = 4096,
             decode: Callable[[Any], list] | None = None) -> list:
-    """``model.decode`` (or ``decode``) for every sentence, batched by length, in input order."""
+    """``model.decode`` (or ``decode``) for every sentence, batched by length, in input order.
+
+    On the CPU, a model whose forward pass is thread-safe (``batches_in_threads``) runs as many
+    batches at once as torch has threads, each batch on one thread (:func:`in_threads`): a time
+    step's small products and gate functions gain little from several threads per operation.
+    Every batch is computed as it is alone, so the output is the same with any thread count."""
     device = next(model.parameters()).device
     decode = decode or model.decode
     results: list = [None] * len(sentences)
@@ -28,12 +37,33 @@ def predict(model: torch.nn.Module, sentences: Sequence[Sentence], max_tokens: i
     for i in range(len(sentences)):
         if not len(sentences[i]):
             results[i] = []
-    for batch_ids in token_batches([len(sentences[i]) for i in nonempty], max_tokens):
-        ids = [nonempty[j] for j in batch_ids]
-        batch = model.collate([sentences[i] for i in ids], with_gold=False).to(device)
-        for i, result in zip(ids, decode(batch)):
+    batches = [[nonempty[j] for j in batch_ids] for batch_ids in token_batches([len(sentences[i]) for i in nonempty], max_tokens)]
+
+    def run(ids: list[int]) -> list:
+        with torch.inference_mode():  # per thread
+            return decode(model.collate([sentences[i] for i in ids], with_gold=False).to(device))
+
+    workers = torch.get_num_threads() if device.type == "cpu" and model.batches_in_threads else 1
+    for ids, decoded in zip(batches, in_threads(run, batches, workers)):
+        for i, result in zip(ids, decoded):
             results[i] = result
     return results
+
+
+def in_threads(function: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
+    """``function`` of each item, in order; with ``workers`` > 1 (and more than one item) in that
+    many threads at once, torch running each operation on one thread meanwhile (its thread count
+    is put back afterwards). An error of one item is raised here, in its turn."""
+    if workers <= 1 or len(items) <= 1:
+        yield from map(function, items)
+        return
+    threads = torch.get_num_threads()
+    pool = ThreadPoolExecutor(min(workers, len(items)), initializer=torch.set_num_threads, initargs=(1,))
+    try:
+        yield from pool.map(function, items)
+    finally:  # an error (or Ctrl-C) here: the items not started are not run
+        pool.shutdown(wait=True, cancel_futures=True)
+        torch.set_num_threads(threads)
 
 
 class InputCheck:

@@ -32,6 +32,7 @@ class Pipeline(nn.Module):
     name = "pipeline"
     kind = "pipeline"
     gives_distribution = False  # per-token distributions are a tagger's: run the tagger alone for --top-k/--beta
+    batches_in_threads = False  # each stage's own batches may run in threads (tagger.inference.predict)
     has_attention = False
     distribution_labels: list[str] = []
 

@@ -29,7 +29,7 @@ with torch.inference_mode():
     start = rss()
     for i in range(400):  # 400 distinct batch shapes, as length-bucketed batches give
         gx = recurrent._both_directions(torch.randn(2, 150 + 3 * i, 128), w_x, None)
-        recurrent._scan(gx, w_h, None, None, None, 128, 3, True, "none")
+        recurrent._scan_inference(gx, w_h, {}, None, 128, 3, True)
 print(rss() - start)
 """
 

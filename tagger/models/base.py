@@ -3,7 +3,7 @@
 Every model family (``tagger/models/FAMILY/``) is a ``torch.nn.Module`` subclass that implements
 :class:`Model`; nothing outside the family looks inside it. What a family can or cannot do is
 declared as plain class attributes (``gives_distribution``, ``can_distill``, ``can_bootstrap``,
-``can_lower_precision``, ``has_beam``, ``has_attention``), read by the callers instead of probing
+``can_lower_precision``, ``batches_in_threads``, ``has_beam``, ``has_attention``), read by the callers instead of probing
 for methods; a family without a
 capability still has the method, which raises :class:`tagger.errors.TaggerError`.
 
@@ -68,6 +68,7 @@ class Model(Protocol):
     can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
     can_take_encoder: ClassVar[bool]  #: :meth:`with_encoder` builds it around a trained tagger's encoder
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
+    batches_in_threads: ClassVar[bool]  #: its forward pass is thread-safe: inference may run batches in threads at once
     has_beam: ClassVar[bool]  #: :meth:`set_decoding` sets its beam search (width, constraint)
     has_attention: ClassVar[bool]  #: :meth:`attention` gives its attention matrix
     #: It reads raw text and makes the sentences (a tokenizer): ``tagger tag`` gives it the input

@@ -225,7 +225,8 @@ class BiLayer(nn.Module):
                 gx = gx + main.transpose(0, 1).repeat(1, 1, 1, self.n_sigmoid + 1)
             else:
                 gx, places = self._terms(x, k, k_cells, main, gx)
-        return _scan(gx, self.weight("w_h"), places, mask, self.hidden, self.n_sigmoid, spec.cell == "lstm", keep_cells)
+        scan = _scan if torch.is_grad_enabled() else _scan_inference
+        return scan(gx, self.weight("w_h"), places, mask, self.hidden, self.n_sigmoid, spec.cell == "lstm", keep_cells)
 
     def _terms(self, x: torch.Tensor | None, k: torch.Tensor | None, k_cells: torch.Tensor | None, main: torch.Tensor,
                gx: torch.Tensor) -> tuple[torch.Tensor, dict[str, "Term"]]:
@@ -415,6 +416,95 @@ def _scan(
         if keep_cells:
             cells.append(c)
     return torch.stack(outputs), (torch.stack(cells) if keep_cells else None)
+
+
+def _scan_inference(
+    gx: torch.Tensor,
+    w_h: torch.Tensor,
+    places: dict[str, Term],
+    mask: torch.Tensor | None,
+    hidden: int,
+    n_sigmoid: int,
+    lstm: bool,
+    keep_cells: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """:func:`_scan` without autograd (inference): the same arithmetic in the same order, so the
+    same outputs, with fewer calls per step and no new tensors: one in-place sigmoid over the gates
+    and the doubled ``s`` block (tanh(x) = 2σ(2x) - 1, as :func:`_tanh`), the cell updated in
+    place, and each step's state written straight into the preallocated outputs [T, 2, B, H]."""
+    _, steps, batch, width = gx.shape
+    outputs = gx.new_empty(steps, 2, batch, hidden)
+    cells = gx.new_empty(steps, 2, batch, hidden) if keep_cells else None
+    h = gx.new_zeros(2, batch, hidden)
+    c = gx.new_zeros(2, batch, hidden)
+    z = gx.new_empty(2, batch, width)  # the step's pre-activations, then its gates in place
+    squashed = gx.new_empty(2, batch, hidden)  # tanh(c)
+    masked = 0 if mask is None else mask.shape[0]
+    sig_end = n_sigmoid * hidden
+    low = w_h.dtype if w_h.dtype != gx.dtype else None
+    if low is not None:  # as in _scan: h_{t-1} rounded into rows padded to BATCH_QUANTUM
+        h_low = gx.new_zeros((2, -(-batch // BATCH_QUANTUM) * BATCH_QUANTUM, hidden), dtype=low)
+    inner, outer = places.get("internal"), places.get("output")
+    inner_sum = _per_step(inner.k) if inner is not None and inner.plain else None
+    outer_sum = _per_step(outer.k) if outer is not None and outer.plain else None
+    inner = None if inner is None or inner_sum is not None else inner.per_step()
+    outer = None if outer is None or outer_sum is not None else outer.per_step()
+    gx_t = gx.unbind(1)
+    gates, z_s = z[..., :sig_end], z[..., sig_end:]
+    s = gx.new_empty(2, batch, hidden)  # tanh(z_s), contiguous as _tanh's (the same kernel loop, the same bits)
+    i = gates[..., :hidden]
+    f = gates[..., hidden : 2 * hidden]
+    o = gates[..., 2 * hidden : 3 * hidden] if lstm else gates[..., hidden : 2 * hidden]
+    g = gates[..., sig_end - hidden : sig_end]
+    for t in range(steps):
+        if low is None:
+            torch.baddbmm(gx_t[t], h, w_h, out=z)
+        else:
+            h_low[:, :batch] = h
+            z.copy_(torch.bmm(h_low, w_h)[:, :batch]).add_(gx_t[t])
+        gates.sigmoid_()
+        torch.mul(z_s, 2, out=s).sigmoid_().mul_(2).sub_(1)
+        if lstm:
+            if inner_sum is None:
+                c.mul_(f)
+            else:
+                c = torch.addcmul(inner_sum[t], f, c)
+            c.addcmul_(i, s)
+        elif inner_sum is None:
+            torch.mul(i, s, out=c)  # the block's m: no self-connection
+        else:
+            torch.addcmul(inner_sum[t], i, s, out=c)
+        if inner is not None:
+            _shortcut_(c, inner, t, g, o)
+        h = outputs[t]
+        torch.mul(c, 2, out=squashed).sigmoid_().mul_(2).sub_(1)
+        if outer_sum is None:
+            torch.mul(o, squashed, out=h)
+        else:
+            torch.addcmul(outer_sum[t], o, squashed, out=h)
+        if outer is not None:
+            _shortcut_(h, outer, t, g, o)
+        if t < masked:
+            h.mul_(mask[t])
+            if lstm or keep_cells:
+                c.mul_(mask[t])
+        if keep_cells:
+            cells[t].copy_(c)
+    return outputs, cells
+
+
+def _shortcut_(v: torch.Tensor, term: Term, t: int, g: torch.Tensor, o: torch.Tensor) -> None:
+    """:func:`_shortcut` in place on ``v``."""
+    gamma = term.gamma[t] if term.gamma is not None else g if term.in_loop == "g" else o if term.in_loop else None
+    if term.highway:
+        if gamma is None:
+            v.copy_(term.k[t])
+        else:
+            v.lerp_(term.k[t], gamma)
+    elif gamma is None:
+        v.add_(term.k[t])
+    else:
+        v.addcmul_(gamma, term.k[t])
 
 
 def _shortcut(v: torch.Tensor, term: Term, t: int, g: torch.Tensor, o: torch.Tensor) -> torch.Tensor:

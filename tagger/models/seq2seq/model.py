@@ -124,6 +124,7 @@ class Seq2seqParser(NoDistillation, nn.Module):
     can_bootstrap = False
     can_take_encoder = False
     can_lower_precision = False
+    batches_in_threads = False
     has_beam = True
     has_attention = True
 

@@ -79,6 +79,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
     kind = "tokenizer"
     input_columns: list[str] = []
     reads_raw_text = True
+    batches_in_threads = False  # one torch.nn.LSTM call per batch already uses the threads
     Config = TokenizerConfig
     PRESETS = PRESETS
     default_preset = "fast"

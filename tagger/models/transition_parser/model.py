@@ -72,6 +72,7 @@ class TransitionParser(GreedyDecoding, NoDistillation, nn.Module):
     can_bootstrap = True  # a recurrent parser from a trained FFN (bootstrap)
     can_take_encoder = True  # contextual features from a trained skip-LSTM tagger (with_encoder)
     can_lower_precision = False
+    batches_in_threads = False
 
     def __init__(self, config: ParserConfig, vocabs: dict[str, list[str]]):
         super().__init__()

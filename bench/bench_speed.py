@@ -1,0 +1,156 @@
+"""Tagging speed of `tagger tag` (whole process) against NLTK's averaged perceptron (issue 20).
+
+    python bench/bench_speed.py --model upos.tagger --threads 2 --repeats 3
+
+Per repeat, interleaved: `tagger tag --model M --threads T FILE > /dev/null` as a whole process
+(start-up, model load, CoNLL-U in and out), then the perceptron's in-process ``tag_sents`` on the
+same file's words. The perceptron is trained on --train's words and --column (5 iterations, as in
+bench/bench_tagger.py) once and kept in --nltk-cache. Also the time to the first output line of
+`echo "a b c" | tagger tag --model M`. Prints one JSON object: medians, their ratio, every
+single figure, the CPU, whether it multiplies bf16 natively, and the load average before and after.
+On a shared machine the wall times move with the other jobs; the CPU seconds of both sides
+(``ours_cpu_s``: the whole `tagger tag` process, all its threads; ``nltk_cpu_s``) and their
+ratio (``cpu_time_ratio``) move less, and with one thread they are what a quiet machine's wall
+times would be.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EWT = ROOT.parent / "shared" / "data" / "ud-english-ewt"
+
+
+def cpu() -> dict:
+    """The CPU model and whether it has native bf16 products (avx512_bf16 or amx_bf16)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return {"cpu": platform.processor() or platform.machine(), "bf16_native": None}
+    model = re.search(r"^model name\s*:\s*(.*)$", info, re.M)
+    flags = set(re.search(r"^flags\s*:\s*(.*)$", info, re.M).group(1).split())
+    return {"cpu": model.group(1) if model else platform.machine(), "cpus": os.cpu_count(),
+            "bf16_native": bool(flags & {"avx512_bf16", "amx_bf16"}), "avx512": "avx512f" in flags}
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def tagger_command(model: str, threads: int, extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "tagger", "tag", "--model", model, "--threads", str(threads), *extra]
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def whole_process(model: str, threads: int, path: Path, extra: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of `tagger tag` on ``path``, output to /dev/null."""
+    cpu_start = children_cpu()
+    start = time.perf_counter()
+    with open(path, "rb") as inp:
+        done = subprocess.run(tagger_command(model, threads, extra), stdin=inp, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"tagger tag failed:\n{done.stderr.decode()[-2000:]}")
+    return wall, children_cpu() - cpu_start
+
+
+def first_line(model: str, threads: int, extra: list[str], text: bytes = b"a b c\n") -> float:
+    """Seconds from starting `tagger tag` on ``text`` (stdin) to its first output line."""
+    start = time.perf_counter()
+    process = subprocess.Popen(tagger_command(model, threads, extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    process.stdin.write(text)
+    process.stdin.close()
+    line = process.stdout.readline()
+    wall = time.perf_counter() - start
+    process.stdout.read()
+    if process.wait() != 0 or not line:
+        raise SystemExit("tagger tag gave no output for a 3-word input")
+    return wall
+
+
+def perceptron(train: Path, column: str, cache: Path):
+    """NLTK's averaged perceptron trained on ``train`` (5 iterations), kept in ``cache``."""
+    from nltk.tag.perceptron import PerceptronTagger
+
+    from tagger import formats
+
+    stamp = [str(train.resolve()), train.stat().st_size, train.stat().st_mtime_ns, column]
+    if cache.exists():
+        with open(cache, "rb") as f:
+            kept = pickle.load(f)
+        if kept["stamp"] == stamp:
+            return kept["tagger"]
+    tagger = PerceptronTagger(load=False)
+    tagger.train([list(zip(s.words, s.column(column))) for s in formats.read(train)], nr_iter=5)
+    with open(cache, "wb") as f:
+        pickle.dump({"stamp": stamp, "tagger": tagger}, f)
+    return tagger
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--file", default=str(EWT / "en_ewt-ud-train.conllu"), help="What is tagged (CoNLL-U).")
+    parser.add_argument("--train", default=str(EWT / "en_ewt-ud-train.conllu"), help="The perceptron's training data.")
+    parser.add_argument("--column", default="upos")
+    parser.add_argument("--threads", type=int, default=1, help="torch's threads in `tagger tag` (NLTK has one).")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--set", dest="extra", action="append", default=[],
+                        help="One more argument to `tagger tag` (e.g. --set=--precision --set=fp32).")
+    parser.add_argument("--nltk-cache", default="/tmp/tagger-bench-perceptron.pickle")
+    parser.add_argument("--no-peer", action="store_true", help="Only `tagger tag`.")
+    args = parser.parse_args()
+
+    from tagger import formats
+
+    path = Path(args.file)
+    sentences = [s.words for s in formats.read(path)]
+    tokens = sum(map(len, sentences))
+    peer = None if args.no_peer else perceptron(Path(args.train), args.column, Path(args.nltk_cache))
+    before = load()
+    ours, theirs, first, ours_cpu, theirs_cpu = [], [], [], [], []
+    for _ in range(args.repeats):
+        wall, cpu_s = whole_process(args.model, args.threads, path, args.extra)
+        ours.append(wall)
+        ours_cpu.append(cpu_s)
+        if peer is not None:
+            start, cpu_start = time.perf_counter(), time.process_time()
+            peer.tag_sents(sentences)
+            theirs.append(time.perf_counter() - start)
+            theirs_cpu.append(time.process_time() - cpu_start)
+        first.append(first_line(args.model, args.threads, args.extra))
+    record = {
+        "bench": "tagger-tag-speed", "model": args.model, "file": str(path), "tokens": tokens, "threads": args.threads,
+        "extra": args.extra, "ours_tokens_per_s": round(tokens / statistics.median(ours)),
+        "ours_wall_s": [round(w, 2) for w in ours], "ours_cpu_s": [round(w, 2) for w in ours_cpu], "first_line_s": round(statistics.median(first), 3),
+        "first_line_all_s": [round(w, 3) for w in first],
+    }
+    if peer is not None:
+        record |= {"nltk_tokens_per_s": round(tokens / statistics.median(theirs)),
+                   "nltk_wall_s": [round(w, 2) for w in theirs], "nltk_cpu_s": [round(w, 2) for w in theirs_cpu],
+                   "ratio": round(statistics.median(theirs) / statistics.median(ours), 3),
+                   "cpu_time_ratio": round(statistics.median(theirs_cpu) / statistics.median(ours_cpu), 3)}
+    record |= {**cpu(), "load_before": before, "load_after": load()}
+    print(json.dumps(record), flush=True)
+
+
+if __name__ == "__main__":
+    main()
