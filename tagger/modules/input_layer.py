@@ -46,7 +46,10 @@ def caps_class(word: str) -> int:
 
 
 def char_slots(word: str, length: int) -> list[str]:
-    """The first ``length`` and the last ``length`` characters, padded with one special symbol."""
+    """The first ``length`` and the last ``length`` characters, padded with one special symbol
+    (none for ``length`` 0: ``word[-0:]`` would be the whole word)."""
+    if length <= 0:
+        return []
     pad = [CHAR_PAD_WORD] * length
     first = (list(word[:length]) + pad)[:length]
     last = (pad + list(word[-length:]))[-length:]
