@@ -106,13 +106,15 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     out = tmp_path / "en.model"
     done = invoke("train", "--task", "pipeline", "--train", train, "--dev", dev, "--out", out, "--jackknife", "2",
                   "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
-                  "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json")
+                  "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json",
+                  "--no-tokenizer")  # the tokenizer stage is tests/test_tokenizer.py's
     assert done.exit_code == 0, (done.stderr, done.exception)
     summary = json.loads(done.stdout)
     assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats"]
     assert [t["name"] for t in summary["jackknife"]["taggers"]] == ["fold01", "fold02", "all"]
     model, meta = model_file.load(out)
     assert isinstance(model, Pipeline) and meta["parser_reads"] == "upos+feats"
+    assert len(model.stages) == 2 and not model.reads_raw_text  # --no-tokenizer: no stage reads raw text
     assert model.output_columns == ["upos", "xpos", "feats", "head", "deprel"] and model.input_columns == []
 
     blank = _blank(dev, tmp_path / "blank.conllu")

@@ -171,7 +171,7 @@ def test_real_boundaries_are_learned_from_ewt(tmp_path, one_thread):
 def test_task_pipeline_gains_a_tokenizer_stage_from_conllu_with_text(tmp_path, one_thread):
     """``--task pipeline`` on CoNLL-U with ``# text``: tokenizer, tagger and parser in one file,
     which reads raw text; CoNLL-U input keeps its own tokens (the tokenizer is passed over), and
-    ``--no-tokenizer`` leaves it out."""
+    ``--no-tokenizer`` leaves it out (tests/test_pipeline.py)."""
     from tagger.pipeline import Pipeline
 
     if not (EWT / "en_ewt-ud-train.conllu").exists():
@@ -198,9 +198,6 @@ def test_task_pipeline_gains_a_tokenizer_stage_from_conllu_with_text(tmp_path, o
         [s.words for s in formats.read(str(DATA / "sample.conllu"), "conllu")]
     scored = invoke("evaluate", "--model", tmp_path / "en.model", DATA / "sample.conllu", "--json")
     assert scored.exit_code == 0, scored.stderr
-    done = invoke("train", *common, "--no-tokenizer", "--out", tmp_path / "plain.model")
-    assert done.exit_code == 0, (done.stderr, done.exception)
-    assert not model_file.load(tmp_path / "plain.model")[0].reads_raw_text
 
 
 def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path):
