@@ -160,7 +160,7 @@ def test_real_boundaries_are_learned_from_ewt(tmp_path, one_thread):
     dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 300), encoding="utf-8")
     done = invoke("train", "--task", "tokenize", "--train", train, "--dev", dev, "--out", tmp_path / "ewt.tok",
                   "--max-epochs", "4", "--threads", "1", "--quiet", "--json", "--set", "lr=0.01", "--batch-size", "16",
-                  "--set", "hidden=32")
+                  "--set", "hidden=32", "--set", "char_dim=32")
     assert done.exit_code == 0, (done.stderr, done.exception)
     _, meta = model_file.load(tmp_path / "ewt.tok")
     parts = meta["history"][-1]["parts"]
