@@ -44,31 +44,40 @@ def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple
     return np.lib.stride_tricks.as_strided(storage[offset:], shape=size, strides=strides).copy()
 
 
+def _no_tensor(*args: Any) -> None:
+    return None
+
+
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data: Any, archive: zipfile.ZipFile, prefix: str):
+    """Plain data and tensors (as numpy arrays); with ``peek``, tensors are None and their data
+    is never read (what a model file is, without the cost of its weights)."""
+
+    def __init__(self, data: Any, archive: zipfile.ZipFile, prefix: str, peek: bool = False):
         super().__init__(data)
-        self.archive, self.prefix = archive, prefix
+        self.archive, self.prefix, self.peek = archive, prefix, peek
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("collections", "OrderedDict"):
             return collections.OrderedDict
         if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
-            return _rebuild_tensor
+            return _no_tensor if self.peek else _rebuild_tensor
         if module == "torch" and name in _STORAGES:
             return np.dtype(_STORAGES[name])
         raise pickle.UnpicklingError(f"refused global {module}.{name}")
 
-    def persistent_load(self, pid: Any) -> np.ndarray:
+    def persistent_load(self, pid: Any) -> np.ndarray | None:
         kind, dtype, key, _location, _numel = pid
         if kind != "storage":
             raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
+        if self.peek:
+            return None
         return np.frombuffer(self.archive.read(f"{self.prefix}/data/{key}"), dtype=dtype)
 
 
-def read_archive(path: str | os.PathLike) -> dict[str, Any] | None:
-    """The plain data of a model file, tensors as numpy arrays; None when the file is not a zip
-    archive of little-endian plain data that this reader takes (the caller then uses torch,
-    which also gives the errors)."""
+def read_archive(path: str | os.PathLike, peek: bool = False) -> dict[str, Any] | None:
+    """The plain data of a model file, tensors as numpy arrays (with ``peek``: None, unread);
+    None when the file is not a zip archive of little-endian plain data that this reader takes
+    (the caller then uses torch, which also gives the errors)."""
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -79,7 +88,7 @@ def read_archive(path: str | os.PathLike) -> dict[str, Any] | None:
             if f"{prefix}/byteorder" in names and archive.read(f"{prefix}/byteorder") != b"little":
                 return None
             with archive.open(pickled) as data:
-                loaded = _Unpickler(data, archive, prefix).load()
+                loaded = _Unpickler(data, archive, prefix, peek).load()
     except (OSError, zipfile.BadZipFile, pickle.UnpicklingError, ValueError, KeyError, EOFError, TypeError):
         return None
     return loaded if isinstance(loaded, dict) else None
@@ -88,8 +97,11 @@ def read_archive(path: str | os.PathLike) -> dict[str, Any] | None:
 def load(path: str | os.PathLike) -> "NumpyTokenizer | None":
     """The tokenizer in a model file, to run without torch; None for any other model file (see
     the module text)."""
+    header = read_archive(path, peek=True)  # another model's weights are not read twice
+    if header is None or header.get("name") != "tokenizer" or (header.get("config") or {}).get("recurrent") != "torch":
+        return None
     archive = read_archive(path)
-    if archive is None or archive.get("name") != "tokenizer":
+    if archive is None:
         return None
     config = archive.get("config") or {}
     if config.get("recurrent") != "torch":
