@@ -3,6 +3,7 @@ the same output as piping one model's CoNLL-U into the next."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -94,9 +95,13 @@ def test_pipeline_file_without_stages_is_refused(tmp_path):
 @pytest.mark.slow
 def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_path):
     """``tagger train --task pipeline``: K = 2 tiny taggers of UPOS, XPOS and FEATS, a parser on
-    their tags reading UPOS+FEATS, one file that fills all five columns and is scored whole."""
+    their tags reading UPOS+FEATS, one file that fills all five columns and is scored whole. On
+    CoNLL-U with ``# text`` a tokenizer stage comes first: the file reads raw text, and CoNLL-U
+    input keeps its own tokens; a rerun with ``--no-tokenizer`` reuses the taggers and leaves it out."""
+    from tagger import formats
+    from tagger.tokenization.labels import conllu_blocks, rebuild_text
     from tests.conftest import EWT
-    from tests.helpers import first_blocks
+    from tests.helpers import DATA, first_blocks
 
     if not (EWT / "en_ewt-ud-train.conllu").exists():
         pytest.skip("needs ../shared/data")
@@ -104,18 +109,29 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 40), encoding="utf-8")
     dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 15), encoding="utf-8")
     out = tmp_path / "en.model"
-    done = invoke("train", "--task", "pipeline", "--train", train, "--dev", dev, "--out", out, "--jackknife", "2",
-                  "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
-                  "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json",
-                  "--no-tokenizer")  # the tokenizer stage is tests/test_tokenizer.py's
+    common = ["train", "--task", "pipeline", "--train", train, "--dev", dev, "--out", out, "--jackknife", "2",
+              "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
+              "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json"]
+    done = invoke(*common)
     assert done.exit_code == 0, (done.stderr, done.exception)
     summary = json.loads(done.stdout)
     assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats"]
     assert [t["name"] for t in summary["jackknife"]["taggers"]] == ["fold01", "fold02", "all"]
     model, meta = model_file.load(out)
     assert isinstance(model, Pipeline) and meta["parser_reads"] == "upos+feats"
-    assert len(model.stages) == 2 and not model.reads_raw_text  # --no-tokenizer: no stage reads raw text
+    assert len(model.stages) == 3 and model.stages[0].name == "tokenizer" and meta["tokenizer"]
     assert model.output_columns == ["upos", "xpos", "feats", "head", "deprel"] and model.input_columns == []
+
+    raw = "I saw it. It was big.\n"
+    tagged = invoke("tag", "--model", out, stdin=raw.encode())
+    assert tagged.exit_code == 0, tagged.stderr
+    assert rebuild_text(conllu_blocks(tagged.stdout.splitlines())) == raw
+    rows = [line.split("\t") for line in tagged.stdout.splitlines() if line[:1].isdigit()]
+    assert rows and all(r[3] != "_" and r[6] != "_" for r in rows if "-" not in r[0])
+    given = invoke("tag", "--model", out, DATA / "sample.conllu")  # tokenised input keeps its tokens
+    assert given.exit_code == 0, given.stderr
+    assert [s.words for s in formats.read(io.BytesIO(given.stdout.encode()), "conllu")] == \
+        [s.words for s in formats.read(str(DATA / "sample.conllu"), "conllu")]
 
     blank = _blank(dev, tmp_path / "blank.conllu")
     tagged = invoke("tag", "--model", out, blank)
@@ -126,3 +142,8 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     assert scored.exit_code == 0, scored.stderr
     result = json.loads(scored.stdout)
     assert {"tagging", "parsing"} <= set(result), result.keys()
+
+    done = invoke(*common, "--no-tokenizer")
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    model, meta = model_file.load(out)
+    assert len(model.stages) == 2 and not model.reads_raw_text and not meta["tokenizer"]

@@ -167,39 +167,6 @@ def test_real_boundaries_are_learned_from_ewt(tmp_path, one_thread):
     assert parts["tokens"] > 0.98 and parts["sentences"] > 0.81 and parts["multiword"] > 0.8, parts
 
 
-@pytest.mark.slow
-def test_task_pipeline_gains_a_tokenizer_stage_from_conllu_with_text(tmp_path, one_thread):
-    """``--task pipeline`` on CoNLL-U with ``# text``: tokenizer, tagger and parser in one file,
-    which reads raw text; CoNLL-U input keeps its own tokens (the tokenizer is passed over), and
-    ``--no-tokenizer`` leaves it out (tests/test_pipeline.py)."""
-    from tagger.pipeline import Pipeline
-
-    if not (EWT / "en_ewt-ud-train.conllu").exists():
-        pytest.skip("needs ../shared/data")
-    train = tmp_path / "train.conllu"
-    train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 40), encoding="utf-8")
-    common = ["--task", "pipeline", "--train", train, "--dev", train, "--jackknife", "2", "--pos-set", "max_epochs=1",
-              "--pos-set", "layers=1", "--pos-set", "hidden=16", "--max-epochs", "1", "--set", "hidden=16",
-              "--set", "precompute=50", "--threads", "1", "--quiet", "--json"]
-    done = invoke("train", *common, "--out", tmp_path / "en.model")
-    assert done.exit_code == 0, (done.stderr, done.exception)
-    assert len(json.loads(done.stdout)["stages"]) == 3
-    model, meta = model_file.load(tmp_path / "en.model")
-    assert isinstance(model, Pipeline) and model.stages[0].name == "tokenizer" and meta["tokenizer"]
-    raw = "I saw it. It was big.\n"
-    tagged = invoke("tag", "--model", tmp_path / "en.model", stdin=raw.encode())
-    assert tagged.exit_code == 0, tagged.stderr
-    assert rebuild_text(conllu_blocks(tagged.stdout.splitlines())) == raw
-    rows = [line.split("\t") for line in tagged.stdout.splitlines() if line[:1].isdigit()]
-    assert rows and all(r[3] != "_" and r[6] != "_" for r in rows if "-" not in r[0])
-    given = invoke("tag", "--model", tmp_path / "en.model", DATA / "sample.conllu")
-    assert given.exit_code == 0, given.stderr
-    assert [s.words for s in formats.read(_bytes(given.stdout), "conllu")] == \
-        [s.words for s in formats.read(str(DATA / "sample.conllu"), "conllu")]
-    scored = invoke("evaluate", "--model", tmp_path / "en.model", DATA / "sample.conllu", "--json")
-    assert scored.exit_code == 0, scored.stderr
-
-
 def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path):
     from tagger.tokenization import runtime
     from tagger.tokenization.labels import normalise
