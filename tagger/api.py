@@ -315,6 +315,18 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
     return model.evaluate(data, format, columns, allow_missing_columns)
 
 
+def score(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto", pred_format: str | None = None,
+          task: str = "auto", column: str | None = None, aligned: bool | None = None) -> dict[str, Any]:
+    """``tagger evaluate --gold GOLD --pred PRED --json`` without a model: a predicted file scored
+    against a gold one, as a plain dict (scores in percent). Files whose words differ (a
+    tokenizer's output) are scored as the CoNLL 2018 shared task scores them, under
+    ``"aligned"`` (``aligned`` True/False forces either; :func:`tagger.scoring.evaluate_files`)."""
+    from tagger.scoring import evaluate_files
+
+    return evaluate_files(gold, pred, format=format, pred_format=pred_format, task=task, column=column,
+                          aligned=aligned).to_dict()
+
+
 def presets(model: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
     """``tagger presets --json``: every named preset (of model family ``model``, or the rows of
     paper table ``table``), as :func:`tagger.ablation.list_presets` gives them."""

@@ -318,6 +318,17 @@ def test_cli_table_and_json():
     assert_one_line_error(invoke("evaluate", "--gold", FR_GOLD, "--pred", FR_SYSTEM, "--gold-tokens"), "word 3 is 'au'")
 
 
+def test_python_score_is_the_cli_json():
+    import tagger
+
+    data = json.loads(invoke("evaluate", "--gold", FR_GOLD, "--pred", FR_SYSTEM, "--json").stdout)
+    scored = tagger.score(FR_GOLD, FR_SYSTEM)
+    assert scored == {k: v for k, v in data.items() if k not in ("gold", "pred")}
+    assert round(scored["aligned"]["LAS"]["f1"], 2) == 63.49
+    with pytest.raises(TaggerError, match="word 3 is 'au'"):
+        tagger.score(FR_GOLD, FR_SYSTEM, aligned=False)
+
+
 def test_tokens_only_output_scores_segmentation(tmp_path):
     """A tokenizer's output (forms only) gets Tokens, Sentences and Words, nothing it did not predict."""
     bare = tmp_path / "tokens.conllu"
