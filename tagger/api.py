@@ -36,7 +36,7 @@ from tagger.formats.base import open_output
 from tagger.formats.placement import check_output
 from tagger.inference import InputCheck, predict
 from tagger.modules.precision import apply
-from tagger.pipeline import chain, split_raw
+from tagger.pipeline import Pipeline, chain, split_raw
 from tagger.tagging import (CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, default_output_format, keep_first,
                             multitag_decoder, raw_sentences, tag as tag_stream, write_chunk,
                             write_sentences)
@@ -269,6 +269,8 @@ class Model:
             if not any(sentence.has(name) for sentence in gold):
                 raise TaggerError(f"no gold '{name}' column to score the model's output against", _name(data))
         InputCheck(self.module, allow_missing_columns, self.meta)(gold)
+        if isinstance(self.module, Pipeline):  # stages in turn, scored as `tagger evaluate --model` scores them
+            return self._evaluate_pipeline(gold, _name(data))
         predictions = predict(self.module, gold)  # batched as `tagger evaluate --model` does
         metric = self.module.metric(gold, predictions)
         return {
@@ -280,6 +282,24 @@ class Model:
             "score": 100.0 * metric.score,
             "tagging" if self.kind == "tagger" else "parsing": metric.to_dict(),
         }
+
+
+    def _evaluate_pipeline(self, gold: list[Sentence], name: str) -> dict[str, Any]:
+        """:meth:`evaluate` of a pipeline: its stages fill copies of the gold sentences (nothing
+        gold but the words), then every output tag column and the trees are scored
+        (:func:`tagger.scoring.evaluate_sentences`); the score is the last stage's (a parser's LAS)."""
+        from tagger.scoring import evaluate_sentences
+
+        outputs = set(self.output_columns)
+        pred = [Sentence(list(s.words), {k: v for k, v in s.columns.items() if k not in outputs}, s.source, s.line)
+                for s in gold]
+        for chunk in chunks(pred, CHUNK_SIZE):
+            annotate(self.module, chunk, MAX_TOKENS)
+        tags = [c for c in self.output_columns if c not in ("head", "deprel")]
+        result = evaluate_sentences(gold, pred, column=",".join(tags) or None, gold_name=name, aligned=False)
+        main = result.parsing or result.tagging
+        return {"model": self.path, "data": name, "columns": self.output_columns, "sentences": len(gold),
+                "score_name": main.score_name, "score": 100.0 * main.score, **result.to_dict()}
 
 
 def _name(data: Any) -> str:

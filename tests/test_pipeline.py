@@ -142,6 +142,14 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     assert scored.exit_code == 0, scored.stderr
     result = json.loads(scored.stdout)
     assert {"tagging", "parsing"} <= set(result), result.keys()
+    import tagger
+
+    through_api = tagger.evaluate(str(out), dev, precision="fp32")  # the Python API scores a pipeline alike
+    assert through_api["parsing"] == result["parsing"]
+    assert through_api["tagging"]["accuracy"] == result["tagging"]["accuracy"]  # (the CLI adds unseen-word counts)
+    assert {c: v["accuracy"] for c, v in through_api["tagging"]["columns"].items()} == \
+        {c: v["accuracy"] for c, v in result["tagging"]["columns"].items()}
+    assert through_api["score"] == result["parsing"]["no_punct"]["las"]
 
     done = invoke(*common, "--no-tokenizer")
     assert done.exit_code == 0, (done.stderr, done.exception)
