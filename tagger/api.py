@@ -158,6 +158,24 @@ class Model:
             out.append(record)
         return out
 
+    def tag_text(self, text: str, *, allow_missing_columns: bool = False) -> list[dict[str, Any]]:
+        """Raw text through a model whose first stage is a tokenizer (``tagger.load([tok, pos,
+        dep])``, or a pipeline model with one): one record per sentence, ``{"text": ..., "words":
+        [...], COLUMN: [...]}`` for each column the later stages fill (as :meth:`tag`'s). Words
+        are the syntactic words: a multiword token (``du``) comes as its words (``de``, ``le``)."""
+        tokenizer, module = split_raw(self.module)
+        if tokenizer is None:
+            raise TaggerError("tag_text reads raw text and this model has no tokenizer first (tagger train --task "
+                              "tokenize); model.tag takes tokens")
+        records = list(raw_sentences(tokenizer, io.BytesIO(text.encode("utf-8"))))
+        if module is not None:
+            self._annotate(records, None, None, InputCheck(module, allow_missing_columns, self.meta))
+        columns = module.output_columns if module is not None else []
+        texts = [next((line[len("# text = "):] for line in s.raw["lines"] if line.startswith("# text = ")), "")
+                 for s in records]
+        return [{"text": t, "words": s.words, **{name: s.output(name) for name in columns}}
+                for t, s in zip(texts, records)]
+
     def _refuse_raw(self, what: str) -> None:
         """A one-line error for a tokenizer alone, which reads raw text, where tokens are given (a
         pipeline that begins with one runs its later stages on them)."""

@@ -226,3 +226,28 @@ def test_the_tokenization_package_imports_no_torch():
             "print('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=__file__.rsplit("/tests/", 1)[0])
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_text_ending_in_a_token_is_labelled_as_if_white_space_followed():
+    """A model never saw a token end at the edge of its window: the last piece of a text that
+    ends in a token ("Yes." without a newline) is labelled with a space after it, dropped from
+    the output, so the text still rebuilds exactly."""
+    seen: list[str] = []
+
+    def labeller(norm: str) -> list[int]:
+        seen.append(norm)
+        labels = [INSIDE] * len(norm)  # a token ends only where white space follows it: at the edge, never
+        for i in range(len(norm) - 1):
+            if not norm[i].isspace() and norm[i + 1].isspace():
+                labels[i] = SENTENCE_END if norm[i] == "." else END
+        return labels
+
+    def words(text: str) -> list[list[str]]:
+        pieces = read_pieces(io.BytesIO(text.encode()), "<t>", 1 << 16)
+        return [s.words for s in tokenize(pieces, labeller, Expander([], []), margin=4)]
+
+    assert words("Hi there. Bye.") == [["Hi", "there."], ["Bye."]]
+    assert seen[-1] == "Hi there. Bye. "  # the space added for labelling only
+    sentence = list(tokenize(read_pieces(io.BytesIO(b"Bye."), "<t>", 1 << 16), labeller, Expander([], [])))[0]
+    assert rebuild_text([sentence.raw["lines"]]) == "Bye." and sentence.words == ["Bye."]
+    assert words("Bye.\n") == [["Bye."]] and seen[-1] == "Bye. "

@@ -127,6 +127,18 @@ def test_chained_with_a_tagger_the_tagger_fills_the_tokenizers_sentences(french,
     assert tagged.exit_code == 0 and tagged.stdout.splitlines()[0].startswith("Le/")
 
 
+def test_tag_text_in_python_gives_the_records_of_the_chained_models(french, sample_tagger):
+    raw = "Le chat dort au soleil.\n\nIl mange du pain."
+    records = tagger.load([str(french), str(sample_tagger)]).tag_text(raw)
+    assert [r["text"] for r in records] == ["Le chat dort au soleil.", "Il mange du pain."]
+    assert records[1]["words"] == ["Il", "mange", "de", "le", "pain", "."]  # multiword tokens as their words
+    assert all(len(r["upos"]) == len(r["words"]) and "_" not in r["upos"] for r in records)
+    assert tagger.load(str(french)).tag_text(raw)[0] == {"text": "Le chat dort au soleil.",
+                                                          "words": ["Le", "chat", "dort", "à", "le", "soleil", "."]}
+    with pytest.raises(TaggerError, match="no tokenizer first"):
+        tagger.load(str(sample_tagger)).tag_text(raw)
+
+
 def test_bad_uses_are_one_line_errors(french, sample_tagger, tmp_path):
     assert_one_line_error(invoke("tag", "--model", sample_tagger, "--model", french, stdin=b"a b\n"), "give its model first")
     assert_one_line_error(invoke("tag", "--model", french, stdin=b"ok\n\xff\n"), "<stdin>:2:", "not UTF-8")

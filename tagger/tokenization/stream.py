@@ -89,7 +89,11 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
         final = following is None
         text = pending + piece
         norm = normalise(text)
-        spans = segment(norm, labeller(norm), new_par)
+        if final and norm and not norm[-1].isspace():  # the text ends in a token: label it as if a space
+            labels = labeller(norm + " ")[: len(norm)]  # followed, as in training ("Yes." → Yes .)
+        else:
+            labels = labeller(norm)
+        spans = segment(norm, labels, new_par)
         emitted, carried = spans, len(text)
         if not final:
             emitted, carried = _split(spans, len(text), margin, max_carry)
