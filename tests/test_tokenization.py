@@ -13,11 +13,11 @@ import pytest
 from tagger import formats
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import BoundaryMetric
-from tagger.tokenization.labels import (END, INSIDE, MWT_END, MWT_SENTENCE_END, PAR, SENTENCE_END, escape_spaces,
+from tagger.tokenization.labels import (END, INSIDE, MWT_END, PAR, SENTENCE_END, escape_spaces,
                                         labelled_text, normalise, rebuild_text, spacing_after, text_sentence,
                                         unescape_spaces)
 from tagger.tokenization.multiword import Expander, learn
-from tagger.tokenization.segment import block, segment
+from tagger.tokenization.segment import segment
 from tagger.tokenization.stream import read_pieces, tokenize
 
 
