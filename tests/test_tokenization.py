@@ -251,3 +251,21 @@ def test_a_text_ending_in_a_token_is_labelled_as_if_white_space_followed():
     sentence = list(tokenize(read_pieces(io.BytesIO(b"Bye."), "<t>", 1 << 16), labeller, Expander([], [])))[0]
     assert rebuild_text([sentence.raw["lines"]]) == "Bye." and sentence.words == ["Bye."]
     assert words("Bye.\n") == [["Bye."]] and seen[-1] == "Bye. "
+
+
+def test_tokenised_input_is_told_from_raw_text_by_content(tmp_path):
+    """CoNLL-U keeps its tokens whatever its name and however long its comment header (a
+    stream's peek gives only its buffer: ~8 kB); raw text that starts with a ``#`` line is raw."""
+    from tagger.tokenization.stream import tokenised
+
+    header = "".join(f"# comment {i} with some padding to make the header long\n" for i in range(2000))
+    conllu = header + "1\tDogs\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+    stream = io.BufferedReader(io.BytesIO(conllu.encode()))
+    assert tokenised(stream, "auto") and stream.read().decode() == conllu  # peeked, not consumed
+    assert not tokenised(io.BufferedReader(io.BytesIO(b"# A heading\n\nSome text here.\n")), "auto")
+    assert tokenised(io.BufferedReader(io.BytesIO(b"Raw text.\n")), "conllu")
+    named = tmp_path / "dev.txt"
+    named.write_text(conllu, encoding="utf-8")
+    assert tokenised([str(named)], "auto")
+    named.write_text("Raw text, a sentence.\n", encoding="utf-8")
+    assert not tokenised([str(named)], "auto") and not tokenised([str(tmp_path / "missing")], "auto")

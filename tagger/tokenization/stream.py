@@ -143,8 +143,8 @@ TOKENIZER_FORMATS = ("conllu", "jsonl")
 
 def tokenised(source: Any, input_format: str) -> bool:
     """Whether input is already tokenised rather than raw text: a ``--format`` other than auto or
-    text; with auto, a file whose extension names a format (``.conllu``), or a stream whose
-    first line that is not a comment has the ten fields of CoNLL-U."""
+    text; with auto, a file whose extension names a format (``.conllu``), else a file or stream
+    whose start is CoNLL-U (:func:`_conllu_head`)."""
     if input_format not in ("auto", "text"):
         return True
     if input_format == "text":
@@ -153,13 +153,33 @@ def tokenised(source: Any, input_format: str) -> bool:
     if isinstance(first, (str, os.PathLike)):
         from tagger.formats import BY_EXTENSION
 
-        return os.path.splitext(os.fspath(first))[1].lower() in BY_EXTENSION
-    peek = getattr(getattr(first, "buffer", first), "peek", None)
-    if peek is None:
-        return False
-    head = peek(1 << 16)[: 1 << 16].decode("utf-8", "ignore")
-    line = next((line for line in head.splitlines() if line.strip() and not line.startswith("#")), "")
-    return line.count("\t") == 9
+        if os.path.splitext(os.fspath(first))[1].lower() in BY_EXTENSION:
+            return True
+        try:
+            with open(first, "rb") as stream:
+                head = stream.read(HEAD_BYTES + 1)
+        except OSError:
+            return False  # the reader says what is wrong
+    else:
+        peek = getattr(getattr(first, "buffer", first), "peek", None)
+        if peek is None:
+            return False
+        head = peek(HEAD_BYTES + 1)
+    return _conllu_head(head[:HEAD_BYTES])
+
+
+#: What :func:`tokenised` reads of an input's start (at most: a stream's peek may give less).
+HEAD_BYTES = 1 << 16
+
+
+def _conllu_head(head: bytes) -> bool:
+    """Whether the start of an input is CoNLL-U: its first line that is not a ``#`` comment has
+    ten tab-separated fields, or every line read is a comment (a long comment header: raw text
+    does not begin with kilobytes of ``#`` lines; one that held only such lines would be refused
+    by the CoNLL-U reader, not tokenised wrongly)."""
+    lines = [line for line in head.decode("utf-8", "ignore").splitlines() if line.strip()]
+    words = next((line for line in lines if not line.startswith("#")), None)
+    return bool(lines) if words is None else words.count("\t") == 9
 
 
 def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
