@@ -10,7 +10,7 @@ import click
 import torch
 
 from tagger.cli.progress import RichReporter, make_console
-from tagger.cli.train import summary_line
+from tagger.cli.train import run_options, summary_line
 from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_PRESET, DEFAULT_TOP_K, DistillRequest, distill
 from tagger.training.run import DataSpec
 from tagger.training.trainer import Interrupted, RunOptions
@@ -37,11 +37,7 @@ from tagger.training.trainer import Interrupted, RunOptions
               help="Labels kept per token of the teachers' averaged distribution (renormalised).")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=int, help="Sentences per update; same as --set batch_size=N.")
-@click.option("--patience", type=int, help="Same as --set patience=N.")
-@click.option("--max-minutes", type=float, help="Stop training after this many minutes (best model kept).")
-@click.option("--max-sentences", type=int, help="Use only the first N training sentences (without --dev, dev is held out of these).")
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly.")
-@click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
+@run_options
 @click.option("--threads", type=int, help="CPU threads for torch.")
 @click.option("--quiet", is_flag=True, help="Print only the final summary lines (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")

@@ -85,7 +85,9 @@ def cli() -> None:
       tagger train --task pos --train train.conllu --dev dev.conllu --out pos.tagger
       tagger evaluate --model pos.tagger test.conllu
       tagger evaluate --gold gold.conllu --pred pred.conllu --json
-      tagger tag --model pos.tagger < input.txt > output.conllu
+      tagger tag --model pos.tagger < tokens.txt > output.conllu   (one sentence a line, split at spaces)
+      tagger train --task tokenize --train train.conllu --dev dev.conllu --out tok.model
+      tagger tag --model tok.model --model pos.tagger < raw.txt > output.conllu
       tagger tag --model const.model < input.txt > trees.txt
       tagger convert --from auto --to conllu wsj_0001.auto
       tagger presets --table wu2017-t2

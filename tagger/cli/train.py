@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Callable
 
 import click
 import torch
@@ -17,6 +18,23 @@ from tagger.training.pipeline import DEFAULT_FOLDS
 from tagger.training.jackknife import JackknifeSettings, summary_line as jackknife_line
 from tagger.training.run import SPLITS, TASKS, DataSpec, TrainRequest, split_files, train
 from tagger.training.trainer import Interrupted, RunOptions
+
+
+def run_options(command: Callable) -> Callable:
+    """The options ``tagger train`` and ``tagger distill`` share: patience, time and data limits,
+    seed and device (in this order in their --help)."""
+    options = [
+        click.option("--patience", type=int, help="Same as --set patience=N."),
+        click.option("--max-minutes", type=float, help="Stop training after this many minutes (best model kept)."),
+        click.option("--max-sentences", type=int,
+                     help="Use only the first N training sentences (without --dev, dev is held out of these)."),
+        click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly."),
+        click.option("--device", default="auto", show_default=True,
+                     help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.command("train")
@@ -58,11 +76,7 @@ from tagger.training.trainer import Interrupted, RunOptions
                    "training CoNLL-U has # text comments.")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
-@click.option("--patience", type=int, help="Same as --set patience=N.")
-@click.option("--max-minutes", type=float, help="Stop training after this many minutes (best model kept).")
-@click.option("--max-sentences", type=int, help="Use only the first N training sentences (without --dev, dev is held out of these).")
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly.")
-@click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
+@run_options
 @click.option("--threads", type=int, help="CPU threads for torch (with --jackknife: for each tagger too [default 1 each]).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C).")
 @click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
