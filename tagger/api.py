@@ -426,11 +426,16 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
     (``{"hidden": 128, "lr": 0.01}``), ``pos_settings`` the ``--pos-set`` values of the
     ``jackknife`` taggers. Warnings go to stderr, each epoch's record (scores 0-1) to
     ``on_epoch``. Returns the summary ``tagger train --json`` prints (scores in percent)."""
+    from tagger.tasks import get_task
     from tagger.training.jackknife import JackknifeSettings
     from tagger.training.run import DataSpec, TrainRequest, train as run_train
     from tagger.training.trainer import RunOptions
 
     set_threads(threads)
+    if jackknife is None and get_task(task).tagger_columns:  # a pipeline: it jackknifes if its parser reads POS
+        from tagger.training.pipeline import PIPELINE_DECIDES
+
+        jackknife = PIPELINE_DECIDES
     overrides = [f"{key}={value}" for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size),
                                                      ("patience", patience)) if value is not None]
     overrides += _settings(settings)

@@ -67,10 +67,10 @@ TASKS: dict[str, Task] = {
                 description="CCG supertags"),
     "dep": Task("dep", "transition_parser", ("head", "deprel"), "tag_column", "ffn", "LAS (no punct)", "dep",
                 column_from_data=False, description="labelled dependency trees (HEAD, DEPREL)"),
-    "pipeline": Task("pipeline", "transition_parser", ("head", "deprel"), "tag_column", "ffn", "LAS (no punct)", "dep",
-                     column_from_data=False, tagger_columns=("upos", "xpos", "feats"),
-                     description="a tagger (UPOS, XPOS, FEATS) feeding a dependency parser trained on its jackknifed "
-                                 "tags, in one model file"),
+    "pipeline": Task("pipeline", "transition_parser", ("head", "deprel"), "tag_column", "bilstm-words",
+                     "LAS (no punct)", "dep", column_from_data=False, tagger_columns=("upos", "xpos", "feats"),
+                     description="a tagger (UPOS, XPOS, FEATS) and a dependency parser (by default reading a BiLSTM "
+                                 "started from that tagger; one reading POS trains on jackknifed tags), in one model file"),
     # The tree is no column of the data: tag_column names the POS copied from the input into its trees.
     "const": Task("const", "seq2seq", ("tree",), "tag_column", "fast", "bracket F1", "dep",
                   column_from_data=False, description="constituency trees (.mrg), as labelled brackets"),

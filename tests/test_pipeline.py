@@ -109,7 +109,8 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 40), encoding="utf-8")
     dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 15), encoding="utf-8")
     out = tmp_path / "en.model"
-    common = ["train", "--task", "pipeline", "--train", train, "--dev", dev, "--out", out, "--jackknife", "2",
+    common = ["train", "--task", "pipeline", "--preset", "ffn", "--train", train, "--dev", dev, "--out", out,
+              "--jackknife", "2",
               "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
               "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json"]
     done = invoke(*common)
@@ -155,3 +156,42 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     assert done.exit_code == 0, (done.stderr, done.exception)
     model, meta = model_file.load(out)
     assert len(model.stages) == 2 and not model.reads_raw_text and not meta["tokenizer"]
+
+
+def test_task_pipeline_default_parser_reads_no_pos_so_nothing_is_jackknifed(tmp_path):
+    """The default pipeline parser (``bilstm-words``) reads the words through a BiLSTM started
+    from the pipeline's own tagger and no POS: one tagger trains on all of train (no folds), the
+    parser alone takes words-only input, and ``--jackknife`` is refused as pointless."""
+    from tests.conftest import EWT
+    from tests.helpers import first_blocks
+
+    if not (EWT / "en_ewt-ud-train.conllu").exists():
+        pytest.skip("needs ../shared/data")
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 30), encoding="utf-8")
+    dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 10), encoding="utf-8")
+    out = tmp_path / "en.model"
+    common = ["train", "--task", "pipeline", "--train", train, "--dev", dev, "--out", out, "--no-tokenizer",
+              "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
+              "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json"]
+    refused = invoke(*common, "--jackknife", "2")
+    assert refused.exit_code == 1 and "nothing to jackknife" in refused.stderr
+    done = invoke(*common)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    summary = json.loads(done.stdout)
+    assert "jackknife" not in summary and summary["tagger"]["name"] == "all"
+    work = tmp_path / "en.model.jackknife"
+    assert sorted(p.name for p in work.iterdir() if p.is_dir()) == ["all"]  # no fold taggers
+    model, meta = model_file.load(out)
+    assert meta["parser_reads"] is None and meta["jackknife"] is None
+    parser = model.stages[-1]
+    assert parser.config.features == "replace" and parser.config.encoder_tag_dim == 0
+    assert parser.config.encoder_layers == 1 and parser.config.encoder_hidden == 16  # the tagger's encoder
+    assert parser.input_columns == [] and model.input_columns == []
+    blank = _blank(dev, tmp_path / "blank.conllu")
+    alone = invoke("tag", "--model", work / "parser.model", blank)  # words only: nothing refused
+    assert alone.exit_code == 0, alone.stderr
+    rows = [r for r in (line.split("\t") for line in alone.stdout.splitlines()) if r[0].isdigit()]
+    assert rows and all(r[3] == "_" and r[6] != "_" for r in rows)
+    again = invoke(*common)  # a rerun reuses the tagger
+    assert again.exit_code == 0 and json.loads(again.stdout)["tagger"]["reused"]

@@ -14,7 +14,7 @@ from tagger.cli.progress import RichReporter, make_console, plural
 from tagger.models import MODELS
 from tagger.training.distributed import env_context
 from tagger.tasks import get_task
-from tagger.training.pipeline import DEFAULT_FOLDS
+from tagger.training.pipeline import PIPELINE_DECIDES
 from tagger.training.jackknife import JackknifeSettings, summary_line as jackknife_line
 from tagger.training.run import SPLITS, TASKS, DataSpec, TrainRequest, split_files, train
 from tagger.training.trainer import Interrupted, RunOptions
@@ -59,8 +59,8 @@ def run_options(command: Callable) -> Callable:
 @click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS).")
 @click.option("--jackknife", type=click.IntRange(min=2), metavar="K",
               help="Parser: train on POS predicted by K taggers, each trained on the other K-1 folds of --train and "
-                   "tagging the one it never saw (10 is the usual; --task pipeline: 10 unless given); dev is tagged by a "
-                   "tagger trained on all of train.")
+                   "tagging the one it never saw (10 is the usual; --task pipeline: 10 unless given, none when its parser "
+                   "reads no POS); dev is tagged by a tagger trained on all of train.")
 @click.option("--pos-preset", help="With --jackknife: the taggers' preset (default: the pos task's).")
 @click.option("--pos-config", type=click.Path(exists=True, dir_okay=False), help="With --jackknife: the taggers' JSON config file.")
 @click.option("--pos-set", "pos_overrides", multiple=True, metavar="KEY=VALUE",
@@ -111,11 +111,11 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
     given = [name for name, value in (("--pos-preset", pos_preset), ("--pos-config", pos_config),
                                       ("--pos-set", pos_overrides), ("--jackknife-dir", jackknife_dir), ("--jobs", jobs))
              if value]
-    pipeline = bool(get_task(task).tagger_columns)  # --task pipeline always jackknifes its tagger
+    pipeline = bool(get_task(task).tagger_columns)  # --task pipeline always trains a tagger (jackknifed if need be)
     if given and not jackknife and not pipeline:
         raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
     if pipeline and not jackknife:
-        jackknife = DEFAULT_FOLDS
+        jackknife = PIPELINE_DECIDES
     if threads:
         torch.set_num_threads(threads)
     train_source, dev_source = train_path, dev_path
@@ -141,7 +141,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
         gates=gates,
         pos_model=pos_model,
         jackknife=JackknifeSettings(jackknife, pos_preset, pos_config, tuple(pos_overrides), jackknife_dir, jobs,
-                                    threads) if jackknife else None,
+                                    threads) if jackknife is not None else None,
         encoder_from=encoder_from,
         tokenizer=tokenizer,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,

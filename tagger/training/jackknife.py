@@ -226,11 +226,13 @@ def tagger_configs(request: "TrainRequest", columns: Sequence[str], data: "Data"
     return model, training
 
 
-def check_settings(request: "TrainRequest") -> None:
-    """Refuse the settings that cannot be jackknifed, before any data is read."""
+def check_settings(request: "TrainRequest", least: int = 2) -> None:
+    """Refuse the settings that cannot be jackknifed, before any data is read (``least``: the
+    fewest folds; 0 only for :func:`jackknife_taggers` of a pipeline, where no folds means the
+    all-train tagger alone)."""
     settings = request.jackknife
     assert settings is not None
-    if settings.folds < 2:
+    if settings.folds < least or settings.folds == 1:
         raise TaggerError(f"--jackknife needs at least 2 folds, not {settings.folds} (10 is the usual)")
     if request.pos_model:
         raise TaggerError("--jackknife trains its own taggers: leave out --pos-model (or --jackknife, to retag "
@@ -276,12 +278,12 @@ class _Plan:
     train_sentences: int
 
 
-def plan(request: "TrainRequest", columns: Sequence[str], data: "Data") -> _Plan:
+def plan(request: "TrainRequest", columns: Sequence[str], data: "Data", least: int = 2) -> _Plan:
     """Check the request against the data (read by the caller) and settle what the taggers that
-    learn ``columns`` are."""
+    learn ``columns`` are (``least``: as :func:`check_settings`)."""
     from tagger.training.run import check_columns
 
-    check_settings(request)
+    check_settings(request, least)
     settings = request.jackknife
     assert settings is not None
     columns = list(columns)
@@ -322,12 +324,13 @@ def jackknife_taggers(request: "TrainRequest", columns: Sequence[str],
     ``options.device``, ``options.checkpoint_minutes``; the work folder beside ``request.out``
     unless the settings name one), whatever model ``request`` trains afterwards: what a
     pipeline trainer calls. :func:`apply` puts their tags into that model's data; the
-    all-train tagger (:attr:`Jackknife.all_train_tagger`) tags new text before it."""
+    all-train tagger (:attr:`Jackknife.all_train_tagger`) tags new text before it. With 0 folds
+    only the all-train tagger trains (a pipeline whose parser reads no tags)."""
     from tagger.training.run import read_data
 
-    check_settings(request)
+    check_settings(request, least=0)
     data = read_data(request)
-    chosen = plan(request, columns, data)
+    chosen = plan(request, columns, data, least=0)
     del data
     return run_taggers(request, chosen, say)
 
@@ -344,9 +347,14 @@ def run_taggers(request: "TrainRequest", chosen: _Plan, say: Callable[[str], Non
     todo = [name for name in names if name not in done]
     jobs, threads = plan_jobs(len(todo) or 1, settings.jobs, settings.threads)
     chosen.work.mkdir(parents=True, exist_ok=True)
-    say(f"jackknife: {chosen.folds} folds of {chosen.train_sentences:,} training sentences, {len(names)} taggers "
-        f"learning {','.join(chosen.columns)} in {chosen.work}" +
-        (f"; {len(todo)} to train, {jobs} at a time × {threads} thread{'s' * (threads != 1)}" if todo else ""))
+    if chosen.folds:
+        say(f"jackknife: {chosen.folds} folds of {chosen.train_sentences:,} training sentences, {len(names)} taggers "
+            f"learning {','.join(chosen.columns)} in {chosen.work}" +
+            (f"; {len(todo)} to train, {jobs} at a time × {threads} thread{'s' * (threads != 1)}" if todo else ""))
+    else:
+        say(f"one tagger learning {','.join(chosen.columns)} from all {chosen.train_sentences:,} training sentences "
+            f"(nothing to jackknife) in {chosen.work}" +
+            (f", {threads} thread{'s' * (threads != 1)}" if todo else ""))
 
     def label(name: str) -> str:
         return f"tagger {name}" if name == ALL else f"tagger {name} ({names.index(name) + 1}/{chosen.folds})"

@@ -33,8 +33,11 @@ if TYPE_CHECKING:
 
 #: The parser trained on jackknifed tags, in the work folder.
 PARSER = "parser.model"
-#: Folds when ``--jackknife`` is not given.
+#: Folds when ``--jackknife`` is not given and the parser reads POS.
 DEFAULT_FOLDS = 10
+#: ``JackknifeSettings.folds`` when ``--jackknife`` is not given: :data:`DEFAULT_FOLDS` if the
+#: parser reads POS, no folds if it reads none.
+PIPELINE_DECIDES = 0
 #: The tokenizer, in the work folder.
 TOKENIZER = "tokenizer.model"
 
@@ -94,10 +97,26 @@ def parser_columns(columns: list[str], overrides: tuple[str, ...]) -> list[str]:
     return [f"tag_column={first}"]
 
 
+def parser_config(request: "TrainRequest") -> tuple[type, Any]:
+    """The parser family and its model config as ``request`` (``--task dep``) builds them:
+    preset < ``--config`` < ``--set``; no data is read (the parser's column is no data default)."""
+    from tagger.models import MODELS
+    from tagger.training.run import Data, configs
+
+    cls = MODELS[get_task(request.task).model]
+    return cls, configs(request, cls, Data([], [], ""))[0]
+
+
 def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str], None]) -> dict[str, Any]:
     """Train the tagger(s) and the parser of a pipeline and write the pipeline file; returns the
-    parser's summary (:func:`tagger.training.run.train`) with the pipeline's entries."""
+    parser's summary (:func:`tagger.training.run.train`) with the pipeline's entries.
+
+    A parser that reads POS (``cls.pos_columns``) trains on jackknifed tags (``--jackknife K``,
+    :data:`DEFAULT_FOLDS` unless given). One that reads none (contextual features alone: the
+    default ``bilstm-words``) needs no folds: the tagger trains once on all of train, then the
+    parser's encoder starts from it (unless ``--encoder-from`` names another tagger)."""
     from tagger.training import run
+    from tagger.training.jackknife import jackknife_taggers
 
     if request.pos_model:
         raise TaggerError("--task pipeline trains its own tagger: leave out --pos-model (or train --task dep "
@@ -106,13 +125,28 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
         raise TaggerError("--task pipeline trains an FFN or recurrent parser from scratch: for a bootstrapped one, "
                           "train it with --task dep --jackknife and chain it after the tagger")
     columns = tagger_columns(request)
-    settings = request.jackknife or JackknifeSettings(DEFAULT_FOLDS)
+    settings = request.jackknife or JackknifeSettings(PIPELINE_DECIDES)
     work = Path(settings.work_dir or request.out + WORK_SUFFIX)
     settings = dataclasses.replace(settings, columns=tuple(columns), work_dir=str(work))
     parser_out = work / PARSER
-    parser_request = dataclasses.replace(request, task="dep", column=None, out=str(parser_out), jackknife=settings,
+    preset = request.preset or (None if request.config_file else get_task(request.task).preset)
+    parser_request = dataclasses.replace(request, task="dep", column=None, out=str(parser_out), preset=preset,
                                          overrides=tuple(parser_columns(columns, request.overrides)) + request.overrides)
-    summary = run.train(parser_request, reporter, say)
+    cls, config = parser_config(parser_request)
+    tagger_summary = None
+    if cls.pos_columns(config):
+        settings = dataclasses.replace(settings, folds=settings.folds or DEFAULT_FOLDS)
+        summary = run.train(dataclasses.replace(parser_request, jackknife=settings), reporter, say)
+    else:
+        if settings.folds:
+            raise TaggerError(f"--jackknife {settings.folds}: this parser reads no POS (features=replace, "
+                              "encoder_tag_dim=0), so there is nothing to jackknife; leave --jackknife out")
+        tagger_request = dataclasses.replace(parser_request, jackknife=settings)
+        taggers = jackknife_taggers(tagger_request, columns, say)
+        tagger_summary = taggers.results[-1]
+        encoder_from = request.encoder_from or (str(taggers.all_train_tagger) if config.encoder != "none" else None)
+        summary = run.train(dataclasses.replace(parser_request, encoder_from=encoder_from, jackknife=None), reporter,
+                            say)
     tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
     tagger_file = work / ALL / MODEL
     stages = [model_file.read_archive(tagger_file), model_file.read_archive(parser_out)]
@@ -122,7 +156,7 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
         "task": request.task,
         "tokenizer": str(tokenizer.resolve()) if tokenizer is not None else None,
         "tagger_columns": columns,
-        "parser_reads": stages[-1]["config"].get("tag_column"),
+        "parser_reads": "+".join(cls.pos_columns(config)) or None,
         "tagger": str(tagger_file.resolve()),
         "parser": str(parser_out.resolve()),
         "train": stages[-1]["meta"].get("train"),
@@ -133,7 +167,8 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
     }
     model_file.save_pipeline(request.out, stages, meta)
     first = f"tokens and sentences by {tokenizer}, " if tokenizer is not None else ""
-    say(f"pipeline: {first}{', '.join(columns)} by {tagger_file}, then {parser_out} (reads {meta['parser_reads']}), "
-        f"in {request.out}")
-    return {**summary, "model": request.out, "task": request.task, "tagger_columns": columns,
+    reads = f"reads {meta['parser_reads']}" if meta["parser_reads"] else "reads the words only"
+    say(f"pipeline: {first}{', '.join(columns)} by {tagger_file}, then {parser_out} ({reads}), in {request.out}")
+    extra = {"tagger": tagger_summary} if tagger_summary is not None else {}
+    return {**summary, **extra, "model": request.out, "task": request.task, "tagger_columns": columns,
             "stages": ([str(tokenizer)] if tokenizer is not None else []) + [str(tagger_file), str(parser_out)]}

@@ -102,3 +102,10 @@ class ParserConfig:
     def reads_static(self) -> bool:
         """Whether the token slots read the static word and tag embeddings (no encoder, or beside it)."""
         return self.encoder == "none" or self.features == "beside"
+
+    @property
+    def reads_tags(self) -> bool:
+        """Whether it reads the POS of ``tag_column`` at all: not when the token slots read only
+        the encoder's vectors (``features=replace``) and the encoder reads no tags
+        (``encoder_tag_dim=0``). Such a parser needs no tagger before it and nothing jackknifed."""
+        return self.reads_static or self.encoder_tag_dim > 0

@@ -137,18 +137,21 @@ class TransitionParser(GreedyDecoding, NoDistillation, nn.Module):
     @property
     def input_columns(self) -> list[str]:
         """The columns of its input it reads besides the words: the parts of ``tag_column``
-        (``upos+feats`` reads ``upos`` and ``feats``). Input without them parses badly."""
-        return self.config.tag_column.split("+")
+        (``upos+feats`` reads ``upos`` and ``feats``), none when it reads no tags
+        (``config.reads_tags``). Input without them parses badly."""
+        return self.pos_columns(self.config)
 
     @classmethod
     def pos_column(cls, config: ParserConfig) -> str | None:
-        """The POS column ``--pos-model`` retags: of ``upos+feats`` the tagger predicts upos."""
-        return config.tag_column.split("+")[0]
+        """The POS column ``--pos-model`` retags: of ``upos+feats`` the tagger predicts upos
+        (None when it reads no tags)."""
+        return config.tag_column.split("+")[0] if config.reads_tags else None
 
     @classmethod
     def pos_columns(cls, config: ParserConfig) -> list[str]:
-        """The parts of ``tag_column``, as :attr:`input_columns`: ``upos+feats`` reads both."""
-        return config.tag_column.split("+")
+        """The parts of ``tag_column``, as :attr:`input_columns`: ``upos+feats`` reads both;
+        none when it reads no tags (``config.reads_tags``)."""
+        return config.tag_column.split("+") if config.reads_tags else []
 
     @property
     def distribution_labels(self) -> list[str]:

@@ -30,6 +30,10 @@ PRESETS: dict[str, dict[str, Any]] = {
                               "beside the word and tag embeddings (Kiperwasser & Goldberg 2016); Adam",
                "model": {"arch": "ffn", "encoder": "bilstm", "features": "beside"},
                "training": {"optimizer": "adam", "lr": 0.001, "batch_size": 16}},
+    "bilstm-words": {"based_on": "bilstm",
+                     "description": "bilstm whose first 6 token slots (s0-s2, b0-b2) read the BiLSTM alone: no POS "
+                                    "input, so no tagger errors to learn and nothing to jackknife; the pipeline's parser",
+                     "model": {"features": "replace", "encoder_slots": 6, "encoder_tag_dim": 0}},
     "bilstm-lstm": {"based_on": "bilstm", "description": "bilstm with an LSTM hidden layer (--bootstrap a bilstm FFN)",
                     "model": {"arch": "lstm"}},
 }
