@@ -118,6 +118,7 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     summary = json.loads(done.stdout)
     assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats"]
     assert [t["name"] for t in summary["jackknife"]["taggers"]] == ["fold01", "fold02", "all"]
+    assert not any(t["reused"] for t in summary["jackknife"]["taggers"])  # this run trained them
     model, meta = model_file.load(out)
     assert isinstance(model, Pipeline) and meta["parser_reads"] == "upos+feats"
     assert len(model.stages) == 3 and model.stages[0].name == "tokenizer" and meta["tokenizer"]

@@ -112,11 +112,11 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
     parser's summary (:func:`tagger.training.run.train`) with the pipeline's entries.
 
     A parser that reads POS (``cls.pos_columns``) trains on jackknifed tags (``--jackknife K``,
-    :data:`DEFAULT_FOLDS` unless given). One that reads none (contextual features alone: the
-    default ``bilstm-words``) needs no folds: the tagger trains once on all of train, then the
-    parser's encoder starts from it (unless ``--encoder-from`` names another tagger)."""
+    :data:`DEFAULT_FOLDS` unless given). One that reads none (contextual features alone:
+    ``bilstm-words``) needs no folds: the tagger trains once, on all of train. A parser with an
+    encoder starts it from the all-train tagger (unless ``--encoder-from`` names another)."""
     from tagger.training import run
-    from tagger.training.jackknife import jackknife_taggers
+    from tagger.training.jackknife import jackknife_taggers, summary as summary_of
 
     if request.pos_model:
         raise TaggerError("--task pipeline trains its own tagger: leave out --pos-model (or train --task dep "
@@ -133,20 +133,23 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
     parser_request = dataclasses.replace(request, task="dep", column=None, out=str(parser_out), preset=preset,
                                          overrides=tuple(parser_columns(columns, request.overrides)) + request.overrides)
     cls, config = parser_config(parser_request)
-    tagger_summary = None
-    if cls.pos_columns(config):
+    reads_pos = bool(cls.pos_columns(config))
+    if reads_pos:
         settings = dataclasses.replace(settings, folds=settings.folds or DEFAULT_FOLDS)
-        summary = run.train(dataclasses.replace(parser_request, jackknife=settings), reporter, say)
-    else:
-        if settings.folds:
-            raise TaggerError(f"--jackknife {settings.folds}: this parser reads no POS (features=replace, "
-                              "encoder_tag_dim=0), so there is nothing to jackknife; leave --jackknife out")
-        tagger_request = dataclasses.replace(parser_request, jackknife=settings)
-        taggers = jackknife_taggers(tagger_request, columns, say)
-        tagger_summary = taggers.results[-1]
-        encoder_from = request.encoder_from or (str(taggers.all_train_tagger) if config.encoder != "none" else None)
-        summary = run.train(dataclasses.replace(parser_request, encoder_from=encoder_from, jackknife=None), reporter,
-                            say)
+    elif settings.folds:
+        raise TaggerError(f"--jackknife {settings.folds}: this parser reads no POS (features=replace, "
+                          "encoder_tag_dim=0), so there is nothing to jackknife; leave --jackknife out")
+    # The taggers first (the parser's own jackknife then finds them finished), so that a parser
+    # with an encoder can start it from the all-train tagger.
+    taggers = jackknife_taggers(dataclasses.replace(parser_request, jackknife=settings), columns, say)
+    encoder_from = request.encoder_from or (str(taggers.all_train_tagger) if config.encoder != "none" else None)
+    summary = run.train(dataclasses.replace(parser_request, encoder_from=encoder_from,
+                                            jackknife=settings if reads_pos else None), reporter, say)
+    tagger_summary = None if reads_pos else taggers.results[-1]
+    if reads_pos:  # the cost of this run's taggers, not of the parser's look at them (all reused by then)
+        fresh = summary_of(taggers, {"train": {}, "dev": {}})
+        summary["jackknife"] = {**summary["jackknife"], **{key: fresh[key] for key in
+                                                            ("taggers", "wall_seconds", "jobs", "threads_per_job")}}
     tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
     tagger_file = work / ALL / MODEL
     stages = [model_file.read_archive(tagger_file), model_file.read_archive(parser_out)]
