@@ -208,6 +208,20 @@ def test_train_with_encoder_from_a_tagger_on_the_command_line(tmp_path: Path) ->
     assert done.exit_code != 0 and "takes no encoder" in done.output
 
 
+def test_a_parser_that_reads_no_pos_declares_no_input_columns_and_refuses_a_pos_model(tmp_path: Path) -> None:
+    """``features=replace`` with ``encoder_tag_dim=0`` (preset ``bilstm-words``): no POS read, so no
+    column asked of the input and nothing for ``--pos-model`` to retag; any other setting reads it."""
+    for preset, reads in (("bilstm-words", []), ("bilstm-tags", ["upos"]), ("bilstm", ["upos"]), ("ffn", ["upos"])):
+        config = build_configs(TransitionParser, TransitionParser.PRESETS, preset)[0]
+        assert TransitionParser.pos_columns(config) == reads, preset
+        assert TransitionParser.pos_column(config) == (reads[0] if reads else None)
+    model = encoded("ffn", "replace", 6, encoder_tag_dim=0)
+    assert model.input_columns == [] and encoded("ffn", "replace", 6).input_columns == ["upos"]
+    done = invoke("train", "--task", "dep", "--preset", "bilstm-words", "--pos-model", str(tmp_path / "pos.tagger"),
+                  "--train", "data/sample.conllu", "--out", str(tmp_path / "dep.model"), "--max-epochs", "1")
+    assert done.exit_code == 1 and "reads no POS" in done.output and "Traceback" not in done.output
+
+
 # ----------------------------------------------------------------------------- bootstrapping
 @pytest.mark.parametrize("arch", ["lstm", "gru", "elman"])
 def test_bootstrap_copies_the_encoder_and_the_slot_weights_gate_by_gate(arch: str) -> None:

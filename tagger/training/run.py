@@ -407,6 +407,9 @@ def retag_for_parser(pos_model: str, cls: type, config: Any, sentences: list[Sen
     a parser's ``upos+feats`` the tagger predicts the upos part); returns the meta naming the
     tagger, which the parser names when it is given untagged input."""
     column = cls.pos_column(config)
+    if column is None:
+        raise TaggerError(f"--pos-model: this {cls.name} reads no POS (features=replace, encoder_tag_dim=0), so "
+                          "there is nothing to retag; leave --pos-model out", pos_model)
     retag(pos_model, column, sentences)
     return {"pos_model": os.path.abspath(pos_model), "pos_model_column": column}
 

@@ -34,6 +34,10 @@ PRESETS: dict[str, dict[str, Any]] = {
                      "description": "bilstm whose first 6 token slots (s0-s2, b0-b2) read the BiLSTM alone: no POS "
                                     "input, so no tagger errors to learn and nothing to jackknife; the pipeline's parser",
                      "model": {"features": "replace", "encoder_slots": 6, "encoder_tag_dim": 0}},
+    "bilstm-tags": {"based_on": "bilstm-words",
+                    "description": "bilstm-words whose BiLSTM also reads the POS (32-dim tag embeddings): train it on "
+                                   "jackknifed tags (--jackknife K; a pipeline does)",
+                    "model": {"encoder_tag_dim": 32}},
     "bilstm-lstm": {"based_on": "bilstm", "description": "bilstm with an LSTM hidden layer (--bootstrap a bilstm FFN)",
                     "model": {"arch": "lstm"}},
 }
