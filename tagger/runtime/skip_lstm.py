@@ -18,19 +18,21 @@ in padding (torch resets the state there instead: the same values).
 
 from __future__ import annotations
 
-import io
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, BinaryIO, Callable, Sequence
+from typing import Any, Iterator, Sequence, TextIO
 
 import numpy as np
 
 from tagger import formats
 from tagger.corpus.batching import chunks_until_error
 from tagger.corpus.features import InputFeaturizer
+from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
+from tagger.errors import TaggerError
 from tagger.formats.base import open_output
 from tagger.formats.placement import check_output, write_chunk
 from tagger.options import CHUNK_SIZE
@@ -52,9 +54,9 @@ OTHER = frozenset({"column", "feats_mode", "word_dim", "caps_dim", "char_dim", "
                    "hidden_dropout", "middle_dropout", "label_smoothing", "aux_column", "aux_weight"})
 #: Padded tokens per batch, at most (sentences are batched by length).
 MAX_TOKENS = 4096
-#: Input bytes tagged without torch; a larger input goes to torch whole (docs/benchmarks.md,
+#: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
 #: "Tagging speed": past about this, importing torch pays for itself).
-SWITCH_BYTES = 200_000
+SWITCH_TOKENS = 25_000
 
 
 def supported(header: dict[str, Any] | None) -> bool:
@@ -269,62 +271,42 @@ def _scan(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None) -> np.ndarray:
     return out
 
 
-class _Prefixed(io.RawIOBase):
-    """The bytes read ahead from a stream, then the rest of it."""
-
-    def __init__(self, head: bytes, rest: BinaryIO):
-        self.head, self.rest = memoryview(head), rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self.head:
-            n = min(len(buffer), len(self.head))
-            buffer[:n], self.head = self.head[:n], self.head[n:]
-            return n
-        data = self.rest.read1(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
-def read_small(inputs: Sequence[str], limit: int) -> tuple[Any, bool]:
-    """``(source, small)``: what to read (the paths; for stdin, the bytes read ahead and then the
-    rest), and whether it holds at most ``limit`` bytes (read ahead from stdin up to that)."""
-    if inputs:
-        paths = list(inputs)
-        return paths, all(os.path.isfile(p) for p in paths) and sum(os.path.getsize(p) for p in paths) <= limit
-    stdin = sys.stdin.buffer
-    head = bytearray()
-    while len(head) <= limit and (data := stdin.read1(limit + 1 - len(head))):
-        head += data
-    if len(head) <= limit:
-        return io.BytesIO(bytes(head)), True
-    return io.BufferedReader(_Prefixed(bytes(head), stdin)), False
-
-
-def tag_file(model_path: str, inputs: Sequence[str], output: str | None, full: Callable[[Any], dict[str, int]],
-             input_format: str = "auto", columns: str | None = None, output_format: str | None = None,
-             supertag_in: str = "misc", chunk_size: int = CHUNK_SIZE,
-             switch_bytes: int = SWITCH_BYTES) -> dict[str, int] | None:
-    """``tagger tag --model TAGGER``: ``inputs`` (paths; none: stdin) to ``output`` (a path; None:
-    stdout), what :meth:`tagger.api.Model.tag_file` writes, byte for byte, without torch when the
-    input holds at most ``switch_bytes``; a larger one goes whole (what was read ahead too) to
-    ``full(source)``, the torch path. None, having read nothing, when the model file is not a
-    tagger this module runs (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``."""
+def tag_file(model_path: str, inputs: Sequence[str], output: str | None, input_format: str = "auto",
+             columns: str | None = None, output_format: str | None = None, supertag_in: str = "misc",
+             chunk_size: int = CHUNK_SIZE, device: str = "cpu", threads: int | None = None, precision: str = "fp32",
+             switch_tokens: int = SWITCH_TOKENS) -> dict[str, int] | None:
+    """``tagger tag --model TAGGER`` with the default options: ``inputs`` (paths; none: stdin) to
+    ``output`` (a path; None: stdout), what :meth:`tagger.api.Model.tag_file` writes, byte for
+    byte. An input of at most ``switch_tokens`` tokens is tagged without torch; a longer one goes
+    whole (the sentences read ahead, then the rest, streaming) to the torch model (``device``,
+    ``threads``, ``precision``: :func:`tagger.api.load`'s; the caller takes this path only where
+    the precision is fp32). None, having read nothing, when the model file is not a tagger this
+    module runs (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``."""
     if not supported(read_archive(model_path, peek=True)):
         return None
-    source, small = read_small(inputs, switch_bytes)
-    model = load(model_path) if small else None
-    if model is None:
-        return full(source)
-    sentences = formats.read(source, input_format, columns=columns or None)
-    output_format = output_format or "conllu"
-    stream = open_output(output)
-    counts = {"sentences": 0, "tokens": 0}
+    sentences = iter(formats.read(list(inputs) if inputs else sys.stdin.buffer, input_format, columns=columns or None))
+    ahead: list[Sentence] = []
+    failed, tokens = None, 0
     try:
+        while tokens <= switch_tokens and (sentence := next(sentences, None)) is not None:
+            ahead.append(sentence)
+            tokens += len(sentence)
+    except TaggerError as error:  # the sentences before it are tagged and written, then it is raised
+        failed = error
+    output_format = output_format or "conllu"
+    model = load(model_path) if tokens <= switch_tokens else None
+    if model is None:  # the torch path, on everything
+        from tagger.api import load as load_full
+        from tagger.tagging import tag
+
+        full = load_full(model_path, device, threads, precision).module
+        with _output(output) as stream:
+            return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
+                       supertag_in=supertag_in)
+    counts = {"sentences": 0, "tokens": 0}
+    with _output(output) as stream:
         check_output(model.output_columns, output_format, supertag_in)
-        for chunk, error in chunks_until_error(sentences, chunk_size):
+        for chunk, error in chunks_until_error(chain(ahead, _raising(failed)), chunk_size):
             if chunk:
                 for sentence, labels in zip(chunk, model.tag([s.words for s in chunk])):
                     sentence.columns.update(labels)
@@ -333,7 +315,22 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, full: C
                 counts["tokens"] += sum(len(s) for s in chunk)
             if error is not None:
                 raise error
+    return counts
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    """The output stream (:func:`open_output`: None is stdout), closed after unless stdout."""
+    stream = open_output(path)
+    try:
+        yield stream
     finally:
         if stream is not sys.stdout:
             stream.close()
-    return counts
+
+
+def _raising(error: TaggerError | None) -> Iterator[Sentence]:
+    """Nothing, then ``error`` raised (if any): a reader's error after the sentences before it."""
+    if error is not None:
+        raise error
+    yield from ()
