@@ -60,6 +60,13 @@ def trained(tmp_path_factory) -> dict[str, Path]:
         train(TrainRequest(task="pos", train=DataSpec(str(train_file)), dev=DataSpec(str(dev_file)),
                            out=str(paths[name]), column=column, max_epochs=4, batch_size=8,
                            overrides=("lr=0.01", *overrides)), Quiet())
+    tokenizer = ("--task", "tokenize", "--train", train_file, "--dev", dev_file, "--out", folder / "tok.model",
+                 "--max-epochs", "3", "--threads", "1", "--quiet", "--batch-size", "4", *(
+                     arg for value in ("hidden=16", "segment=48", "context=8", "char_dim=8", "lr=0.02")
+                     for arg in ("--set", value)))
+    done = invoke("train", *tokenizer)
+    assert done.exit_code == 0, done.stderr
+    paths["tokenizer"] = folder / "tok.model"
     return paths
 
 
@@ -102,7 +109,7 @@ def test_tag_file_writes_the_torch_paths_bytes_for_conllu_and_text(trained, name
     conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 60), encoding="utf-8")
     full = tagger.load(trained[name], "cpu", 1, "fp32")
     for source in (conllu, _text_input(tmp_path)):
-        counts = runtime.tag_file(str(trained[name]), [str(source)], str(tmp_path / "fast.out"))
+        counts = runtime.tag_file([str(trained[name])], [str(source)], str(tmp_path / "fast.out"))
         assert counts is not None and counts["sentences"] >= 4
         full.tag_file(str(source), tmp_path / "full.out")
         assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
@@ -120,10 +127,29 @@ def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(tra
     assert done.stdout == "".join(lines)
     conllu = tmp_path / "in.conllu"
     conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
-    counts = runtime.tag_file(str(trained["upos"]), [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)
+    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)
     assert counts == {"sentences": 30, "tokens": sum(len(s) for s in formats.read(conllu))} and calls == [4]
     tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(conllu), tmp_path / "full.out")
     assert (tmp_path / "switched.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+
+
+def test_a_tokenizer_before_the_tagger_gives_the_torch_pipelines_bytes(trained, tmp_path, monkeypatch):
+    raw = tmp_path / "raw.txt"
+    raw.write_text("I saw it. Did you?\n\nThe cat sat on the mat, didn't it? Yes.\n", encoding="utf-8")
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
+    paths = [str(trained["tokenizer"]), str(trained["three"])]
+    full = tagger.load(paths, "cpu", 1, "fp32")
+    for source, switch in ((raw, runtime.SWITCH_TOKENS), (conllu, runtime.SWITCH_TOKENS), (raw, 3), (conllu, 100)):
+        counts = runtime.tag_file(paths, [str(source)], str(tmp_path / "fast.out"), switch_tokens=switch)
+        assert counts is not None and counts["sentences"] >= 2
+        full.tag_file(str(source), tmp_path / "full.out")
+        assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert runtime.tag_file(paths[::-1], [str(raw)], str(tmp_path / "x.out")) is None  # a tagger, then a tokenizer
+    done = invoke("tag", "--model", paths[0], "--model", paths[1], stdin=raw.read_bytes())
+    assert done.exit_code == 0, done.stderr
+    full.tag_file(str(raw), tmp_path / "full.out")
+    assert done.stdout == (tmp_path / "full.out").read_text(encoding="utf-8")
 
 
 def test_a_reader_error_comes_after_the_sentences_before_it_as_on_the_torch_path(trained, tmp_path):
@@ -131,7 +157,7 @@ def test_a_reader_error_comes_after_the_sentences_before_it_as_on_the_torch_path
     good = first_blocks(EWT / "en_ewt-ud-dev.conllu", 3)
     bad.write_text(good + "1\tword\n\n", encoding="utf-8")
     with pytest.raises(TaggerError) as fast:
-        runtime.tag_file(str(trained["upos"]), [str(bad)], str(tmp_path / "fast.out"))
+        runtime.tag_file([str(trained["upos"])], [str(bad)], str(tmp_path / "fast.out"))
     with pytest.raises(TaggerError) as full:
         tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(bad), tmp_path / "full.out")
     assert str(fast.value) == str(full.value)
@@ -143,7 +169,7 @@ def test_other_configurations_are_left_to_torch_with_the_same_output(trained, tm
     path = trained["plain"]
     assert not runtime.supported(read_archive(path, peek=True)) and runtime.load(path) is None
     source = _text_input(tmp_path)
-    assert runtime.tag_file(str(path), [str(source)], str(tmp_path / "fast.out")) is None
+    assert runtime.tag_file([str(path)], [str(source)], str(tmp_path / "fast.out")) is None
     assert not (tmp_path / "fast.out").exists()  # nothing read or written
     done = invoke("tag", "--model", path, "--threads", "1", source)
     assert done.exit_code == 0, done.stderr
@@ -164,11 +190,13 @@ def test_what_the_runtime_knows_of_the_model_is_the_models():
     assert not set(runtime.FIXED) & runtime.OTHER
 
 
-def test_tagging_a_small_input_imports_no_torch(trained, tmp_path):
+@pytest.mark.parametrize("tokenizer", [False, True])
+def test_tagging_a_small_input_imports_no_torch(trained, tmp_path, tokenizer):
     source = _text_input(tmp_path)
+    models = [str(trained["tokenizer"])] * tokenizer + [str(trained["three"])]
     code = ("import sys; from tagger.runtime.skip_lstm import tag_file; "
-            f"counts = tag_file({str(trained['three'])!r}, [{str(source)!r}], None); "
-            "assert counts['sentences'] == 4, counts; assert 'torch' not in sys.modules, 'torch imported'")
+            f"counts = tag_file({models!r}, [{str(source)!r}], None); "
+            "assert counts['sentences'] >= 2, counts; assert 'torch' not in sys.modules, 'torch imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("\n\n") == 4 and done.stdout.startswith("1\tI\t_\t")
+    assert ("# text = I saw it\n1\tI\t_\t" in done.stdout) == tokenizer and "1\tI\t_\t" in done.stdout

@@ -72,19 +72,19 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
     """
     if input_format_alias is not None:
         input_format = input_format_alias
-    if (len(model_paths) == 1 and device in ("auto", "cpu") and top_k is None and beta is None and beam is None
+    if (len(model_paths) <= 2 and device in ("auto", "cpu") and top_k is None and beta is None and beam is None
             and constrained is None and show_attention is None):
         if threads:  # before numpy is imported: its BLAS reads them once
             os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
-        if input_format in ("auto", "text") and not columns:
+        if len(model_paths) == 1 and input_format in ("auto", "text") and not columns:
             from tagger.tokenization.runtime import tag_file  # a tokenizer alone runs without torch
 
             if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
                 return
         if on_error == "fail" and (precision == "fp32" or precision == "auto" and not cpu_has_bf16()):
-            from tagger.runtime.skip_lstm import tag_file as tag_small  # a tagger on a small input: without torch
+            from tagger.runtime.skip_lstm import tag_file as tag_small  # a tagger (after a tokenizer) on a small input
 
-            if tag_small(model_paths[0], inputs, output, input_format, columns, output_format, supertag_in, chunk_size,
+            if tag_small(model_paths, inputs, output, input_format, columns, output_format, supertag_in, chunk_size,
                          device, threads, precision) is not None:
                 return
     from tagger.api import load

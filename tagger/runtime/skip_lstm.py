@@ -36,7 +36,9 @@ from tagger.errors import TaggerError
 from tagger.formats.base import open_output
 from tagger.formats.placement import check_output, write_chunk
 from tagger.options import CHUNK_SIZE
+from tagger.tokenization import runtime as tokenizer
 from tagger.tokenization.runtime import read_archive, sigmoid_
+from tagger.tokenization.stream import raw_sentences, tokenised
 
 #: The tag class that is never output (:data:`tagger.models.skip_lstm.model.RARE`; tested equal).
 RARE = "<rare>"
@@ -271,20 +273,30 @@ def _scan(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None) -> np.ndarray:
     return out
 
 
-def tag_file(model_path: str, inputs: Sequence[str], output: str | None, input_format: str = "auto",
+def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | None, input_format: str = "auto",
              columns: str | None = None, output_format: str | None = None, supertag_in: str = "misc",
              chunk_size: int = CHUNK_SIZE, device: str = "cpu", threads: int | None = None, precision: str = "fp32",
              switch_tokens: int = SWITCH_TOKENS) -> dict[str, int] | None:
-    """``tagger tag --model TAGGER`` with the default options: ``inputs`` (paths; none: stdin) to
-    ``output`` (a path; None: stdout), what :meth:`tagger.api.Model.tag_file` writes, byte for
-    byte. An input of at most ``switch_tokens`` tokens is tagged without torch; a longer one goes
-    whole (the sentences read ahead, then the rest, streaming) to the torch model (``device``,
-    ``threads``, ``precision``: :func:`tagger.api.load`'s; the caller takes this path only where
-    the precision is fp32). None, having read nothing, when the model file is not a tagger this
-    module runs (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``."""
-    if not supported(read_archive(model_path, peek=True)):
+    """``tagger tag --model TAGGER`` (or ``--model TOKENIZER --model TAGGER``) with the default
+    options: ``inputs`` (paths; none: stdin) to ``output`` (a path; None: stdout), what
+    :meth:`tagger.api.Model.tag_file` writes, byte for byte. An input of at most ``switch_tokens``
+    tokens is tagged without torch; a longer one goes whole (the sentences read ahead, then the
+    rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
+    :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
+    and a tokenizer's text past :data:`~tagger.tokenization.runtime.SWITCH_CHARS` to the torch
+    tokenizer. None, having read nothing, when the model files are not those this module runs
+    (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``."""
+    *first, model_path = model_paths
+    if len(first) > 1 or not supported(read_archive(model_path, peek=True)):
         return None
-    sentences = iter(formats.read(list(inputs) if inputs else sys.stdin.buffer, input_format, columns=columns or None))
+    fast = tokenizer.load(first[0]) if first else None
+    if first and fast is None:
+        return None
+    source: Any = list(inputs) if inputs else sys.stdin.buffer
+    if fast is not None and not tokenised(source, input_format):  # raw text (tokenised input skips the tokenizer)
+        sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, lambda: _torch_models(first, "cpu", threads)), source)
+    else:
+        sentences = iter(formats.read(source, input_format, columns=columns or None))
     ahead: list[Sentence] = []
     failed, tokens = None, 0
     try:
@@ -296,10 +308,9 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, input_f
     output_format = output_format or "conllu"
     model = load(model_path) if tokens <= switch_tokens else None
     if model is None:  # the torch path, on everything
-        from tagger.api import load as load_full
         from tagger.tagging import tag
 
-        full = load_full(model_path, device, threads, precision).module
+        full = _torch_models([model_path], device, threads, precision)
         with _output(output) as stream:
             return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
                        supertag_in=supertag_in)
@@ -316,6 +327,13 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, input_f
             if error is not None:
                 raise error
     return counts
+
+
+def _torch_models(paths: list[str], device: str, threads: int | None, precision: str = "fp32") -> Any:
+    """The torch model of the files at ``paths`` (importing torch)."""
+    from tagger.api import load as load_full
+
+    return load_full(paths, device, threads, precision).module
 
 
 @contextmanager
