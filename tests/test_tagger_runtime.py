@@ -131,6 +131,12 @@ def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(tra
     assert counts == {"sentences": 30, "tokens": sum(len(s) for s in formats.read(conllu))} and calls == [4]
     tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(conllu), tmp_path / "full.out")
     assert (tmp_path / "switched.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    # more than one chunk: torch, which writes each chunk as it is read (a process fed sentence by sentence)
+    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "chunks.out"), chunk_size=29)
+    assert counts == {"sentences": 30, "tokens": sum(len(s) for s in formats.read(conllu))} and calls == [4]
+    assert (tmp_path / "chunks.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "one.out"), chunk_size=31)
+    assert calls == [4, 30] and (tmp_path / "one.out").read_bytes() == (tmp_path / "full.out").read_bytes()
 
 
 def test_a_tokenizer_before_the_tagger_gives_the_torch_pipelines_bytes(trained, tmp_path, monkeypatch):

@@ -125,6 +125,8 @@ class NumpyTagger:
         #: word, caps and char embeddings [V, dim] (None: off)
         self.embeddings = [f32(n) if p else None for n, p in zip(names, present)]
         features = sizes[0] + sizes[1] + (2 * length * sizes[2] if present[2] else 0)
+        if d < 1 or d % 2 == 0:
+            raise ValueError("the window is an odd number of words")
         if d * features == hidden and layers > 1:
             raise ValueError("an input as wide as the layers is a shortcut source: left to torch")
         layer_list = []
@@ -280,8 +282,8 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     """``tagger tag --model TAGGER`` (or ``--model TOKENIZER --model TAGGER``) with the default
     options: ``inputs`` (paths; none: stdin) to ``output`` (a path; None: stdout), what
     :meth:`tagger.api.Model.tag_file` writes, byte for byte. An input of at most ``switch_tokens``
-    tokens is tagged without torch; a longer one goes whole (the sentences read ahead, then the
-    rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
+    tokens and one chunk (``chunk_size`` sentences) is tagged without torch; a longer one goes
+    whole (the sentences read ahead, then the rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
     :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
     and a tokenizer's text past :data:`~tagger.tokenization.runtime.SWITCH_CHARS` to the torch
     tokenizer. None, having read nothing, when the model files are not those this module runs
@@ -297,16 +299,19 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
         sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, lambda: _torch_models(first, "cpu", threads)), source)
     else:
         sentences = iter(formats.read(source, input_format, columns=columns or None))
-    ahead: list[Sentence] = []
-    failed, tokens = None, 0
+    ahead: list[Sentence] = []  # the first chunk, read before anything is written (as the torch path does)
+    failed, tokens, ended = None, 0, False
     try:
-        while tokens <= switch_tokens and (sentence := next(sentences, None)) is not None:
-            ahead.append(sentence)
-            tokens += len(sentence)
+        while not ended and tokens <= switch_tokens and len(ahead) < chunk_size:
+            sentence = next(sentences, None)
+            ended = sentence is None
+            if sentence is not None:
+                ahead.append(sentence)
+                tokens += len(sentence)
     except TaggerError as error:  # the sentences before it are tagged and written, then it is raised
-        failed = error
+        failed, ended = error, True
     output_format = output_format or "conllu"
-    model = load(model_path) if tokens <= switch_tokens else None
+    model = load(model_path) if ended and tokens <= switch_tokens else None
     if model is None:  # the torch path, on everything
         from tagger.tagging import tag
 
