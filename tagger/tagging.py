@@ -6,27 +6,19 @@ and flushed as soon as it is tagged, so a failure later in the input loses nothi
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
 import torch
 
-from tagger import formats
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
-from tagger.formats.placement import check_output, place
+from tagger.formats.placement import REWRITING_FORMATS, check_output, write_chunk  # noqa: F401 (imported from here too)
 from tagger.inference import InputCheck, predict
 from tagger.options import CHUNK_SIZE, MAX_TOKENS, ON_ERROR, OUTPUT_FORMATS  # noqa: F401 (imported from here too)
 from tagger.pipeline import Pipeline
 from tagger.tokenization.stream import TOKENIZER_FORMATS, raw_sentences, write_sentences  # noqa: F401 (tagger tag's)
-
-
-#: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told the fields
-#: that hold the model's output columns (``place``), it writes only those (and FORM) into them and
-#: leaves the rest of each line as it was, rather than formatting every column of every word again.
-REWRITING_FORMATS = ("conllu", "conllx")
 
 
 def default_output_format(model: torch.nn.Module, multi: bool = False) -> str:
@@ -75,37 +67,6 @@ def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | No
         return out
 
     return decode
-
-
-def write_chunk(sentences: list[Sentence], extra: list | None, model: torch.nn.Module, stream: TextIO, fmt: str,
-                supertag_in: str = "misc") -> None:
-    """Write tagged sentences; ``extra`` holds per-token multi-tags when multi-tagging. The
-    predicted columns go where ``fmt`` shows them (:func:`tagger.formats.placement.place`:
-    every one in its CoNLL field, supertags in CoNLL MISC or, with ``supertag_in="xpos"``, XPOS;
-    the POS field of tagged and pipe is the predicted tag, the first column of a model of
-    several; jsonl has every column)."""
-    if fmt == "jsonl":
-        columns = model.output_columns
-        for i, sentence in enumerate(sentences):
-            record: dict[str, Any] = {"words": sentence.words}
-            for name in columns:
-                record[name] = sentence.output(name)
-            if extra is not None:
-                record["multitags"] = extra[i]
-            stream.write(json.dumps(record, ensure_ascii=False) + "\n")
-    elif fmt == "msuper":  # C&C multi-tagger style: word, tag count, then tag/probability pairs
-        for i, sentence in enumerate(sentences):
-            for t, word in enumerate(sentence.words):
-                tags = extra[i][t] if extra is not None else [(sentence.columns[model.output_columns[0]][t], 1.0)]
-                stream.write("\t".join([word, str(len(tags))] + [f"{tag}\t{p:.6g}" for tag, p in tags]) + "\n")
-            stream.write("\n")
-    else:
-        placed = [place(sentence, fmt, supertag_in, model.output_columns) for sentence in sentences]
-        options = {}
-        if fmt in REWRITING_FORMATS:
-            options["columns"] = sorted(set().union(*(fields for _, fields in placed)))
-        formats.write([sentence for sentence, _ in placed], stream, fmt, **options)
-    stream.flush()
 
 
 def annotate(model: torch.nn.Module, chunk: list[Sentence], max_tokens: int = MAX_TOKENS,

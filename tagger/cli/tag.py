@@ -7,7 +7,7 @@ import os
 import click
 
 from tagger.formats.supertags import SUPERTAG_IN
-from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
+from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS, cpu_has_bf16
 
 
 @click.command("tag")
@@ -72,14 +72,27 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
     """
     if input_format_alias is not None:
         input_format = input_format_alias
-    if (len(model_paths) == 1 and device in ("auto", "cpu") and input_format in ("auto", "text") and not columns
-            and top_k is None and beta is None and beam is None and constrained is None and show_attention is None):
-        from tagger.tokenization.runtime import tag_file  # a tokenizer alone runs without torch
-
+    if (len(model_paths) <= 2 and device in ("auto", "cpu") and top_k is None and beta is None and beam is None
+            and constrained is None and show_attention is None):
+        # Before numpy is imported (its BLAS reads them once). Without --threads its BLAS gets one
+        # thread: more made the numpy passes' small products wait for each other (on a busy 2-core
+        # machine, EWT dev through the tagger 2.6 s at one thread, 6.4 s at two, 44 s by default;
+        # its text through the tokenizer 0.85 s at one, 9.7 s by default).
         if threads:
             os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
-        if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
-            return
+        else:
+            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # torch reads OMP_NUM_THREADS, not this
+        if len(model_paths) == 1 and input_format in ("auto", "text") and not columns:
+            from tagger.tokenization.runtime import tag_file  # a tokenizer alone runs without torch
+
+            if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
+                return
+        if on_error == "fail" and (precision == "fp32" or precision == "auto" and not cpu_has_bf16()):
+            from tagger.runtime.skip_lstm import tag_file as tag_small  # a tagger (after a tokenizer) on a small input
+
+            if tag_small(model_paths, inputs, output, input_format, columns, output_format, supertag_in, chunk_size,
+                         device, threads, precision) is not None:
+                return
     from tagger.api import load
     from tagger.tagging import input_stream
 

@@ -16,15 +16,18 @@ one POS tag (the ``xpos`` column), ``pipe`` a POS tag (``xpos``) and a ``superta
 
 ``shown`` names the columns that must be visible (what a model predicts): they win the POS
 slot over what the input already had. :func:`check_output` refuses up front what a format
-cannot hold (a tree in a format of tags, supertags in CoNLL-X's missing MISC).
+cannot hold (a tree in a format of tags, supertags in CoNLL-X's missing MISC);
+:func:`write_chunk` writes a model's output with them.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
-from typing import Sequence
+from typing import Any, Sequence, TextIO
 
 from tagger.corpus.records import STANDARD_COLUMNS, TREE, Sentence
+from tagger import formats
 from tagger.errors import TaggerError
 from tagger.formats.conll import FIELDS
 from tagger.formats.supertags import (CONLL_FORMATS, MISSING, SUPERTAG_IN, SUPERTAG_KEY, misc_get, misc_set,
@@ -172,3 +175,41 @@ def map_columns(sentence: Sentence, source_format: str, target_format: str, supe
     if source_conll:
         sentence = generic_from_conll(supertags_from_conll(sentence, supertag_in, source_format), names)
     return place(sentence, target_format, supertag_in)[0]
+
+
+#: Output formats whose writer rewrites the lines of a sentence read from CoNLL: told the fields
+#: that hold the model's output columns (``place``), it writes only those (and FORM) into them and
+#: leaves the rest of each line as it was, rather than formatting every column of every word again.
+REWRITING_FORMATS = ("conllu", "conllx")
+
+
+def write_chunk(sentences: list[Sentence], extra: list | None, model: Any, stream: TextIO, fmt: str,
+                supertag_in: str = "misc") -> None:
+    """Write tagged sentences (``tagger tag``; ``model``: anything with ``output_columns``, the
+    columns it filled); ``extra`` holds per-token multi-tags when multi-tagging. The
+    predicted columns go where ``fmt`` shows them (:func:`tagger.formats.placement.place`:
+    every one in its CoNLL field, supertags in CoNLL MISC or, with ``supertag_in="xpos"``, XPOS;
+    the POS field of tagged and pipe is the predicted tag, the first column of a model of
+    several; jsonl has every column)."""
+    if fmt == "jsonl":
+        columns = model.output_columns
+        for i, sentence in enumerate(sentences):
+            record: dict[str, Any] = {"words": sentence.words}
+            for name in columns:
+                record[name] = sentence.output(name)
+            if extra is not None:
+                record["multitags"] = extra[i]
+            stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+    elif fmt == "msuper":  # C&C multi-tagger style: word, tag count, then tag/probability pairs
+        for i, sentence in enumerate(sentences):
+            for t, word in enumerate(sentence.words):
+                tags = extra[i][t] if extra is not None else [(sentence.columns[model.output_columns[0]][t], 1.0)]
+                stream.write("\t".join([word, str(len(tags))] + [f"{tag}\t{p:.6g}" for tag, p in tags]) + "\n")
+            stream.write("\n")
+    else:
+        placed = [place(sentence, fmt, supertag_in, model.output_columns) for sentence in sentences]
+        options = {}
+        if fmt in REWRITING_FORMATS:
+            options["columns"] = sorted(set().union(*(fields for _, fields in placed)))
+        formats.write([sentence for sentence, _ in placed], stream, fmt, **options)
+    stream.flush()

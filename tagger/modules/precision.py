@@ -11,24 +11,11 @@ one copy of them in memory.
 
 from __future__ import annotations
 
-import functools
-import re
 import sys
-from pathlib import Path
 
 import torch
 
-from tagger.options import PRECISIONS  # noqa: F401 (imported from here too)
-
-
-@functools.cache
-def cpu_has_bf16() -> bool:
-    """Whether this CPU multiplies bf16 natively (Linux ``/proc/cpuinfo`` flags; False elsewhere)."""
-    try:
-        info = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return False
-    return re.search(r"\b(avx512_bf16|amx_bf16)\b", info) is not None
+from tagger.options import PRECISIONS, cpu_has_bf16  # noqa: F401 (imported from here too)
 
 
 def resolve(precision: str, device: torch.device | str = "cpu") -> torch.dtype | None:

@@ -112,7 +112,7 @@ def load(path: str | os.PathLike) -> "NumpyTokenizer | None":
         return None
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid_(x: np.ndarray) -> np.ndarray:
     """σ(x) in place, as 1 / (1 + exp(-x)): numpy's ``exp`` is about three times faster than
     its ``tanh`` on float32, so tanh is computed as 2σ(2x) - 1 (the g gate's weights are doubled
     for it when the model is read)."""
@@ -207,7 +207,7 @@ class NumpyTokenizer:
                     np.add(np.matmul(back, w_ih[1]).reshape(span, batch, width), bias[1], out=gx[1, :span])
                 z = np.matmul(h, w_hh)
                 z += gx[:, k]
-                _sigmoid(z)  # i, f, σ(2 z_g), o
+                sigmoid_(z)  # i, f, σ(2 z_g), o
                 i, f, g, o = z[..., :hidden], z[..., hidden : 2 * hidden], z[..., 2 * hidden : 3 * hidden], z[..., 3 * hidden :]
                 c *= f
                 np.multiply(i, g, out=tmp)  # i ⊙ tanh(z_g) = 2 i ⊙ σ(2 z_g) - i
@@ -215,7 +215,7 @@ class NumpyTokenizer:
                 tmp -= i
                 c += tmp
                 np.multiply(c, 2, out=tmp)  # tanh(c) = 2σ(2c) - 1
-                _sigmoid(tmp)
+                sigmoid_(tmp)
                 tmp *= 2
                 tmp -= 1
                 np.multiply(o, tmp, out=h)

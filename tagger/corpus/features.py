@@ -1,0 +1,78 @@
+"""Per-word input features of the taggers (torch-free): normalised form, capitalisation class,
+first/last-character slots and the character CNN's spelling, and :class:`InputFeaturizer`,
+which turns a word into the ids the input layer reads (:mod:`tagger.modules.input_layer`)."""
+
+from __future__ import annotations
+
+import re
+
+from tagger.corpus.vocab import Vocab
+
+_DIGIT = re.compile(r"\d")
+
+# Capitalisation classes; 0 is padding.
+CAPS_LOWER, CAPS_FIRST, CAPS_UPPER, CAPS_MIXED, CAPS_NONE = 1, 2, 3, 4, 5
+CHAR_PAD_WORD = "\x00"  # fills the first/last-l slots of words shorter than l (one special symbol)
+CHAR_BOW, CHAR_EOW = "<w>", "</w>"  # the character CNN's word boundaries (never a single character)
+
+
+def normalize(word: str) -> str:
+    """Lowercase and map every digit to 9."""
+    return _DIGIT.sub("9", word.lower())
+
+
+def caps_class(word: str) -> int:
+    """All lower, first upper, all upper, mixed, or no letters."""
+    if not any(ch.isalpha() for ch in word):
+        return CAPS_NONE
+    if word.islower():
+        return CAPS_LOWER
+    if word.isupper():
+        return CAPS_UPPER
+    if word[0].isupper() and (len(word) == 1 or word[1:].islower()):
+        return CAPS_FIRST
+    return CAPS_MIXED
+
+
+def char_slots(word: str, length: int) -> list[str]:
+    """The first ``length`` and the last ``length`` characters, padded with one special symbol
+    (none for ``length`` 0: ``word[-0:]`` would be the whole word)."""
+    if length <= 0:
+        return []
+    pad = [CHAR_PAD_WORD] * length
+    first = (list(word[:length]) + pad)[:length]
+    last = (pad + list(word[-length:]))[-length:]
+    return first + last
+
+
+def spelling(word: str, longest: int) -> list[str]:
+    """What the character CNN reads: ``<w>``, the word's characters, ``</w>``. A word longer than
+    ``longest`` keeps both ends: its first ⌈longest/2⌉ and last ⌊longest/2⌋ characters."""
+    if len(word) > longest:
+        head = (longest + 1) // 2
+        word = word[:head] + word[len(word) - (longest - head):]
+    return [CHAR_BOW, *word, CHAR_EOW]
+
+
+_NO_IDS: list[int] = []  # shared by every memo entry without the CNN (never mutated)
+
+
+class InputFeaturizer:
+    """Turns words into the integer features :class:`InputLayer` reads (via Vocabs, plain Python).
+
+    ``spell_length`` > 0 also gives the character CNN's ids (:func:`spelling`); 0: an empty list.
+    """
+
+    def __init__(self, words: Vocab, chars: Vocab, char_length: int, spell_length: int = 0):
+        self.words, self.chars, self.char_length, self.spell_length = words, chars, char_length, spell_length
+        self._cache: dict[str, tuple[int, int, list[int], list[int]]] = {}
+
+    def token(self, word: str) -> tuple[int, int, list[int], list[int]]:
+        """(word id, caps class, 2·l char ids, CNN char ids) for one token; memoised, the hot path of tagging."""
+        hit = self._cache.get(word)
+        if hit is None:
+            spelled = self.chars.indices(spelling(word, self.spell_length)) if self.spell_length else _NO_IDS
+            hit = (self.words.index(normalize(word)), caps_class(word), self.chars.indices(char_slots(word, self.char_length)), spelled)
+            if len(self._cache) < 100_000:  # bounded: open-vocabulary streams must not grow memory
+                self._cache[word] = hit
+        return hit

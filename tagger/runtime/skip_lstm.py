@@ -1,0 +1,359 @@
+"""The skip-LSTM tagger (:class:`tagger.models.skip_lstm.SkipLSTMTagger`) applied without torch.
+
+``tagger tag --model pos.tagger`` on a small input runs on this (:func:`tag_file`): the labels
+of the torch model in fp32 (tested), for the configurations of the presets ``fast`` and
+``small`` and any that differ from them in sizes only (:data:`FIXED`). :func:`load` gives None
+for any other model file (another family, cell or shortcut, the character CNN, per-feature
+FEATS heads, a newer option or file format), and the caller uses torch.
+
+What it computes, time-major (T steps, B sentences, direction 0 forward, 1 backward), as
+:meth:`SkipLSTMTagger.forward` does in evaluation: the first layer's input projection per
+distinct word through the gated window (:meth:`InputLayer.project_by_type`); stacked
+bidirectional LSTM layers, each layer l ≥ 3 with the gated shortcut ``h = o⊙tanh(c) + γ⊙h^{l-2}``,
+``γ = σ(W_x,g x + W_h,g h_{t-1} + U h^{l-2} + b_g)`` (:mod:`tagger.modules.recurrent`,
+``gate=recurrent``); one output product and an argmax per head, padding and RARE never chosen.
+The backward direction scans each sentence reversed within its own length, so no scan starts
+in padding (torch resets the state there instead: the same values).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Iterator, Sequence, TextIO
+
+import numpy as np
+
+from tagger import formats
+from tagger.corpus.batching import chunks_until_error
+from tagger.corpus.features import InputFeaturizer
+from tagger.corpus.records import Sentence
+from tagger.corpus.vocab import PAD, Vocab
+from tagger.errors import TaggerError
+from tagger.formats.base import open_output
+from tagger.formats.placement import check_output, write_chunk
+from tagger.options import CHUNK_SIZE
+from tagger.tokenization import runtime as tokenizer
+from tagger.tokenization.runtime import read_archive, sigmoid_
+from tagger.tokenization.stream import raw_sentences, tokenised
+
+#: The tag class that is never output (:data:`tagger.models.skip_lstm.model.RARE`; tested equal).
+RARE = "<rare>"
+#: Model file formats read (:data:`tagger.model_file.FORMAT_VERSION` and the one before, which
+#: lays these configurations out alike); a newer file goes to torch, which says so.
+FORMAT_VERSIONS = (2, 3)
+#: Config values computed here; a file with another value, or without the key, goes to torch.
+FIXED = {"cell": "lstm", "skip": "output", "gate": "recurrent", "skip_map": "identity", "skip_span": 1,
+         "composition": "chain", "skip_source": "output", "skip_mix": "add", "skip_ungated": "", "char_cnn": 0}
+#: The other keys of :class:`TaggerConfig` (tested): sizes read here, settings of parts not
+#: built (char_cnn_*, rhn_depth), initialisation and training. A key in neither goes to torch.
+OTHER = frozenset({"column", "feats_mode", "word_dim", "caps_dim", "char_dim", "char_length", "char_cnn_width",
+                   "char_cnn_dim", "char_cnn_max", "window", "window_gates", "min_word_count", "rare_word_dropout",
+                   "rare_tag_count", "layers", "hidden", "rhn_depth", "forget_bias", "init_scale", "input_dropout",
+                   "hidden_dropout", "middle_dropout", "label_smoothing", "aux_column", "aux_weight"})
+#: Padded tokens per batch, at most (sentences are batched by length).
+MAX_TOKENS = 4096
+#: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
+#: "Tagging speed": past about this, importing torch pays for itself).
+SWITCH_TOKENS = 25_000
+
+
+def supported(header: dict[str, Any] | None) -> bool:
+    """Whether :class:`NumpyTagger` computes the model of a model file (its plain data,
+    :func:`read_archive`; tensors need not be read)."""
+    if header is None or header.get("name") != "skip_lstm" or header.get("format_version") not in FORMAT_VERSIONS:
+        return False
+    config = header.get("config")
+    if not isinstance(config, dict) or set(config) - FIXED.keys() - OTHER:
+        return False
+    if any(config.get(key) != value for key, value in FIXED.items()):
+        return False
+    later = str(config.get("column", "")).split(",")[1:]
+    return not ("feats" in later and config.get("feats_mode") != "bundle")
+
+
+def load(path: str | os.PathLike) -> "NumpyTagger | None":
+    """The tagger in a model file, to run without torch; None for any other (see the module text)."""
+    if not supported(read_archive(path, peek=True)):  # another model's weights are not read
+        return None
+    archive = read_archive(path)
+    if archive is None:
+        return None
+    try:
+        return NumpyTagger(archive["config"], archive["vocabs"], archive["state_dict"])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+@dataclass
+class Layer:
+    """One bidirectional layer, both directions stacked: ``w_x`` [2, D, G], ``w_h`` [2, H, G],
+    ``bias`` [2, 1, G] with G = 4H (blocks i, f, o, s) or, with the shortcut, 5H (i, f, o, g, s),
+    the s block doubled (tanh(z) = 2σ(2z) - 1); ``u_k`` [2, H, H] the shortcut's term in g, or None."""
+
+    w_x: np.ndarray
+    w_h: np.ndarray
+    bias: np.ndarray
+    u_k: np.ndarray | None
+
+
+class NumpyTagger:
+    """The forward pass of a skip-LSTM tagger in numpy, for :meth:`tag` only."""
+
+    def __init__(self, config: dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, np.ndarray]):
+        if not supported({"name": "skip_lstm", "format_version": FORMAT_VERSIONS[-1], "config": config}):
+            raise ValueError("not a configuration computed here")
+        self.columns = config["column"].split(",")
+        self.output_columns = self.columns  # what write_chunk reads
+        hidden, layers, d = int(config["hidden"]), int(config["layers"]), int(config["window"])
+        length, sizes = int(config["char_length"]), [int(config[k]) for k in ("word_dim", "caps_dim", "char_dim")]
+        self.window = d
+        self.featurizer = InputFeaturizer(Vocab.from_list(vocabs["words"]), Vocab.from_list(vocabs["chars"]), length)
+        names = ["input.word.weight", "input.caps.weight", "input.char.weight"]
+        present = [sizes[0] > 0, sizes[1] > 0, sizes[2] > 0 and length > 0]
+        gated_window = d > 1 and bool(config["window_gates"])
+        expected = {n for n, p in zip(names, present) if p} | {"output.weight", "output.bias"}
+        expected |= {"input.gates.weight", "input.gates.bias"} if gated_window else set()
+        expected |= {f"rnn.layers.{i}.{w}" for i in range(layers) for w in ("w_x", "w_h", "bias")}
+        expected |= {f"rnn.layers.{i}.u_k" for i in range(2, layers)}
+        if set(state) != expected:
+            raise ValueError("the weights are not those of this configuration")
+        f32 = lambda name: np.ascontiguousarray(state[name], dtype=np.float32)  # noqa: E731
+        #: word, caps and char embeddings [V, dim] (None: off)
+        self.embeddings = [f32(n) if p else None for n, p in zip(names, present)]
+        features = sizes[0] + sizes[1] + (2 * length * sizes[2] if present[2] else 0)
+        if d < 1 or d % 2 == 0:
+            raise ValueError("the window is an odd number of words")
+        if d * features == hidden and layers > 1:
+            raise ValueError("an input as wide as the layers is a shortcut source: left to torch")
+        layer_list = []
+        for i in range(layers):
+            prefix, width = f"rnn.layers.{i}.", (5 if i >= 2 else 4) * hidden
+            w_x, w_h, bias = f32(prefix + "w_x"), f32(prefix + "w_h"), f32(prefix + "bias")
+            if w_x.shape != (2, d * features if i == 0 else 2 * hidden, width) or w_h.shape != (2, hidden, width):
+                raise ValueError("the weights do not fit the configuration")
+            for weight in (w_x, w_h, bias):
+                weight[..., -hidden:] *= 2  # the s block: tanh(z_s) = 2σ(2 z_s) - 1
+            layer_list.append(Layer(w_x, w_h, bias, f32(prefix + "u_k") if i >= 2 else None))
+        self.layers = layer_list
+        first = layer_list[0].w_x  # [2, d·F, G] as one matrix [F, d·2·G]: the block of (slot j, direction)
+        self.first = np.ascontiguousarray(first.reshape(2, d, features, -1).transpose(2, 1, 0, 3).reshape(features, -1))
+        self.gates_w = self.gates_b = None  # window gates: [F, d·d] (slot j, gate), [d]
+        if gated_window:
+            self.gates_w = np.ascontiguousarray(f32("input.gates.weight").reshape(d, d, features).transpose(2, 1, 0)
+                                                .reshape(features, d * d))
+            self.gates_b = f32("input.gates.bias")
+        # the heads: each column's labels in turn (the first's "tags", then "tags:NAME"), the auxiliary column's last
+        keys = ["tags"] + [f"tags:{column}" for column in self.columns[1:]]
+        self.labels = [vocabs[key] for key in keys]
+        stops = np.cumsum([len(labels) for labels in self.labels]).tolist()
+        self.heads = list(zip([0] + stops[:-1], stops))  # [start, stop) of each output column's scores
+        total = stops[-1] + (len(vocabs["aux_tags"]) if config["aux_column"] else 0)
+        self.w_out = np.ascontiguousarray(f32("output.weight").T)  # [2H, S]
+        self.b_out = f32("output.bias")  # [S]; padding and RARE at -inf, never chosen
+        if self.w_out.shape != (2 * hidden, total) or self.b_out.shape != (total,):
+            raise ValueError("the output layer does not fit the vocabularies")
+        for (start, _), labels in zip(self.heads, self.labels):
+            for special in (PAD, RARE):
+                if special in labels:
+                    self.b_out[start + labels.index(special)] = -np.inf
+
+    def tag(self, sentences: Sequence[Sequence[str]]) -> list[dict[str, list[str]]]:
+        """Per sentence (its words), ``{column: labels}`` for every output column."""
+        out: list[dict[str, list[str]]] = [{column: [] for column in self.columns} for _ in sentences]
+        order = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
+        batches: list[list[int]] = [[]]
+        for i in order:  # by length, at most MAX_TOKENS padded tokens a batch
+            if batches[-1] and (len(batches[-1]) + 1) * len(sentences[i]) > MAX_TOKENS:
+                batches.append([])
+            batches[-1].append(i)
+        for batch in filter(None, batches):
+            scores = self.scores([sentences[i] for i in batch])  # [T, B, S]
+            for column, (start, stop), labels in zip(self.columns, self.heads, self.labels):
+                best = scores[..., start:stop].argmax(-1).T.tolist()  # [B, T]
+                for i, row in zip(batch, best):
+                    out[i][column] = [labels[j] for j in row[: len(sentences[i])]]
+        return out
+
+    def scores(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
+        """Label scores [T, B, S] of B non-empty sentences (padding and RARE at -inf)."""
+        lengths = np.array([len(words) for words in sentences])
+        steps, batch, half = int(lengths.max()), len(sentences), self.window // 2
+        forms = list(dict.fromkeys(chain.from_iterable(sentences)))
+        row_of = {form: row for row, form in enumerate(forms, 1)}
+        rows = np.zeros((steps + 2 * half, batch), dtype=np.intp)  # each token's row in the window (0: none)
+        for b, words in enumerate(sentences):
+            rows[half : half + len(words), b] = [row_of[w] for w in words]
+        t = np.arange(steps)[:, None]
+        rev = np.where(t < lengths, lengths - 1 - t, t)  # [T, B] scan step <-> position of the backward scan
+        cols = np.arange(batch)
+        projected = self.project(self.features(forms), rows, steps)  # [T, B, 2, G] in sentence order
+        outputs = []  # per layer, [T, 2, B, H] in scan order
+        with np.errstate(over="ignore"):  # exp(-z) overflows to inf for very negative z: σ is then 0, as it should be
+            for i, layer in enumerate(self.layers):
+                gx = np.empty((steps, 2, batch, layer.w_x.shape[-1]), dtype=np.float32)  # [T, 2, B, G]
+                if i == 0:
+                    gx[:, 0], gx[:, 1] = projected[:, :, 0], projected[rev, cols, 1]
+                else:
+                    gx[:, 0] = x @ layer.w_x[0] + layer.bias[0]
+                    gx[:, 1] = x[rev, cols] @ layer.w_x[1] + layer.bias[1]
+                if layer.u_k is not None:  # γ's U h^{l-2} joins the g block
+                    hidden = layer.u_k.shape[-1]
+                    gx[..., 3 * hidden : 4 * hidden] += outputs[i - 2] @ layer.u_k
+                outputs.append(_scan(gx, layer.w_h, outputs[i - 2] if layer.u_k is not None else None))
+                h = outputs[-1]
+                x = np.concatenate([h[:, 0], h[:, 1][rev, cols]], -1)  # [T, B, 2H] in sentence order
+        return x @ self.w_out + self.b_out
+
+    def features(self, forms: list[str]) -> np.ndarray:
+        """f = [E_w(w); E_a(a); E_c(chars)] of each form, [U+1, F]; row 0 (no word) zero."""
+        words, caps, chars, _ = zip(*map(self.featurizer.token, forms))  # (no CNN spelling)
+        ids = (np.array(words), np.array(caps), np.array(chars, dtype=np.intp).reshape(len(forms), -1))
+        parts = [table[values].reshape(len(forms), -1) for table, values in zip(self.embeddings, ids) if table is not None]
+        f = np.zeros((len(forms) + 1, sum(part.shape[1] for part in parts)), dtype=np.float32)
+        f[1:] = np.concatenate(parts, -1)
+        return f
+
+    def project(self, f: np.ndarray, rows: np.ndarray, steps: int) -> np.ndarray:
+        """The first layer's input projection ``Σ_j r_j(t) f_{t+j} W_j + b`` [T, B, 2, G], in
+        sentence order, from the features ``f`` [U+1, F] and the rows [T + 2·half, B] of the
+        words in the window (0: none)."""
+        d = self.window
+        tables = (f @ self.first).reshape(len(f), d, 2, -1)  # [U+1, d, 2, G]
+        gates = None
+        if self.gates_w is not None:
+            gate_in = (f @ self.gates_w).reshape(len(f), d, d)  # [U+1, slot j, gate]
+            total = gate_in[rows[:steps], 0]
+            for j in range(1, d):
+                total += gate_in[rows[j : j + steps], j]
+            gates = total
+            gates += self.gates_b
+            sigmoid_(gates)  # [T, B, d]
+        out = np.empty((steps, rows.shape[1], 2, tables.shape[-1]), dtype=np.float32)
+        out[...] = self.layers[0].bias[:, 0]
+        for j in range(d):
+            term = tables[rows[j : j + steps], j]  # [T, B, 2, G]
+            if gates is not None:
+                term *= gates[:, :, j, None, None]
+            out += term
+        return out
+
+
+def _scan(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None) -> np.ndarray:
+    """One bidirectional LSTM layer's time loop: ``gx`` [T, 2, B, G] the input projections in
+    scan order, ``w_h`` [2, H, G], ``k`` [T, 2, B, H] the shortcut (layer l-2's outputs) or None
+    → the outputs [T, 2, B, H]. The arithmetic of ``_scan_inference`` in :mod:`tagger.modules.recurrent`."""
+    steps, _, batch, width = gx.shape
+    hidden = w_h.shape[1]
+    out = np.empty((steps, 2, batch, hidden), dtype=np.float32)
+    h = np.zeros((2, batch, hidden), dtype=np.float32)
+    c = np.zeros_like(h)
+    tmp = np.empty_like(h)
+    z = np.empty((2, batch, width), dtype=np.float32)
+    i, f, o, g, s = (z[..., j * hidden : (j + 1) * hidden] for j in (0, 1, 2, 3, width // hidden - 1))
+    for t in range(steps):
+        np.matmul(h, w_h, out=z)
+        z += gx[t]
+        sigmoid_(z)  # i, f, o, (g,) σ(2 z_s)
+        s *= 2
+        s -= 1
+        c *= f
+        np.multiply(i, s, out=tmp)
+        c += tmp
+        np.multiply(c, 2, out=tmp)  # tanh(c) = 2σ(2c) - 1
+        sigmoid_(tmp)
+        tmp *= 2
+        tmp -= 1
+        h = out[t]
+        np.multiply(o, tmp, out=h)
+        if k is not None:
+            np.multiply(g, k[t], out=tmp)
+            h += tmp
+    return out
+
+
+def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | None, input_format: str = "auto",
+             columns: str | None = None, output_format: str | None = None, supertag_in: str = "misc",
+             chunk_size: int = CHUNK_SIZE, device: str = "cpu", threads: int | None = None, precision: str = "fp32",
+             switch_tokens: int = SWITCH_TOKENS) -> dict[str, int] | None:
+    """``tagger tag --model TAGGER`` (or ``--model TOKENIZER --model TAGGER``) with the default
+    options: ``inputs`` (paths; none: stdin) to ``output`` (a path; None: stdout), what
+    :meth:`tagger.api.Model.tag_file` writes, byte for byte. An input of at most ``switch_tokens``
+    tokens and one chunk (``chunk_size`` sentences) is tagged without torch; a longer one goes
+    whole (the sentences read ahead, then the rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
+    :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
+    and a tokenizer's text past :data:`~tagger.tokenization.runtime.SWITCH_CHARS` to the torch
+    tokenizer. None, having read nothing, when the model files are not those this module runs
+    (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``."""
+    *first, model_path = model_paths
+    if len(first) > 1 or not supported(read_archive(model_path, peek=True)):
+        return None
+    fast = tokenizer.load(first[0]) if first else None
+    if first and fast is None:
+        return None
+    source: Any = list(inputs) if inputs else sys.stdin.buffer
+    if fast is not None and not tokenised(source, input_format):  # raw text (tokenised input skips the tokenizer)
+        sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, lambda: _torch_models(first, "cpu", threads)), source)
+    else:
+        sentences = iter(formats.read(source, input_format, columns=columns or None))
+    ahead: list[Sentence] = []  # the first chunk, read before anything is written (as the torch path does)
+    failed, tokens, ended = None, 0, False
+    try:
+        while not ended and tokens <= switch_tokens and len(ahead) < chunk_size:
+            sentence = next(sentences, None)
+            ended = sentence is None
+            if sentence is not None:
+                ahead.append(sentence)
+                tokens += len(sentence)
+    except TaggerError as error:  # the sentences before it are tagged and written, then it is raised
+        failed, ended = error, True
+    output_format = output_format or "conllu"
+    model = load(model_path) if ended and tokens <= switch_tokens else None
+    if model is None:  # the torch path, on everything
+        from tagger.tagging import tag
+
+        full = _torch_models([model_path], device, threads, precision)
+        with _output(output) as stream:
+            return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
+                       supertag_in=supertag_in)
+    counts = {"sentences": 0, "tokens": 0}
+    with _output(output) as stream:
+        check_output(model.output_columns, output_format, supertag_in)
+        for chunk, error in chunks_until_error(chain(ahead, _raising(failed)), chunk_size):
+            if chunk:
+                for sentence, labels in zip(chunk, model.tag([s.words for s in chunk])):
+                    sentence.columns.update(labels)
+                write_chunk(chunk, None, model, stream, output_format, supertag_in)
+                counts["sentences"] += len(chunk)
+                counts["tokens"] += sum(len(s) for s in chunk)
+            if error is not None:
+                raise error
+    return counts
+
+
+def _torch_models(paths: list[str], device: str, threads: int | None, precision: str = "fp32") -> Any:
+    """The torch model of the files at ``paths`` (importing torch)."""
+    from tagger.api import load as load_full
+
+    return load_full(paths, device, threads, precision).module
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    """The output stream (:func:`open_output`: None is stdout), closed after unless stdout."""
+    stream = open_output(path)
+    try:
+        yield stream
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+
+
+def _raising(error: TaggerError | None) -> Iterator[Sentence]:
+    """Nothing, then ``error`` raised (if any): a reader's error after the sentences before it."""
+    if error is not None:
+        raise error
+    yield from ()

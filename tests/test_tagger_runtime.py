@@ -1,0 +1,208 @@
+"""The skip-LSTM tagger without torch (tagger.runtime.skip_lstm): the labels of the torch model
+and the bytes of its `tagger tag` output, for tiny models trained here on EWT sentences (one
+column, three columns, four layers with another window); other configurations are left to torch;
+the path never imports torch."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import tagger
+from tagger import formats, model_file
+from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
+from tagger.inference import predict
+from tagger.models.skip_lstm import RARE, TaggerConfig
+from tagger.runtime import skip_lstm as runtime
+from tagger.tokenization.runtime import read_archive
+from tests.conftest import EWT
+from tests.helpers import first_blocks, invoke
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Tiny models, each trained for four epochs on 80 EWT sentences: name -> (column, --set overrides).
+MODELS = {
+    "upos": ("upos", ("hidden=16", "word_dim=16", "char_dim=4")),
+    "three": ("upos,xpos,feats", ("hidden=16", "word_dim=16", "char_dim=4")),
+    "deep": ("upos", ("layers=4", "hidden=12", "word_dim=8", "caps_dim=0", "char_length=3", "window=5",
+                      "window_gates=false")),
+    "plain": ("upos", ("skip=none", "hidden=16", "word_dim=16")),  # not computed here: torch runs it
+}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> dict[str, Path]:
+    if not (EWT / "en_ewt-ud-train.conllu").exists():
+        pytest.skip("needs ../shared/data")
+    from tagger.training.run import DataSpec, TrainRequest, train
+
+    class Quiet:
+        def epoch_start(self, epoch, batches): pass
+        def step(self, loss, tokens): pass
+        def epoch_end(self, record): pass
+        def note(self, message): pass
+
+    folder = tmp_path_factory.mktemp("runtime")
+    train_file, dev_file = folder / "train.conllu", folder / "dev.conllu"
+    train_file.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 80), encoding="utf-8")
+    dev_file.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 20), encoding="utf-8")
+    torch.set_num_threads(1)
+    paths = {}
+    for name, (column, overrides) in MODELS.items():
+        paths[name] = folder / f"{name}.tagger"
+        train(TrainRequest(task="pos", train=DataSpec(str(train_file)), dev=DataSpec(str(dev_file)),
+                           out=str(paths[name]), column=column, max_epochs=4, batch_size=8,
+                           overrides=("lr=0.01", *overrides)), Quiet())
+    tokenizer = ("--task", "tokenize", "--train", train_file, "--dev", dev_file, "--out", folder / "tok.model",
+                 "--max-epochs", "3", "--threads", "1", "--quiet", "--batch-size", "4", *(
+                     arg for value in ("hidden=16", "segment=48", "context=8", "char_dim=8", "lr=0.02")
+                     for arg in ("--set", value)))
+    done = invoke("train", *tokenizer)
+    assert done.exit_code == 0, done.stderr
+    paths["tokenizer"] = folder / "tok.model"
+    return paths
+
+
+def _sentences() -> list[Sentence]:
+    """EWT dev sentences, a one-word one, one of 150 words, and unknown words and characters."""
+    dev = list(formats.read(io.StringIO(first_blocks(EWT / "en_ewt-ud-dev.conllu", 120)), "conllu"))
+    long = [w for s in dev[:20] for w in s.words][:150]
+    odd = "Zqxvwt ÆØÅ-ø 1,234,567 ☃☃ a b c ZZZZZ McDonald'S ¿¡".split()
+    return dev + [Sentence(["Hello"]), Sentence(long), Sentence(odd), Sentence([])]
+
+
+def _text_input(tmp_path: Path) -> Path:
+    path = tmp_path / "in.txt"
+    path.write_text("I saw it\n\nZqxvwt ÆØÅ-ø said 1,234 things .\nGo\n" + " ".join(["word"] * 120) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", ["upos", "three", "deep"])
+def test_numpy_labels_are_the_torch_models_labels(trained, name):
+    numpy_model = runtime.load(trained[name])
+    assert numpy_model is not None
+    torch_model, _ = model_file.load(trained[name])
+    sentences = _sentences()
+    theirs = predict(torch_model, sentences)
+    mine = numpy_model.tag([s.words for s in sentences])
+    columns = MODELS[name][0].split(",")
+    if len(columns) == 1:
+        theirs = [{columns[0]: labels} for labels in theirs]
+    else:
+        theirs = [labels or {c: [] for c in columns} for labels in theirs]  # an empty sentence's []
+    assert mine == theirs
+    assert len({label for labels in mine for label in labels[columns[0]]}) >= 6  # a model that tells words apart
+    assert mine[-1] == {c: [] for c in columns} and len(mine[-3][columns[0]]) == 150
+
+
+@pytest.mark.parametrize("name", ["upos", "three"])
+def test_tag_file_writes_the_torch_paths_bytes_for_conllu_and_text(trained, name, tmp_path):
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 60), encoding="utf-8")
+    full = tagger.load(trained[name], "cpu", 1, "fp32")
+    for source in (conllu, _text_input(tmp_path)):
+        counts = runtime.tag_file([str(trained[name])], [str(source)], str(tmp_path / "fast.out"))
+        assert counts is not None and counts["sentences"] >= 4
+        full.tag_file(str(source), tmp_path / "full.out")
+        assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+
+
+def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(trained, tmp_path, monkeypatch):
+    text = _text_input(tmp_path).read_text(encoding="utf-8")
+    calls = []
+    numpy_tag = runtime.NumpyTagger.tag
+    monkeypatch.setattr(runtime.NumpyTagger, "tag", lambda self, words: calls.append(len(words)) or numpy_tag(self, words))
+    done = invoke("tag", "--model", trained["three"], "--threads", "1", "--output-format", "tagged", stdin=text)
+    assert done.exit_code == 0, done.stderr
+    assert calls == [4]  # the four sentences, at once (the blank line is none)
+    lines = tagger.load(trained["three"], "cpu", 1, "fp32").tag_lines(text.splitlines(), "tagged")
+    assert done.stdout == "".join(lines)
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
+    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)
+    assert counts == {"sentences": 30, "tokens": sum(len(s) for s in formats.read(conllu))} and calls == [4]
+    tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(conllu), tmp_path / "full.out")
+    assert (tmp_path / "switched.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    # more than one chunk: torch, which writes each chunk as it is read (a process fed sentence by sentence)
+    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "chunks.out"), chunk_size=29)
+    assert counts == {"sentences": 30, "tokens": sum(len(s) for s in formats.read(conllu))} and calls == [4]
+    assert (tmp_path / "chunks.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "one.out"), chunk_size=31)
+    assert calls == [4, 30] and (tmp_path / "one.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+
+
+def test_a_tokenizer_before_the_tagger_gives_the_torch_pipelines_bytes(trained, tmp_path, monkeypatch):
+    raw = tmp_path / "raw.txt"
+    raw.write_text("I saw it. Did you?\n\nThe cat sat on the mat, didn't it? Yes.\n", encoding="utf-8")
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
+    paths = [str(trained["tokenizer"]), str(trained["three"])]
+    full = tagger.load(paths, "cpu", 1, "fp32")
+    for source, switch in ((raw, runtime.SWITCH_TOKENS), (conllu, runtime.SWITCH_TOKENS), (raw, 3), (conllu, 100)):
+        counts = runtime.tag_file(paths, [str(source)], str(tmp_path / "fast.out"), switch_tokens=switch)
+        assert counts is not None and counts["sentences"] >= 2
+        full.tag_file(str(source), tmp_path / "full.out")
+        assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert runtime.tag_file(paths[::-1], [str(raw)], str(tmp_path / "x.out")) is None  # a tagger, then a tokenizer
+    done = invoke("tag", "--model", paths[0], "--model", paths[1], stdin=raw.read_bytes())
+    assert done.exit_code == 0, done.stderr
+    full.tag_file(str(raw), tmp_path / "full.out")
+    assert done.stdout == (tmp_path / "full.out").read_text(encoding="utf-8")
+
+
+def test_a_reader_error_comes_after_the_sentences_before_it_as_on_the_torch_path(trained, tmp_path):
+    bad = tmp_path / "bad.conllu"
+    good = first_blocks(EWT / "en_ewt-ud-dev.conllu", 3)
+    bad.write_text(good + "1\tword\n\n", encoding="utf-8")
+    with pytest.raises(TaggerError) as fast:
+        runtime.tag_file([str(trained["upos"])], [str(bad)], str(tmp_path / "fast.out"))
+    with pytest.raises(TaggerError) as full:
+        tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(bad), tmp_path / "full.out")
+    assert str(fast.value) == str(full.value)
+    assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert (tmp_path / "fast.out").read_text(encoding="utf-8").count("\n\n") == 3
+
+
+def test_other_configurations_are_left_to_torch_with_the_same_output(trained, tmp_path):
+    path = trained["plain"]
+    assert not runtime.supported(read_archive(path, peek=True)) and runtime.load(path) is None
+    source = _text_input(tmp_path)
+    assert runtime.tag_file([str(path)], [str(source)], str(tmp_path / "fast.out")) is None
+    assert not (tmp_path / "fast.out").exists()  # nothing read or written
+    done = invoke("tag", "--model", path, "--threads", "1", source)
+    assert done.exit_code == 0, done.stderr
+    tagger.load(path, "cpu", 1, "fp32").tag_file(str(source), tmp_path / "full.out")
+    assert done.stdout == (tmp_path / "full.out").read_text(encoding="utf-8")
+    header = read_archive(trained["upos"], peek=True)
+    for change in ({"char_cnn": 8}, {"gate": "input"}, {"cell": "block"}, {"shiny_new_option": 1}):
+        assert not runtime.supported({**header, "config": {**header["config"], **change}}), change
+    assert not runtime.supported({**header, "format_version": model_file.FORMAT_VERSION + 1})
+    three = read_archive(trained["three"], peek=True)
+    assert not runtime.supported({**three, "config": {**three["config"], "feats_mode": "feature"}})
+    assert runtime.supported(three) and runtime.supported({**header, "config": {**header["config"], "feats_mode": "feature"}})
+
+
+def test_what_the_runtime_knows_of_the_model_is_the_models():
+    assert runtime.RARE == RARE and runtime.FORMAT_VERSIONS[-1] == model_file.FORMAT_VERSION
+    assert set(runtime.FIXED) | runtime.OTHER == {f.name for f in dataclasses.fields(TaggerConfig)}
+    assert not set(runtime.FIXED) & runtime.OTHER
+
+
+@pytest.mark.parametrize("tokenizer", [False, True])
+def test_tagging_a_small_input_imports_no_torch(trained, tmp_path, tokenizer):
+    source = _text_input(tmp_path)
+    models = [str(trained["tokenizer"])] * tokenizer + [str(trained["three"])]
+    code = ("import sys; from tagger.runtime.skip_lstm import tag_file; "
+            f"counts = tag_file({models!r}, [{str(source)!r}], None); "
+            "assert counts['sentences'] >= 2, counts; assert 'torch' not in sys.modules, 'torch imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert ("# text = I saw it\n1\tI\t_\t" in done.stdout) == tokenizer and "1\tI\t_\t" in done.stdout
