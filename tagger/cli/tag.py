@@ -78,10 +78,10 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
         # thread: more made the numpy passes' small products wait for each other (on a busy 2-core
         # machine, EWT dev through the tagger 2.6 s at one thread, 6.4 s at two, 44 s by default;
         # its text through the tokenizer 0.85 s at one, 9.7 s by default).
+        # numpy's BLAS always gets one (torch, if it is needed, gets --threads; it reads OMP_NUM_THREADS).
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         if threads:
-            os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
-        else:
-            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # torch reads OMP_NUM_THREADS, not this
+            os.environ["OMP_NUM_THREADS"] = str(threads)
         if len(model_paths) == 1 and input_format in ("auto", "text") and not columns:
             from tagger.tokenization.runtime import tag_file  # a tokenizer alone runs without torch
 
