@@ -124,8 +124,9 @@ def official(gold: Path, system: Path) -> dict[str, float]:
 
 def ours_scored(gold: Path, system: Path) -> dict[str, float]:
     """``tagger evaluate --gold --pred --json``: F1 (percent) per metric, named as the scorer names them."""
-    done = subprocess.run([sys.executable, "-m", "tagger", "evaluate", "--gold", str(gold.resolve()), "--pred", str(system.resolve()),
-                           "--aligned", "--json"], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-m", "tagger", "evaluate", "--gold", str(gold.resolve()),
+                           "--pred", str(system.resolve()), "--aligned", "--json"], capture_output=True, text=True,
+                          cwd=ROOT)
     if done.returncode != 0:
         return {"error": done.stderr.strip()}
     aligned = json.loads(done.stdout)["aligned"]
