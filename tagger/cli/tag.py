@@ -7,7 +7,7 @@ import os
 import click
 
 from tagger.formats.supertags import SUPERTAG_IN
-from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS, cpu_has_bf16
+from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
 
 
 @click.command("tag")
@@ -87,7 +87,9 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
 
             if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
                 return
-        if on_error == "fail" and (precision == "fp32" or precision == "auto" and not cpu_has_bf16()):
+        # auto: a small input is fp32 in numpy even where torch would use native bf16 (what
+        # --precision fp32 gives; a large one keeps bf16 there), so the first line comes at once.
+        if on_error == "fail" and precision in ("fp32", "auto"):
             from tagger.runtime.skip_lstm import tag_file as tag_small  # a tagger (after a tokenizer) on a small input
 
             if tag_small(model_paths, inputs, output, input_format, columns, output_format, supertag_in, chunk_size,
