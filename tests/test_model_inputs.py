@@ -319,7 +319,8 @@ import tagger.modules.precision as precision
 import tagger.modules.recurrent as recurrent
 precision.ROW_QUANTUM = recurrent.BATCH_QUANTUM = 1  # emulated bf16 is slow: no padded rows
 from tagger.cli.main import main
-sys.argv = ["tagger", "tag", "--threads", "1", *sys.argv[1:]]
+# --on-error skip: both precisions through torch (fp32 on a small input otherwise takes the numpy path)
+sys.argv = ["tagger", "tag", "--threads", "1", "--on-error", "skip", *sys.argv[1:]]
 try:
     main()
 except SystemExit:

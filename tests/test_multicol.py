@@ -233,13 +233,14 @@ def test_tag_fills_every_column_and_leaves_the_rest_of_conllu_as_it_was(ewt_mult
             assert old == new
         changed |= {i for i, (x, y) in enumerate(zip(a, b)) if x != y}
     assert changed == {3, 4, 5}  # UPOS, XPOS, FEATS; ID, FORM, LEMMA, HEAD, DEPREL, DEPS, MISC untouched
+    # fp32 on both sides: --top-k takes torch, which --precision auto runs in bf16 on a CPU with native bf16
     records = [json.loads(line) for line in invoke("tag", "--model", model, "--output-format", "jsonl", "--threads", "1",
-                                                   dev).stdout.splitlines()]
+                                                   "--precision", "fp32", dev).stdout.splitlines()]
     assert set(records[0]) == {"words", "upos", "xpos", "feats"}
     tagged = invoke("tag", "--model", model, "--output-format", "tagged", "--threads", "1", dev).stdout.splitlines()
     assert [token.rsplit("/", 1)[1] for token in tagged[0].split()] == records[0]["upos"]  # the first column
     multi = [json.loads(line) for line in invoke("tag", "--model", model, "--top-k", "2", "--threads", "1",
-                                                 dev).stdout.splitlines()]
+                                                 "--precision", "fp32", dev).stdout.splitlines()]
     assert [m["upos"] for m in multi] == [r["upos"] for r in records]
     assert [m["feats"] for m in multi] == [r["feats"] for r in records]  # the other columns as without multi-tagging
     assert [[tags[0][0] for tags in m["multitags"]] for m in multi] == [r["upos"] for r in records]
