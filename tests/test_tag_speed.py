@@ -34,6 +34,7 @@ def test_inference_scan_gives_the_autograd_scans_outputs_bit_for_bit(spec, setup
         for parameter in model.parameters():
             parameter.add_(torch.randn_like(parameter) * 0.5)
     model.eval()
+    monkeypatch.setattr(recurrent, "FUSED", False)  # the torch inference scan (the C step: test_fused_scan.py)
     x, lengths = torch.randn(9, 6, size), torch.tensor([9, 2, 5, 1, 9, 7])
     with torch.no_grad():
         fast = model(x, lengths)

@@ -13,6 +13,7 @@ scan starts in the padding of shorter sentences, so the state is masked back to 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
@@ -225,7 +226,10 @@ class BiLayer(nn.Module):
                 gx = gx + main.transpose(0, 1).repeat(1, 1, 1, self.n_sigmoid + 1)
             else:
                 gx, places = self._terms(x, k, k_cells, main, gx)
-        scan = _scan if torch.is_grad_enabled() else _scan_inference
+        if torch.is_grad_enabled():
+            scan = _scan
+        else:
+            scan = _scan_fused if fused_applies(gx, places, spec, keep_cells) else _scan_inference
         return scan(gx, self.weight("w_h"), places, mask, self.hidden, self.n_sigmoid, spec.cell == "lstm", keep_cells)
 
     def _terms(self, x: torch.Tensor | None, k: torch.Tensor | None, k_cells: torch.Tensor | None, main: torch.Tensor,
@@ -491,6 +495,89 @@ def _scan_inference(
         if keep_cells:
             cells[t].copy_(c)
     return outputs, cells
+
+
+try:  # the fused time step (tagger/modules/_fastscan.c), built by pip install where a C compiler is
+    from tagger.modules import _fastscan
+except ImportError:  # pragma: no cover - no compiler at install: the torch scan does it all
+    _fastscan = None
+
+#: ``TAGGER_FUSED_SCAN=0`` keeps every inference scan in torch (to compare, or to rule the C step out).
+FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0"
+#: The shortcut at the output as the fused step takes it: its gate γ → ``kmode`` (1: the recurrent
+#: gate block, 3: the output gate); a plain sum is 2.
+_KMODES = {"g": 1, "output": 3}
+
+
+def fused_applies(gx: torch.Tensor, places: dict[str, "Term"], spec: CellSpec, keep_cells: bool) -> bool:
+    """Whether :func:`_scan_fused` computes this scan: an LSTM cell on the CPU in float32, whose
+    shortcut (if any) is added to the output, ungated or gated by the recurrent gate or the output
+    gate, with the mix ``add`` (the ``fast`` and ``small`` presets and the papers' output-skip
+    rows); cells not kept. Everything else stays in :func:`_scan_inference`."""
+    if not FUSED or spec.cell != "lstm" or keep_cells or gx.device.type != "cpu" or gx.dtype != torch.float32:
+        return False
+    if "internal" in places:
+        return False
+    outer = places.get("output")
+    return outer is None or (not outer.highway and outer.gamma is None
+                             and (outer.in_loop is None or outer.in_loop in _KMODES))
+
+
+def _scan_fused(
+    gx: torch.Tensor,
+    w_h: torch.Tensor,
+    places: dict[str, Term],
+    mask: torch.Tensor | None,
+    hidden: int,
+    n_sigmoid: int,
+    lstm: bool,
+    keep_cells: bool = False,
+) -> tuple[torch.Tensor, None]:
+    """:func:`_scan_inference` for the cells :func:`fused_applies` accepts, with each step after
+    its recurrent product done by one C call (``_fastscan.lstm_step``): the pre-activations
+    ``z = h_{t-1}·W_h + gx_t`` (the product in ``w_h``'s dtype, as float32), the gates, the cell
+    ``c = f⊙c + i⊙tanh(s)``, ``h = o⊙tanh(c)`` plus the shortcut (``γ⊙k_t`` or ``k_t``), the
+    padding mask, and ``h`` rounded for the next product. One product and one call per step
+    instead of about fifteen tensor operations; the arithmetic is the torch scan's, in the same
+    order, except that exp is Cephes' (a few ulp from torch's): tags agree, the last bits of the
+    scores may not (tests/test_fused_scan.py)."""
+    _, steps, batch, width = gx.shape
+    outputs = gx.new_empty(steps, 2, batch, hidden)
+    c = gx.new_zeros(2, batch, hidden)
+    low = w_h.dtype if w_h.dtype != gx.dtype else None
+    rows = -(-batch // BATCH_QUANTUM) * BATCH_QUANTUM if low is not None else batch
+    h_in = gx.new_zeros((2, rows, hidden), dtype=low or gx.dtype)  # h_{t-1} as the product reads it
+    prod = gx.new_empty((2, rows, width), dtype=low or gx.dtype)
+    outer = places.get("output")
+    k = None if outer is None else outer.k.contiguous()
+    kmode = 0 if outer is None else _KMODES.get(outer.in_loop, 2)
+    masked = 0 if mask is None else mask.shape[0]
+    if mask is not None:
+        mask = mask.contiguous()
+    if gx.stride(-1) != 1:
+        gx = gx.contiguous()
+    gx_t, gx_d, gx_b = gx.stride(1), gx.stride(0), gx.stride(2)
+    step = _fastscan.lstm_step
+    gx_ptr, out_ptr, c_ptr, prod_ptr = gx.data_ptr(), outputs.data_ptr(), c.data_ptr(), prod.data_ptr()
+    low_ptr = h_in.data_ptr() if low is not None else 0
+    k_ptr = 0 if k is None else k.data_ptr()
+    mask_ptr = 0 if mask is None else mask.data_ptr()
+    f32 = gx.element_size()
+    out_t = outputs.stride(0) * f32
+    k_t = 0 if k is None else k.stride(0) * 4
+    mask_t = 0 if mask is None else mask.stride(0) * 4
+    for t in range(steps):
+        torch.bmm(h_in if low is not None or t == 0 else outputs[t - 1], w_h, out=prod)
+        step(batch, hidden, n_sigmoid, low is not None, kmode, t < masked,
+             prod_ptr, prod.stride(0), prod.stride(1),
+             gx_ptr + t * gx_t * f32, gx_d, gx_b,
+             c_ptr, c.stride(0), c.stride(1),
+             out_ptr + t * out_t, outputs.stride(1), outputs.stride(2),
+             low_ptr, h_in.stride(0), h_in.stride(1),
+             k_ptr + t * k_t if k is not None else 0, 0 if k is None else k.stride(1), 0 if k is None else k.stride(2),
+             mask_ptr + min(t, max(masked - 1, 0)) * mask_t if mask is not None else 0,
+             0 if mask is None else mask.stride(1), 0 if mask is None else mask.stride(2))
+    return outputs, None
 
 
 def _shortcut_(v: torch.Tensor, term: Term, t: int, g: torch.Tensor, o: torch.Tensor) -> None:
