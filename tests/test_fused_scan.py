@@ -74,3 +74,36 @@ def test_a_fast_tagger_tags_alike_with_and_without_the_fused_step(monkeypatch):
     monkeypatch.setattr(recurrent, "FUSED", True)
     assert recurrent.fused_applies(torch.zeros(2, 1, 1, 5, dtype=torch.float32), {}, CellSpec(), False)
     assert not recurrent.fused_applies(torch.zeros(2, 1, 1, 5), {}, CellSpec(cell="block"), False)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fused_first_layer_and_input_products_equal_torchs(dtype, monkeypatch):
+    """``window_sum`` (the first layer from per-word products, window gates on, tables strided as
+    word_products makes them, in float32 or bf16) and ``scan_order`` (both directions' input
+    products in scan order) give torch's values."""
+    torch.manual_seed(0)
+    model = toy_model()
+    model.eval()
+    layer = model.input
+    assert layer.gates is not None and layer.window == 3
+    batch = model.collate(TOY, with_gold=False)
+    first = model.rnn.layers[0]
+    with torch.no_grad():
+        layer.gates.bias.add_(torch.randn_like(layer.gates.bias))
+        tables, gate_in = layer.word_products(batch.words, batch.caps, batch.chars, batch.spelled, first.input_weight())
+        assert not tables.is_contiguous()
+        tables = tables.to(dtype)
+        types = batch.types.t()
+        monkeypatch.setattr(recurrent, "FUSED", True)
+        fused = layer.gather_products(tables, gate_in, types, first.bias)
+        monkeypatch.setattr(recurrent, "FUSED", False)
+        plain = layer.gather_products(tables, gate_in, types, first.bias)
+        assert fused.dtype == plain.dtype == torch.float32
+        assert torch.allclose(fused, plain, atol=1e-5), (fused - plain).abs().max()
+        x, weight, bias = torch.randn(6, 4, 10), torch.randn(2, 10, 12).to(dtype), torch.randn(2, 1, 12)
+        for b in (bias, None):
+            monkeypatch.setattr(recurrent, "FUSED", True)
+            fused = recurrent._both_directions(x, weight, b)
+            monkeypatch.setattr(recurrent, "FUSED", False)
+            plain = recurrent._both_directions(x, weight, b)
+            assert torch.allclose(fused, plain, atol=1e-5), (fused - plain).abs().max()

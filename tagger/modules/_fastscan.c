@@ -142,8 +142,115 @@ static PyObject *lstm_step(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* The first layer's input projection from per-word products (tagger/modules/input_layer.py,
+ * InputLayer.gather_products, says what it computes): for each token and direction,
+ * bias + Σ_j r_j · table[2j + direction][word in window slot j], r the window gates. */
+CLONES
+static void window_rows(int64_t steps, int64_t batch, int64_t width, int64_t window, const void *tables, int bf16,
+                        int64_t table_stride, int64_t row_stride, const float *gate_in, int64_t gate_stride,
+                        const float *gate_bias, const int64_t *types, const float *bias, int64_t bias_stride,
+                        float *out) {
+    const int64_t half = window / 2;
+    int64_t slot[16];
+    float r[16];
+    for (int64_t t = 0; t < steps; t++) {
+        for (int64_t b = 0; b < batch; b++) {
+            for (int64_t j = 0; j < window; j++) {
+                int64_t at = t + j - half;
+                slot[j] = at >= 0 && at < steps ? types[at * batch + b] : 0;
+            }
+            for (int64_t k = 0; k < window; k++) {
+                if (!gate_in) { r[k] = 1.0f; continue; }
+                float sum = gate_bias[k];
+                for (int64_t j = 0; j < window; j++) sum += gate_in[slot[j] * gate_stride + j * window + k];
+                r[k] = sigmoid(sum);
+            }
+            for (int64_t direction = 0; direction < 2; direction++) {
+                int64_t at = direction == 0 ? t : steps - 1 - t;
+                float *restrict row = out + ((direction * steps + at) * batch + b) * width;
+                const float *restrict start = bias + direction * bias_stride;
+                for (int64_t g = 0; g < width; g++) row[g] = start[g];
+                for (int64_t j = 0; j < window; j++) {
+                    const float gate = r[j];
+                    int64_t offset = (2 * j + direction) * table_stride + slot[j] * row_stride;
+                    if (bf16) {
+                        const uint16_t *restrict from = (const uint16_t *)tables + offset;
+                        for (int64_t g = 0; g < width; g++) row[g] += gate * bf16_to_float(from[g]);
+                    } else {
+                        const float *restrict from = (const float *)tables + offset;
+                        for (int64_t g = 0; g < width; g++) row[g] += gate * from[g];
+                    }
+                }
+            }
+        }
+    }
+}
+
+static PyObject *window_sum(PyObject *self, PyObject *args) {
+    int64_t steps, batch, width, window, table_stride, row_stride, gate_stride, bias_stride;
+    int bf16;
+    unsigned long long tables, gate_in, gate_bias, types, bias, out;
+    if (!PyArg_ParseTuple(args, "LLLLKiLLKLKKKLK", &steps, &batch, &width, &window, &tables, &bf16, &table_stride,
+                          &row_stride, &gate_in, &gate_stride, &gate_bias, &types, &bias, &bias_stride, &out))
+        return NULL;
+    if (window < 1 || window > 16 || !tables || !types || !bias || !out || (gate_in && !gate_bias)) {
+        PyErr_SetString(PyExc_ValueError, "window_sum: bad arguments");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    window_rows(steps, batch, width, window, (const void *)(uintptr_t)tables, bf16, table_stride, row_stride,
+                (const float *)(uintptr_t)gate_in, gate_stride, (const float *)(uintptr_t)gate_bias,
+                (const int64_t *)(uintptr_t)types, (const float *)(uintptr_t)bias, bias_stride, (float *)(uintptr_t)out);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* An input projection computed for both directions in one product [T·B, 2G] (recurrent.py,
+ * _both_directions), laid out as the scan reads it: out[d, t, b] = bias[d] + product[t' B + b,
+ * d G : (d + 1) G], t' = t forward and T - 1 - t backward; bf16 products widened on the way. */
+CLONES
+static void scan_rows(int64_t steps, int64_t batch, int64_t width, const void *product, int bf16, int64_t row_stride,
+                      const float *bias, int64_t bias_stride, float *out) {
+    for (int64_t d = 0; d < 2; d++)
+        for (int64_t t = 0; t < steps; t++)
+            for (int64_t b = 0; b < batch; b++) {
+                int64_t source = (d == 0 ? t : steps - 1 - t) * batch + b;
+                float *restrict row = out + ((d * steps + t) * batch + b) * width;
+                const float *restrict add = bias ? bias + d * bias_stride : NULL;
+                if (bf16) {
+                    const uint16_t *restrict from = (const uint16_t *)product + source * row_stride + d * width;
+                    if (add) for (int64_t g = 0; g < width; g++) row[g] = add[g] + bf16_to_float(from[g]);
+                    else for (int64_t g = 0; g < width; g++) row[g] = bf16_to_float(from[g]);
+                } else {
+                    const float *restrict from = (const float *)product + source * row_stride + d * width;
+                    if (add) for (int64_t g = 0; g < width; g++) row[g] = add[g] + from[g];
+                    else for (int64_t g = 0; g < width; g++) row[g] = from[g];
+                }
+            }
+}
+
+static PyObject *scan_order(PyObject *self, PyObject *args) {
+    int64_t steps, batch, width, row_stride, bias_stride;
+    int bf16;
+    unsigned long long product, bias, out;
+    if (!PyArg_ParseTuple(args, "LLLKiLKLK", &steps, &batch, &width, &product, &bf16, &row_stride, &bias, &bias_stride,
+                          &out))
+        return NULL;
+    if (!product || !out) {
+        PyErr_SetString(PyExc_ValueError, "scan_order: bad arguments");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    scan_rows(steps, batch, width, (const void *)(uintptr_t)product, bf16, row_stride, (const float *)(uintptr_t)bias,
+              bias_stride, (float *)(uintptr_t)out);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"scan_order", scan_order, METH_VARARGS, "Both directions' input projections in scan order (recurrent.py)."},
     {"lstm_step", lstm_step, METH_VARARGS, "One fused LSTM time step after the recurrent product (see recurrent.py)."},
+    {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,6 +9,7 @@ character-CNN encoding of the whole word, computed once per distinct word) and, 
 from __future__ import annotations
 
 import threading
+from operator import itemgetter
 
 import torch
 from torch import nn
@@ -17,6 +18,7 @@ from torch.nn import functional as F
 from tagger.corpus.features import (CAPS_FIRST, CAPS_LOWER, CAPS_MIXED, CAPS_NONE, CAPS_UPPER, CHAR_BOW,  # noqa: F401
                                     CHAR_EOW, CHAR_PAD_WORD, InputFeaturizer, caps_class, char_slots, normalize,
                                     spelling)
+from tagger.modules import recurrent  # the C steps (_fastscan) and whether to use them (FUSED)
 from tagger.modules.init import scaled_normal_
 from tagger.modules.precision import ROW_QUANTUM, lowered_matmul
 
@@ -141,6 +143,10 @@ class InputLayer(nn.Module):
         [2, T, B, G]."""
         d, width = self.window, tables.shape[-1]
         steps, batch = types.shape
+        if (recurrent.FUSED and not torch.is_grad_enabled() and tables.device.type == "cpu" and d <= 16
+                and tables.dtype in (torch.float32, torch.bfloat16) and tables.stride(-1) == 1
+                and gate_in.dtype == bias.dtype == torch.float32 and gate_in.is_contiguous() and bias.is_contiguous()):
+            return self._gather_fused(tables, gate_in, types.contiguous(), bias)
         half = d // 2
         padded = F.pad(types, (0, 0, half, half))  # beyond the edges: row 0, the zero vector
         slots = [padded[j : j + steps] for j in range(d)]  # [T, B] rows of the word in slot j
@@ -149,7 +155,7 @@ class InputLayer(nn.Module):
             r = torch.sigmoid(self.gates.bias + sum(gate_in[slots[j], j] for j in range(d)))  # [T, B, d]
         else:
             r = tables.new_ones(steps, batch, d)
-        out = tables.new_empty(2, steps, batch, width)
+        out = tables.new_empty(2, steps, batch, width, dtype=bias.dtype)  # float32 also from bf16 tables
         for direction in range(2):
             ids = slots if direction == 0 else [slot.flip(0) for slot in slots]
             gates = r if direction == 0 else r.flip(0)
@@ -157,6 +163,21 @@ class InputLayer(nn.Module):
             acc.copy_(bias[direction].expand(steps, batch, width))
             for j in range(d):
                 acc.addcmul_(gates[..., j : j + 1], F.embedding(ids[j], tables[2 * j + direction]))
+        return out
+
+    def _gather_fused(self, tables: torch.Tensor, gate_in: torch.Tensor, types: torch.Tensor,
+                      bias: torch.Tensor) -> torch.Tensor:
+        """:meth:`gather_products` in one C pass (``_fastscan.window_sum``): per token the window
+        gates, then both directions' rows, reading each table row once (bf16 tables as they are)."""
+        d, width = self.window, tables.shape[-1]
+        steps, batch = types.shape
+        out = torch.empty(2, steps, batch, width, dtype=torch.float32)
+        gated = self.gates is not None
+        gate_bias = self.gates.bias.detach().float().contiguous() if gated else None
+        recurrent._fastscan.window_sum(steps, batch, width, d, tables.data_ptr(), tables.dtype == torch.bfloat16,
+                                       tables.stride(0), tables.stride(1), gate_in.data_ptr() if gated else 0,
+                                       gate_in.stride(0), gate_bias.data_ptr() if gated else 0, types.data_ptr(),
+                                       bias.data_ptr(), bias.stride(0), out.data_ptr())
         return out
 
     def word_products(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelled: torch.Tensor | None,
@@ -174,8 +195,9 @@ class InputLayer(nn.Module):
         else:  # a word's row must not depend on the words computed with it (WordRows keeps rows across batches)
             flat = self.flat_weight(w)  # [F, 2d·G]: one product for every table
             same = weight.dtype == f.dtype
+            # lowered: the products stay in their dtype (bf16 values, as float32 would hold them): half the bytes kept
             products = _in_blocks(f, WORD_BLOCK if same else ROW_QUANTUM,
-                                  lambda block: block @ flat if same else lowered_matmul(block, flat))
+                                  lambda block: block @ flat if same else lowered_matmul(block, flat, as_float=False))
             tables = products.view(-1, 2 * d, width).transpose(0, 1)  # [2d, N, G], each table strided
         if self.gates is None:
             return tables, f.new_zeros(f.shape[0], d * d)
@@ -291,7 +313,8 @@ class WordRows:
         the most batches (the earlier kept on ties), moved to slots 1, 2, ... in their order."""
         assert self.tables is not None and self.gate_in is not None
         count = max(0, min(room, (self.tables.shape[1] - 1) // 2))
-        kept = sorted(self.slots, key=lambda form: (-self.uses[form], self.slots[form]))[:count]
+        # uses holds the kept words in slot order, and a stable sort (reverse keeps it stable) breaks ties by slot
+        kept = [form for form, _ in sorted(self.uses.items(), key=itemgetter(1), reverse=True)[:count]]
         kept.sort(key=self.slots.__getitem__)
         if kept:
             old = torch.tensor([self.slots[form] for form in kept], device=self.tables.device)

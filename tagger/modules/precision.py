@@ -57,9 +57,10 @@ class Lowered:
 ROW_QUANTUM = 256
 
 
-def lowered_matmul(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+def lowered_matmul(x: torch.Tensor, weight: torch.Tensor, as_float: bool = True) -> torch.Tensor:
     """``x`` [N, K] (float32) times ``weight`` [..., K, M] in the weight's lower dtype (``x``
-    rounded to it), as float32 [..., N, M]; the rows go to the product padded to a multiple of
+    rounded to it), as float32 [..., N, M] (or, not ``as_float``, in the lower dtype the product
+    comes in: the same values); the rows go to the product padded to a multiple of
     :data:`ROW_QUANTUM` (see there) and the padding is cut off the result."""
     n = x.shape[0]
     rows = -(-n // ROW_QUANTUM) * ROW_QUANTUM
@@ -68,7 +69,8 @@ def lowered_matmul(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     else:
         low = x.new_zeros((rows, x.shape[1]), dtype=weight.dtype)
         low[:n] = x
-    return torch.matmul(low, weight)[..., :n, :].float()
+    product = torch.matmul(low, weight)[..., :n, :]
+    return product.float() if as_float else product
 
 
 def apply(model: torch.nn.Module, precision: str, in_place: bool = False) -> torch.dtype | None:

@@ -320,6 +320,9 @@ def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     width = weight.shape[-1]
     flip_input = size <= width
     sources = (x.reshape(-1, size), (x.flip(0) if flip_input else x).reshape(-1, size))
+    if (FUSED and not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
+            and weight.dtype in (torch.float32, torch.bfloat16) and (bias is None or bias.dtype == torch.float32)):
+        return _both_directions_fused(x, weight, bias)
     if torch.is_grad_enabled():
         products = [torch.mm(source, weight[d]) for d, source in enumerate(sources)]
         out = torch.stack(products if bias is None else [p + bias[d, 0] for d, p in enumerate(products)])
@@ -339,6 +342,25 @@ def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     out = out.view(2, steps, batch, width)
     if not flip_input:
         out[1] = out[1].flip(0)
+    return out
+
+
+def _both_directions_fused(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """:func:`_both_directions` at inference: one product of ``x`` with both directions' weights
+    side by side [D, 2G] (in the weight's dtype, bf16 products kept as they come), then one C pass
+    (``_fastscan.scan_order``) adding the bias and writing direction 1 reversed in time."""
+    steps, batch, size = x.shape
+    width = weight.shape[-1]
+    both = weight.permute(1, 0, 2).reshape(size, 2 * width)
+    flat = x.reshape(-1, size)
+    product = flat @ both if weight.dtype == x.dtype else lowered_matmul(flat, both, as_float=False)
+    if product.stride(-1) != 1:
+        product = product.contiguous()
+    out = torch.empty(2, steps, batch, width, dtype=torch.float32)
+    if bias is not None:
+        bias = bias.contiguous()
+    _fastscan.scan_order(steps, batch, width, product.data_ptr(), product.dtype == torch.bfloat16, product.stride(0),
+                         0 if bias is None else bias.data_ptr(), 0 if bias is None else bias.stride(0), out.data_ptr())
     return out
 
 
