@@ -119,7 +119,8 @@ def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(tra
     text = _text_input(tmp_path).read_text(encoding="utf-8")
     calls = []
     numpy_tag = runtime.NumpyTagger.tag
-    monkeypatch.setattr(runtime.NumpyTagger, "tag", lambda self, words: calls.append(len(words)) or numpy_tag(self, words))
+    monkeypatch.setattr(runtime.NumpyTagger, "tag",
+                        lambda self, words, threads=1: calls.append(len(words)) or numpy_tag(self, words, threads))
     done = invoke("tag", "--model", trained["three"], "--threads", "1", "--output-format", "tagged", stdin=text)
     assert done.exit_code == 0, done.stderr
     assert calls == [4]  # the four sentences, at once (the blank line is none)
@@ -127,16 +128,26 @@ def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(tra
     assert done.stdout == "".join(lines)
     conllu = tmp_path / "in.conllu"
     conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
-    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)
-    assert counts == {"sentences": 30, "tokens": sum(len(s) for s in formats.read(conllu))} and calls == [4]
+    tokens = sum(len(s) for s in formats.read(conllu))
     tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(conllu), tmp_path / "full.out")
-    assert (tmp_path / "switched.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    full = (tmp_path / "full.out").read_bytes()
+    if runtime._fastscan is not None:  # with the C steps, any input stays here, chunk by chunk, in threads
+        counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "long.out"), switch_tokens=100,
+                                  chunk_size=12, threads=2)
+        assert counts == {"sentences": 30, "tokens": tokens} and calls == [4, 12, 12, 6]
+        assert (tmp_path / "long.out").read_bytes() == full
+        assert runtime.streams_all({"config": {"hidden": 64}}, "auto") and not runtime.streams_all({}, "bf16")
+        del calls[1:]
+    monkeypatch.setattr(runtime, "_fastscan", None)  # numpy alone: past the switch, torch
+    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)
+    assert counts == {"sentences": 30, "tokens": tokens} and calls == [4]
+    assert (tmp_path / "switched.out").read_bytes() == full
     # more than one chunk: torch, which writes each chunk as it is read (a process fed sentence by sentence)
     counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "chunks.out"), chunk_size=29)
-    assert counts == {"sentences": 30, "tokens": sum(len(s) for s in formats.read(conllu))} and calls == [4]
-    assert (tmp_path / "chunks.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert counts == {"sentences": 30, "tokens": tokens} and calls == [4]
+    assert (tmp_path / "chunks.out").read_bytes() == full
     assert runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "one.out"), chunk_size=31)
-    assert calls == [4, 30] and (tmp_path / "one.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert calls == [4, 30] and (tmp_path / "one.out").read_bytes() == full
 
 
 def test_a_tokenizer_before_the_tagger_gives_the_torch_pipelines_bytes(trained, tmp_path, monkeypatch):

@@ -1,6 +1,8 @@
 """The skip-LSTM tagger (:class:`tagger.models.skip_lstm.SkipLSTMTagger`) applied without torch.
 
-``tagger tag --model pos.tagger`` on a small input runs on this (:func:`tag_file`): the labels
+``tagger tag --model pos.tagger`` on a small input runs on this (:func:`tag_file`), and on any
+input where the C steps of :mod:`tagger.modules._fastscan` are built and torch would not
+multiply in bf16 (:func:`streams_all`, with batches in ``--threads`` threads): the labels
 of the torch model in fp32 (tested), for the configurations of the presets ``fast`` and
 ``small`` and any that differ from them in sizes only (:data:`FIXED`). :func:`load` gives None
 for any other model file (another family, cell or shortcut, the character CNN, per-feature
@@ -20,12 +22,18 @@ from __future__ import annotations
 
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Iterator, Sequence, TextIO
 
 import numpy as np
+
+try:  # the C steps of the torch path (tagger/modules/_fastscan.c), torch-free; without them, numpy throughout
+    from tagger.modules import _fastscan
+except ImportError:  # pragma: no cover - built by pip install where a C compiler is
+    _fastscan = None
 
 from tagger import formats
 from tagger.corpus.batching import chunks_until_error
@@ -35,7 +43,7 @@ from tagger.corpus.vocab import PAD, Vocab
 from tagger.errors import TaggerError
 from tagger.formats.base import open_output
 from tagger.formats.placement import check_output, write_chunk
-from tagger.options import CHUNK_SIZE
+from tagger.options import CHUNK_SIZE, cpu_has_bf16
 from tagger.tokenization import runtime as tokenizer
 from tagger.tokenization.runtime import read_archive, sigmoid_
 from tagger.tokenization.stream import raw_sentences, tokenised
@@ -54,6 +62,11 @@ OTHER = frozenset({"column", "feats_mode", "word_dim", "caps_dim", "char_dim", "
                    "char_cnn_dim", "char_cnn_max", "window", "window_gates", "min_word_count", "rare_word_dropout",
                    "rare_tag_count", "layers", "hidden", "rhn_depth", "forget_bias", "init_scale", "input_dropout",
                    "hidden_dropout", "middle_dropout", "label_smoothing", "aux_column", "aux_weight"})
+#: Models of at most this many cells a layer are tagged here at any input length, even where torch
+#: would multiply in bf16 (:func:`streams_all`).
+NUMPY_HIDDEN = 64
+#: The first layer's per-word products kept across chunks (:meth:`NumpyTagger.word_rows`), at most.
+KEPT_BYTES = 96 << 20
 #: Padded tokens per batch, at most (sentences are batched by length).
 MAX_TOKENS = 4096
 #: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
@@ -89,6 +102,17 @@ def load(path: str | os.PathLike) -> "NumpyTagger | None":
 
 
 @dataclass
+class WordTables:
+    """The first layer's per-word products: ``rows`` form → row, ``tables`` [U+1, d·2·G] (the
+    table of window slot j and direction at column block 2j + direction), ``gate_in`` [U+1, d·d]
+    the window gates' terms (None without window gates)."""
+
+    rows: dict[str, int]
+    tables: np.ndarray
+    gate_in: np.ndarray | None
+
+
+@dataclass
 class Layer:
     """One bidirectional layer, both directions stacked: ``w_x`` [2, D, G], ``w_h`` [2, H, G],
     ``bias`` [2, 1, G] with G = 4H (blocks i, f, o, s) or, with the shortcut, 5H (i, f, o, g, s),
@@ -98,6 +122,8 @@ class Layer:
     w_h: np.ndarray
     bias: np.ndarray
     u_k: np.ndarray | None
+    #: ``w_x`` of both directions side by side [D, 2G] (one product for both, as the C path takes it)
+    both: np.ndarray
 
 
 class NumpyTagger:
@@ -135,10 +161,13 @@ class NumpyTagger:
             w_x, w_h, bias = f32(prefix + "w_x"), f32(prefix + "w_h"), f32(prefix + "bias")
             if w_x.shape != (2, d * features if i == 0 else 2 * hidden, width) or w_h.shape != (2, hidden, width):
                 raise ValueError("the weights do not fit the configuration")
-            for weight in (w_x, w_h, bias):
-                weight[..., -hidden:] *= 2  # the s block: tanh(z_s) = 2σ(2 z_s) - 1
-            layer_list.append(Layer(w_x, w_h, bias, f32(prefix + "u_k") if i >= 2 else None))
+            if _fastscan is None:  # numpy's scan: tanh(z_s) = 2σ(2 z_s) - 1 (the C step takes z_s as it is)
+                for weight in (w_x, w_h, bias):
+                    weight[..., -hidden:] *= 2
+            layer_list.append(Layer(w_x, w_h, bias, f32(prefix + "u_k") if i >= 2 else None,
+                                    np.ascontiguousarray(w_x.transpose(1, 0, 2).reshape(w_x.shape[1], -1))))
         self.layers = layer_list
+        self.kept: WordTables | None = None  # the per-word products of the words seen so far (word_rows)
         first = layer_list[0].w_x  # [2, d·F, G] as one matrix [F, d·2·G]: the block of (slot j, direction)
         self.first = np.ascontiguousarray(first.reshape(2, d, features, -1).transpose(2, 1, 0, 3).reshape(features, -1))
         self.gates_w = self.gates_b = None  # window gates: [F, d·d] (slot j, gate), [d]
@@ -161,8 +190,10 @@ class NumpyTagger:
                 if special in labels:
                     self.b_out[start + labels.index(special)] = -np.inf
 
-    def tag(self, sentences: Sequence[Sequence[str]]) -> list[dict[str, list[str]]]:
-        """Per sentence (its words), ``{column: labels}`` for every output column."""
+    def tag(self, sentences: Sequence[Sequence[str]], threads: int = 1) -> list[dict[str, list[str]]]:
+        """Per sentence (its words), ``{column: labels}`` for every output column; with the C
+        steps and ``threads`` > 1, that many batches at once (the products and the C steps run
+        without the GIL)."""
         out: list[dict[str, list[str]]] = [{column: [] for column in self.columns} for _ in sentences]
         order = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
         batches: list[list[int]] = [[]]
@@ -170,16 +201,40 @@ class NumpyTagger:
             if batches[-1] and (len(batches[-1]) + 1) * len(sentences[i]) > MAX_TOKENS:
                 batches.append([])
             batches[-1].append(i)
-        for batch in filter(None, batches):
-            scores = self.scores([sentences[i] for i in batch])  # [T, B, S]
-            for column, (start, stop), labels in zip(self.columns, self.heads, self.labels):
-                best = scores[..., start:stop].argmax(-1).T.tolist()  # [B, T]
-                for i, row in zip(batch, best):
-                    out[i][column] = [labels[j] for j in row[: len(sentences[i])]]
+        words = None
+        if _fastscan is not None:  # the first layer's per-word products once per word, kept across calls
+            words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
+        batches = [batch for batch in batches if batch]
+
+        def run(batch: list[int]) -> np.ndarray:
+            return self.scores([sentences[i] for i in batch], words)  # [T, B, S]
+
+        workers = min(threads, len(batches)) if words is not None else 1
+        pool = ThreadPoolExecutor(workers) if workers > 1 else None
+        try:
+            results = pool.map(run, batches) if pool is not None else map(run, batches)
+            for batch, scores in zip(batches, results):
+                self.best(scores, batch, sentences, out)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         return out
 
-    def scores(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
-        """Label scores [T, B, S] of B non-empty sentences (padding and RARE at -inf)."""
+    def best(self, scores: np.ndarray, batch: list[int], sentences: Sequence[Sequence[str]],
+             out: list[dict[str, list[str]]]) -> None:
+        """Each column's best labels from ``scores`` [T, B, S] into ``out`` for the sentences ``batch``."""
+        for column, (start, stop), labels in zip(self.columns, self.heads, self.labels):
+            best = scores[..., start:stop].argmax(-1).T.tolist()  # [B, T]
+            for i, row in zip(batch, best):
+                out[i][column] = [labels[j] for j in row[: len(sentences[i])]]
+
+    def scores(self, sentences: Sequence[Sequence[str]], words: "WordTables | None" = None) -> np.ndarray:
+        """Label scores [T, B, S] of B non-empty sentences (padding and RARE at -inf); ``words``:
+        the per-word products of :meth:`word_rows` for their words (made here if not given)."""
+        if _fastscan is not None:
+            if words is None:
+                words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
+            return self.scores_fused(sentences, words)
         lengths = np.array([len(words) for words in sentences])
         steps, batch, half = int(lengths.max()), len(sentences), self.window // 2
         forms = list(dict.fromkeys(chain.from_iterable(sentences)))
@@ -206,6 +261,84 @@ class NumpyTagger:
                 outputs.append(_scan(gx, layer.w_h, outputs[i - 2] if layer.u_k is not None else None))
                 h = outputs[-1]
                 x = np.concatenate([h[:, 0], h[:, 1][rev, cols]], -1)  # [T, B, 2H] in sentence order
+        return x @ self.w_out + self.b_out
+
+    def word_rows(self, forms: list[str]) -> "WordTables":
+        """The first layer's per-word products with rows for every form of ``forms`` (row 0: no
+        word). Rows are kept across calls, so that a stream's frequent words are computed once,
+        up to :data:`KEPT_BYTES`; past that the table starts again from ``forms``. A row depends
+        on its word alone (each product row is one word's features times the weights)."""
+        kept = self.kept
+        if kept is not None:
+            new = [form for form in forms if form not in kept.rows]
+            row_bytes = kept.tables.shape[1] * 4 + (0 if kept.gate_in is None else kept.gate_in.shape[1] * 4)
+            if (len(kept.rows) + len(new)) * row_bytes > KEPT_BYTES:
+                kept, new = None, forms
+        else:
+            new = forms
+        if kept is None:  # row 0 (no word) stays zero; room grows by doubling
+            room = 2 * len(new) + 1
+            kept = self.kept = WordTables({}, np.zeros((room, self.first.shape[1]), dtype=np.float32),
+                                          None if self.gates_w is None else np.zeros((room, self.gates_w.shape[1]),
+                                                                                     dtype=np.float32))
+        if not new:
+            return kept
+        start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
+        if stop > len(kept.tables):
+            room = max(stop, 2 * len(kept.tables))
+            kept.tables = np.concatenate([kept.tables, np.zeros((room - len(kept.tables), kept.tables.shape[1]),
+                                                                dtype=np.float32)])
+            if kept.gate_in is not None:
+                kept.gate_in = np.concatenate([kept.gate_in, np.zeros((room - len(kept.gate_in), kept.gate_in.shape[1]),
+                                                                      dtype=np.float32)])
+        f = self.features(new)[1:]
+        np.matmul(f, self.first, out=kept.tables[start:stop])
+        if kept.gate_in is not None:
+            np.matmul(f, self.gates_w, out=kept.gate_in[start:stop])
+        kept.rows.update(zip(new, range(start, stop)))
+        return kept
+
+    def scores_fused(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
+        """:meth:`scores` with the C steps of the torch path (:mod:`tagger.modules._fastscan`)
+        and its layout: direction 1 scans the whole batch reversed in time, its state reset in
+        the padding it starts in (:func:`tagger.modules.recurrent.padding_mask`); the first
+        layer's window sum, the input products' scan order and each time step after its product
+        in C, the products in numpy (float32)."""
+        lengths = np.array([len(words) for words in sentences])
+        steps, batch = int(lengths.max()), len(sentences)
+        row_of = words.rows.__getitem__
+        types = np.zeros((steps, batch), dtype=np.int64)  # each token's row (0: padding)
+        for b, sentence in enumerate(sentences):
+            types[: len(sentence), b] = list(map(row_of, sentence))
+        d, first = self.window, self.layers[0]
+        width = first.w_x.shape[-1]
+        tables, gate_in = words.tables, words.gate_in
+        gx = np.empty((2, steps, batch, width), dtype=np.float32)
+        _fastscan.window_sum(steps, batch, width, d, tables.ctypes.data, False, width, tables.shape[1],
+                             0 if gate_in is None else gate_in.ctypes.data, d * d,
+                             0 if gate_in is None else self.gates_b.ctypes.data, types.ctypes.data,
+                             first.bias.ctypes.data, width, gx.ctypes.data)
+        masked = steps - int(lengths.min())
+        mask = None
+        if masked > 0:
+            t = np.arange(masked)[:, None]
+            mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)  # [P, 2, B]
+        outputs: list[np.ndarray] = []  # per layer, [T, 2, B, H] in scan order
+        x = None
+        for i, layer in enumerate(self.layers):
+            hidden, width = layer.w_h.shape[1], layer.w_h.shape[2]
+            if i > 0:
+                product = x.reshape(steps * batch, -1) @ layer.both  # [T·B, 2G]
+                gx = np.empty((2, steps, batch, width), dtype=np.float32)
+                _fastscan.scan_order(steps, batch, width, product.ctypes.data, False, 2 * width, layer.bias.ctypes.data,
+                                     width, gx.ctypes.data)
+            k = outputs[i - 2] if layer.u_k is not None else None
+            if k is not None:  # γ's U h^{l-2} joins the g block
+                for direction in range(2):
+                    gx[direction, ..., 3 * hidden : 4 * hidden] += k[:, direction] @ layer.u_k[direction]
+            outputs.append(_scan_fused(gx, layer.w_h, k, mask))
+            h = outputs[-1]
+            x = np.concatenate([h[:, 0], h[::-1, 1]], -1)  # [T, B, 2H] in sentence order
         return x @ self.w_out + self.b_out
 
     def features(self, forms: list[str]) -> np.ndarray:
@@ -240,6 +373,31 @@ class NumpyTagger:
                 term *= gates[:, :, j, None, None]
             out += term
         return out
+
+
+def _scan_fused(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None, mask: np.ndarray | None) -> np.ndarray:
+    """One bidirectional layer's time loop in the torch path's layout (``gx`` [2, T, B, G],
+    direction 1 reversed in time; ``k`` [T, 2, B, H] or None; ``mask`` [P, 2, B] or None) → the
+    outputs [T, 2, B, H]: per step one product in numpy and one ``_fastscan.lstm_step``."""
+    _, steps, batch, width = gx.shape
+    hidden = w_h.shape[1]
+    out = np.empty((steps, 2, batch, hidden), dtype=np.float32)
+    c = np.zeros((2, batch, hidden), dtype=np.float32)
+    prod = np.zeros((2, batch, width), dtype=np.float32)
+    nsig, kmode = width // hidden - 1, 0 if k is None else 1
+    masked = 0 if mask is None else mask.shape[0]
+    step, f32 = _fastscan.lstm_step, 4
+    gx_ptr, out_ptr, c_ptr, prod_ptr = gx.ctypes.data, out.ctypes.data, c.ctypes.data, prod.ctypes.data
+    k_ptr, mask_ptr = (0 if k is None else k.ctypes.data), (0 if mask is None else mask.ctypes.data)
+    for t in range(steps):
+        if t:
+            np.matmul(out[t - 1], w_h, out=prod)
+        step(batch, hidden, nsig, False, kmode, t < masked, prod_ptr, batch * width, width,
+             gx_ptr + t * batch * width * f32, steps * batch * width, width, c_ptr, batch * hidden, hidden,
+             out_ptr + t * 2 * batch * hidden * f32, batch * hidden, hidden, 0, 0, 0,
+             k_ptr + t * 2 * batch * hidden * f32 if k is not None else 0, batch * hidden, hidden,
+             mask_ptr + min(t, max(masked - 1, 0)) * 2 * batch * f32 if mask is not None else 0, batch, 1)
+    return out
 
 
 def _scan(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None) -> np.ndarray:
@@ -282,14 +440,16 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     """``tagger tag --model TAGGER`` (or ``--model TOKENIZER --model TAGGER``) with the default
     options: ``inputs`` (paths; none: stdin) to ``output`` (a path; None: stdout), what
     :meth:`tagger.api.Model.tag_file` writes, byte for byte. An input of at most ``switch_tokens``
-    tokens and one chunk (``chunk_size`` sentences) is tagged without torch; a longer one goes
+    tokens and one chunk (``chunk_size`` sentences) is tagged without torch, and so is one of any
+    length, chunk by chunk, where :func:`streams_all` says so (the C steps built); a longer one goes
     whole (the sentences read ahead, then the rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
     :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
     and a tokenizer's text past :data:`~tagger.tokenization.runtime.SWITCH_CHARS` to the torch
     tokenizer. None, having read nothing, when the model files are not those this module runs
     (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``."""
     *first, model_path = model_paths
-    if len(first) > 1 or not supported(read_archive(model_path, peek=True)):
+    header = read_archive(model_path, peek=True)
+    if len(first) > 1 or not supported(header):
         return None
     fast = tokenizer.load(first[0]) if first else None
     if first and fast is None:
@@ -311,7 +471,8 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     except TaggerError as error:  # the sentences before it are tagged and written, then it is raised
         failed, ended = error, True
     output_format = output_format or "conllu"
-    model = load(model_path) if ended and tokens <= switch_tokens else None
+    small = ended and tokens <= switch_tokens
+    model = load(model_path) if small or streams_all(header, precision) else None
     if model is None:  # the torch path, on everything
         from tagger.tagging import tag
 
@@ -322,9 +483,9 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     counts = {"sentences": 0, "tokens": 0}
     with _output(output) as stream:
         check_output(model.output_columns, output_format, supertag_in)
-        for chunk, error in chunks_until_error(chain(ahead, _raising(failed)), chunk_size):
+        for chunk, error in chunks_until_error(chain(ahead, _raising(failed), sentences), chunk_size):
             if chunk:
-                for sentence, labels in zip(chunk, model.tag([s.words for s in chunk])):
+                for sentence, labels in zip(chunk, model.tag([s.words for s in chunk], threads or 1)):
                     sentence.columns.update(labels)
                 write_chunk(chunk, None, model, stream, output_format, supertag_in)
                 counts["sentences"] += len(chunk)
@@ -332,6 +493,19 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             if error is not None:
                 raise error
     return counts
+
+
+def streams_all(header: dict[str, Any] | None, precision: str) -> bool:
+    """Whether an input of any length is tagged here (chunk by chunk) rather than by torch: with
+    the C steps built, where torch would multiply in float32 too (``--precision fp32``, or
+    ``auto`` on a CPU without native bf16), and for models of at most :data:`NUMPY_HIDDEN` cells
+    a layer whatever the precision (docs/benchmarks.md, "Tagging speed": on EWT train, one
+    thread, an AMX CPU, ``small`` 5.0 s here against 6.3 s through torch in bf16; ``fast``
+    11.0 s against 8.4 s, so it goes to torch there)."""
+    if _fastscan is None or precision not in ("fp32", "auto") or not header:
+        return False
+    hidden = (header.get("config") or {}).get("hidden")
+    return precision == "fp32" or not cpu_has_bf16() or (isinstance(hidden, int) and hidden <= NUMPY_HIDDEN)
 
 
 def _torch_models(paths: list[str], device: str, threads: int | None, precision: str = "fp32") -> Any:
