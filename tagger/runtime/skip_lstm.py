@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover - built by pip install where a C compile
     _fastscan = None
 
 from tagger import formats
-from tagger.corpus.batching import chunks_until_error
+from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.features import InputFeaturizer
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
@@ -483,7 +483,8 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     counts = {"sentences": 0, "tokens": 0}
     with _output(output) as stream:
         check_output(model.output_columns, output_format, supertag_in)
-        for chunk, error in chunks_until_error(chain(ahead, _raising(failed), sentences), chunk_size):
+        # the next chunk is read and parsed in a thread while this one is tagged (as on the torch path)
+        for chunk, error in read_ahead(chunks_until_error(chain(ahead, _raising(failed), sentences), chunk_size)):
             if chunk:
                 for sentence, labels in zip(chunk, model.tag([s.words for s in chunk], threads or 1)):
                     sentence.columns.update(labels)
