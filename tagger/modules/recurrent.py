@@ -316,13 +316,13 @@ def _both_directions(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     autograd each product is written straight into its half of the result. A ``weight`` in a
     lower dtype (inference, :mod:`tagger.modules.precision`) multiplies ``x`` rounded to it, and
     the result is float32."""
+    if (FUSED and not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
+            and weight.dtype in (torch.float32, torch.bfloat16) and (bias is None or bias.dtype == torch.float32)):
+        return _both_directions_fused(x, weight, bias)
     steps, batch, size = x.shape
     width = weight.shape[-1]
     flip_input = size <= width
     sources = (x.reshape(-1, size), (x.flip(0) if flip_input else x).reshape(-1, size))
-    if (FUSED and not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
-            and weight.dtype in (torch.float32, torch.bfloat16) and (bias is None or bias.dtype == torch.float32)):
-        return _both_directions_fused(x, weight, bias)
     if torch.is_grad_enabled():
         products = [torch.mm(source, weight[d]) for d, source in enumerate(sources)]
         out = torch.stack(products if bias is None else [p + bias[d, 0] for d, p in enumerate(products)])
@@ -578,27 +578,25 @@ def _scan_fused(
         mask = mask.contiguous()
     if gx.stride(-1) != 1:
         gx = gx.contiguous()
-    gx_t, gx_d, gx_b = gx.stride(1), gx.stride(0), gx.stride(2)
+    # addresses in bytes, strides in elements (all float32 but the bf16 h_in and prod, read by their own strides)
+    size = gx.element_size()
     step = _fastscan.lstm_step
-    gx_ptr, out_ptr, c_ptr, prod_ptr = gx.data_ptr(), outputs.data_ptr(), c.data_ptr(), prod.data_ptr()
-    low_ptr = h_in.data_ptr() if low is not None else 0
-    k_ptr = 0 if k is None else k.data_ptr()
-    mask_ptr = 0 if mask is None else mask.data_ptr()
-    f32 = gx.element_size()
-    out_t = outputs.stride(0) * f32
-    k_t = 0 if k is None else k.stride(0) * 4
-    mask_t = 0 if mask is None else mask.stride(0) * 4
+    gx_ptr, out_ptr = gx.data_ptr(), outputs.data_ptr()
+    gx_t, out_t = gx.stride(1) * size, outputs.stride(0) * size
+    head = (batch, hidden, n_sigmoid, low is not None, kmode)
+    fixed = (prod.data_ptr(), prod.stride(0), prod.stride(1))
+    gx_strides = (gx.stride(0), gx.stride(2))
+    state = (c.data_ptr(), c.stride(0), c.stride(1))
+    out_strides = (outputs.stride(1), outputs.stride(2))
+    low_in = (h_in.data_ptr() if low is not None else 0, h_in.stride(0), h_in.stride(1))
+    k_ptr, k_t, k_strides = (0, 0, (0, 0)) if k is None else (k.data_ptr(), k.stride(0) * size, (k.stride(1), k.stride(2)))
+    mask_ptr, mask_t, mask_strides = ((0, 0, (0, 0)) if mask is None else
+                                      (mask.data_ptr(), mask.stride(0) * size, (mask.stride(1), mask.stride(2))))
     for t in range(steps):
         torch.bmm(h_in if low is not None or t == 0 else outputs[t - 1], w_h, out=prod)
-        step(batch, hidden, n_sigmoid, low is not None, kmode, t < masked,
-             prod_ptr, prod.stride(0), prod.stride(1),
-             gx_ptr + t * gx_t * f32, gx_d, gx_b,
-             c_ptr, c.stride(0), c.stride(1),
-             out_ptr + t * out_t, outputs.stride(1), outputs.stride(2),
-             low_ptr, h_in.stride(0), h_in.stride(1),
-             k_ptr + t * k_t if k is not None else 0, 0 if k is None else k.stride(1), 0 if k is None else k.stride(2),
-             mask_ptr + min(t, max(masked - 1, 0)) * mask_t if mask is not None else 0,
-             0 if mask is None else mask.stride(1), 0 if mask is None else mask.stride(2))
+        now = t < masked
+        step(*head, now, *fixed, gx_ptr + t * gx_t, *gx_strides, *state, out_ptr + t * out_t, *out_strides, *low_in,
+             k_ptr + t * k_t if k_ptr else 0, *k_strides, mask_ptr + t * mask_t if now else 0, *mask_strides)
     return outputs, None
 
 

@@ -286,11 +286,8 @@ class NumpyTagger:
         start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
         if stop > len(kept.tables):
             room = max(stop, 2 * len(kept.tables))
-            kept.tables = np.concatenate([kept.tables, np.zeros((room - len(kept.tables), kept.tables.shape[1]),
-                                                                dtype=np.float32)])
-            if kept.gate_in is not None:
-                kept.gate_in = np.concatenate([kept.gate_in, np.zeros((room - len(kept.gate_in), kept.gate_in.shape[1]),
-                                                                      dtype=np.float32)])
+            kept.tables = _grown(kept.tables, room)
+            kept.gate_in = None if kept.gate_in is None else _grown(kept.gate_in, room)
         f = self.features(new)[1:]
         np.matmul(f, self.first, out=kept.tables[start:stop])
         if kept.gate_in is not None:
@@ -375,6 +372,11 @@ class NumpyTagger:
         return out
 
 
+def _grown(rows: np.ndarray, room: int) -> np.ndarray:
+    """``rows`` [N, C] followed by zero rows up to ``room`` rows."""
+    return np.concatenate([rows, np.zeros((room - len(rows), rows.shape[1]), dtype=rows.dtype)])
+
+
 def _scan_fused(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None, mask: np.ndarray | None) -> np.ndarray:
     """One bidirectional layer's time loop in the torch path's layout (``gx`` [2, T, B, G],
     direction 1 reversed in time; ``k`` [T, 2, B, H] or None; ``mask`` [P, 2, B] or None) → the
@@ -386,17 +388,20 @@ def _scan_fused(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None, mask: np.
     prod = np.zeros((2, batch, width), dtype=np.float32)
     nsig, kmode = width // hidden - 1, 0 if k is None else 1
     masked = 0 if mask is None else mask.shape[0]
-    step, f32 = _fastscan.lstm_step, 4
-    gx_ptr, out_ptr, c_ptr, prod_ptr = gx.ctypes.data, out.ctypes.data, c.ctypes.data, prod.ctypes.data
-    k_ptr, mask_ptr = (0 if k is None else k.ctypes.data), (0 if mask is None else mask.ctypes.data)
+    step, f32 = _fastscan.lstm_step, 4  # addresses in bytes, strides in elements; all contiguous float32
+    gx_ptr, out_ptr, k_ptr = gx.ctypes.data, out.ctypes.data, 0 if k is None else k.ctypes.data
+    mask_ptr = 0 if mask is None else mask.ctypes.data
+    gx_t, out_t = batch * width * f32, 2 * batch * hidden * f32
+    head = (batch, hidden, nsig, False, kmode)
+    fixed = (prod.ctypes.data, batch * width, width)
+    gx_strides, state = (steps * batch * width, width), (c.ctypes.data, batch * hidden, hidden)
+    out_strides = (batch * hidden, hidden)
     for t in range(steps):
         if t:
             np.matmul(out[t - 1], w_h, out=prod)
-        step(batch, hidden, nsig, False, kmode, t < masked, prod_ptr, batch * width, width,
-             gx_ptr + t * batch * width * f32, steps * batch * width, width, c_ptr, batch * hidden, hidden,
-             out_ptr + t * 2 * batch * hidden * f32, batch * hidden, hidden, 0, 0, 0,
-             k_ptr + t * 2 * batch * hidden * f32 if k is not None else 0, batch * hidden, hidden,
-             mask_ptr + min(t, max(masked - 1, 0)) * 2 * batch * f32 if mask is not None else 0, batch, 1)
+        now = t < masked
+        step(*head, now, *fixed, gx_ptr + t * gx_t, *gx_strides, *state, out_ptr + t * out_t, *out_strides, 0, 0, 0,
+             k_ptr + t * out_t if k_ptr else 0, *out_strides, mask_ptr + t * 2 * batch * f32 if now else 0, batch, 1)
     return out
 
 
