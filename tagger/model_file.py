@@ -170,6 +170,26 @@ def save_pipeline(path: str | os.PathLike, stages: list[dict[str, Any]], meta: d
 
 #: The ``name`` of a pipeline model file (:func:`save_pipeline`).
 PIPELINE = "pipeline"
+#: The ``name`` of a parser ensemble (:func:`save_ensemble`; a model file or a pipeline's stage).
+ENSEMBLE = "parser_ensemble"
+
+
+def ensemble_archive(members: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """The plain data of a parser ensemble: the :func:`archive` of each member parser, in order
+    (:class:`tagger.models.transition_parser.ensemble.ParserEnsemble`)."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "tagger_version": __version__,
+        "name": ENSEMBLE,
+        "members": members,
+        "state_dict": {},  # the weights are the members'
+        "meta": meta,
+    }
+
+
+def save_ensemble(path: str | os.PathLike, members: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    """Write a parser ensemble's model file (:func:`ensemble_archive`)."""
+    atomic_save(ensemble_archive(members, meta), path)
 
 
 def load(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
@@ -192,6 +212,15 @@ def model_of(archive: dict[str, Any], name: str) -> torch.nn.Module:
     from tagger.config import config_from_dict
     from tagger.models import MODELS
 
+    if archive.get("name") == ENSEMBLE:
+        from tagger.models.transition_parser.ensemble import ParserEnsemble, check_members
+
+        members = archive.get("members")
+        if not isinstance(members, list) or not all(isinstance(m, dict) and "state_dict" in m for m in members):
+            raise TaggerError("a parser ensemble without its parsers", name)
+        parsers = [model_of(member, name) for member in members]
+        check_members(parsers, [f"{name} (parser {k + 1})" for k in range(len(parsers))])
+        return ParserEnsemble(parsers)
     cls = MODELS.get(archive.get("name"))
     if cls is None:
         raise TaggerError(f"unknown model type {archive.get('name')!r}", name)

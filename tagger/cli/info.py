@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from tagger.cli.progress import make_console
-from tagger.model_file import PIPELINE, configs_of, read_archive
+from tagger.model_file import ENSEMBLE, PIPELINE, configs_of, read_archive
 from tagger.tasks import TASKS
 
 
@@ -122,7 +122,14 @@ def describe(path: str) -> dict:
 
 
 def describe_archive(archive: dict[str, Any], path: str) -> dict:
-    """:func:`describe` of one model's archive (a file's, or a pipeline stage's)."""
+    """:func:`describe` of one model's archive (a file's, or a pipeline stage's); a parser
+    ensemble's members each described in ``members``."""
+    if archive.get("name") == ENSEMBLE:
+        members = [describe_archive(member, path) for member in archive["members"]]
+        meta, _ = shown_meta(archive.get("meta", {}))
+        return {"file": path, "format_version": archive["format_version"], "tagger_version": archive.get("tagger_version"),
+                "model": ENSEMBLE, "columns": members[0]["columns"], "parameters": sum(m["parameters"] for m in members),
+                "vocab_sizes": {}, "config": {}, "training": None, "meta": meta, "history": [], "members": members}
     state = archive["state_dict"]
     meta, history = shown_meta(archive.get("meta", {}))
     config, training = configs_of(archive)
@@ -189,3 +196,5 @@ def _print(console: Any, info: dict[str, Any], title: str) -> None:
     for key, value in (info["training"] or {}).items():
         table.add_row(key, str(value))
     console.print(table)
+    for number, member in enumerate(info.get("members", []), 1):
+        _print(console, member, f"parser {number} of the ensemble ({member['parameters']:,} parameters)")

@@ -20,6 +20,7 @@ from tagger.errors import TaggerError
 COMMANDS = {
     "train": "tagger.cli.train",
     "distill": "tagger.cli.distill",
+    "ensemble": "tagger.cli.ensemble",
     "evaluate": "tagger.cli.evaluate",
     "tag": "tagger.cli.tag",
     "convert": "tagger.cli.convert",
@@ -30,6 +31,7 @@ COMMANDS = {
 SUMMARIES = {
     "train": "Train a tagger or parser; keep the best model on --dev.",
     "distill": "Train a (smaller) tagger on trained taggers' averaged distributions.",
+    "ensemble": "Combine trained parsers into one model that parses with all of them.",
     "evaluate": "Score a model on data, or a predicted file against gold.",
     "tag": "Tag or parse text: stdin or files in, stdout out, streaming.",
     "convert": "Convert a corpus between formats.",

@@ -74,6 +74,9 @@ def run_options(command: Callable) -> Callable:
 @click.option("--tokenizer/--no-tokenizer", default=True, show_default=True,
               help="--task pipeline: also train a tokenizer (its first stage: the model then reads raw text) when the "
                    "training CoNLL-U has # text comments.")
+@click.option("--parsers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="--task pipeline: train N parsers (seeds --seed, --seed + 1, ...) on the same tags and parse with all "
+                   "of them (an ensemble, as tagger ensemble makes); with --jobs, that many train at once.")
 @click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @run_options
@@ -85,7 +88,7 @@ def run_options(command: Callable) -> Callable:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
             embeddings, bootstrap, gates, pos_model, jackknife, pos_preset, pos_config, pos_overrides, jackknife_dir, jobs,
-            encoder_from, tokenizer, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device, threads,
+            encoder_from, tokenizer, parsers, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device, threads,
             checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
     """Train a tagger or parser and keep the model that scores best on --dev.
 
@@ -101,6 +104,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train --task dep --arch lstm --bootstrap ffn.model --gates i,j,f,o --train T --dev D --out M
       tagger train --task dep --jackknife 10 --pos-set max_epochs=5 --threads 1 --train T --dev D --out M
       tagger train --task pipeline --train T --dev D --out en.model   (tokenizer + tagger + parser: tagger tag --model en.model < raw.txt)
+      tagger train --task pipeline --preset bilstm-tags --jackknife 5 --parsers 4 --jobs 2 --threads 1 --train T --dev D --out en.model
       tagger train --task dep --preset bilstm --encoder-from pos.tagger --train T --dev D --out M
       tagger train --task const --train wsj/combined --split sample --out const.model   (trees from .mrg)
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
@@ -114,6 +118,8 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
     pipeline = bool(get_task(task).tagger_columns)  # --task pipeline always trains a tagger (jackknifed if need be)
     if given and not jackknife and not pipeline:
         raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
+    if parsers > 1 and not pipeline:
+        raise click.UsageError("--parsers N: only with --task pipeline (to combine parsers trained apart: tagger ensemble)")
     if pipeline and not jackknife:
         jackknife = PIPELINE_DECIDES
     if threads:
@@ -144,6 +150,7 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
                                     threads) if jackknife is not None else None,
         encoder_from=encoder_from,
         tokenizer=tokenizer,
+        parsers=parsers,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),

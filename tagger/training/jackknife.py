@@ -73,6 +73,12 @@ class JackknifeSettings:
     jobs: int | None = None
     threads: int | None = None
     columns: tuple[str, ...] = ()
+    #: The taggers' seed (None: the run's ``--seed``). A pipeline of several parsers sets it, so
+    #: that the parsers' own seeds (``--seed``, ``--seed`` + 1, ...) share one set of taggers.
+    seed: int | None = None
+
+    def tagger_seed(self, run_seed: int) -> int:
+        return run_seed if self.seed is None else self.seed
 
 
 @dataclass
@@ -342,7 +348,7 @@ def run_taggers(request: "TrainRequest", chosen: _Plan, say: Callable[[str], Non
     assert settings is not None
     names = tagger_names(chosen.folds)
     stamps = {name: identity(name, chosen.folds, chosen.columns, chosen.digest, chosen.tagger_config,
-                             request.options.seed) for name in names}
+                             settings.tagger_seed(request.options.seed)) for name in names}
     done = {name: result for name in names if (result := finished(chosen.work / name, stamps[name])) is not None}
     todo = [name for name in names if name not in done]
     jobs, threads = plan_jobs(len(todo) or 1, settings.jobs, settings.threads)
@@ -414,7 +420,8 @@ def _prepare(request: "TrainRequest", chosen: _Plan, name: str, stamp: Mapping[s
     _write_json(folder / CONFIG, chosen.tagger_config)
     fold = None if name == ALL else tagger_names(chosen.folds).index(name)
     spec = {"identity": dict(stamp), "name": name, "fold": fold, "folds": chosen.folds, "columns": chosen.columns,
-            "train": _spec_dict(request.train), "dev": _spec_dict(request.dev), "seed": request.options.seed,
+            "train": _spec_dict(request.train), "dev": _spec_dict(request.dev),
+            "seed": request.jackknife.tagger_seed(request.options.seed) if request.jackknife else request.options.seed,
             "device": request.options.device, "threads": threads,
             "checkpoint_minutes": request.options.checkpoint_minutes}
     _write_json(folder / SPEC, spec)

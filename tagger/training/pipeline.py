@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from tagger import model_file
 from tagger.errors import TaggerError
 from tagger.tasks import get_task
-from tagger.training.jackknife import ALL, MODEL, WORK_SUFFIX, JackknifeSettings
+from tagger.training.jackknife import ALL, MODEL, TAGS, WORK_SUFFIX, JackknifeSettings, plan_jobs
+from tagger.training.members import member_requests, train_members
 
 if TYPE_CHECKING:
     from tagger.training.run import TrainReporter, TrainRequest
@@ -139,12 +140,17 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
     elif settings.folds:
         raise TaggerError(f"--jackknife {settings.folds}: this parser reads no POS (features=replace, "
                           "encoder_tag_dim=0), so there is nothing to jackknife; leave --jackknife out")
+    if request.parsers > 1:  # the members' seeds differ; their taggers are the pipeline seed's
+        settings = dataclasses.replace(settings, seed=settings.tagger_seed(request.options.seed))
     # The taggers first (the parser's own jackknife then finds them finished), so that a parser
     # with an encoder can start it from the all-train tagger.
     taggers = jackknife_taggers(dataclasses.replace(parser_request, jackknife=settings), columns, say)
     encoder_from = request.encoder_from or (str(taggers.all_train_tagger) if config.encoder != "none" else None)
-    summary = run.train(dataclasses.replace(parser_request, encoder_from=encoder_from,
-                                            jackknife=settings if reads_pos else None), reporter, say)
+    parser_request = dataclasses.replace(parser_request, encoder_from=encoder_from, jackknife=settings if reads_pos else None)
+    requests = member_requests(parser_request, work, request.parsers)
+    jobs, threads = plan_jobs(len(requests), settings.jobs, settings.threads)
+    summaries, parsers_wall = train_members(requests, jobs, threads, reporter, say)
+    summary = dict(summaries[0])
     tagger_summary = None if reads_pos else taggers.results[-1]
     if reads_pos:  # the cost of this run's taggers, not of the parser's look at them (all reused by then)
         fresh = summary_of(taggers, {"train": {}, "dev": {}})
@@ -152,7 +158,13 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
                                                             ("taggers", "wall_seconds", "jobs", "threads_per_job")}}
     tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
     tagger_file = work / ALL / MODEL
-    stages = [model_file.read_archive(tagger_file), model_file.read_archive(parser_out)]
+    parser_files = [Path(r.out) for r in requests]
+    parser_archives = [model_file.read_archive(path) for path in parser_files]
+    parser_stage = parser_archives[0] if len(parser_archives) == 1 else model_file.ensemble_archive(
+        parser_archives, {"task": "dep", "ensemble_of": [{"model": str(path), "seed": r.options.seed,
+                                                          "dev_score": a["meta"].get("dev_score")}
+                                                         for path, r, a in zip(parser_files, requests, parser_archives)]})
+    stages = [model_file.read_archive(tagger_file), parser_stage]
     if tokenizer is not None:
         stages.insert(0, model_file.read_archive(tokenizer))
     meta = {
@@ -162,16 +174,48 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
         "parser_reads": "+".join(cls.pos_columns(config)) or None,
         "tagger": str(tagger_file.resolve()),
         "parser": str(parser_out.resolve()),
-        "train": stages[-1]["meta"].get("train"),
-        "dev": stages[-1]["meta"].get("dev"),
-        "dev_score": stages[-1]["meta"].get("dev_score"),
-        "dev_metric": stages[-1]["meta"].get("dev_metric"),
-        "jackknife": stages[-1]["meta"].get("jackknife"),
+        "train": parser_archives[0]["meta"].get("train"),
+        "dev": parser_archives[0]["meta"].get("dev"),
+        "dev_score": parser_archives[0]["meta"].get("dev_score"),
+        "dev_metric": parser_archives[0]["meta"].get("dev_metric"),
+        "jackknife": parser_archives[0]["meta"].get("jackknife"),
     }
+    if len(requests) > 1:
+        meta["parsers"] = [str(path.resolve()) for path in parser_files]
+        meta["ensemble_dev_score"] = ensemble_dev_score(stages[-1], request, taggers, columns)
+        meta["dev_score"] = meta["ensemble_dev_score"]
     model_file.save_pipeline(request.out, stages, meta)
     first = f"tokens and sentences by {tokenizer}, " if tokenizer is not None else ""
     reads = f"reads {meta['parser_reads']}" if meta["parser_reads"] else "reads the words only"
-    say(f"pipeline: {first}{', '.join(columns)} by {tagger_file}, then {parser_out} ({reads}), in {request.out}")
+    parsed_by = str(parser_out) if len(requests) == 1 else (f"an ensemble of {len(requests)} parsers "
+                                                            f"({parser_out.name}, ...; dev {meta['dev_metric']} "
+                                                            f"{100 * meta['dev_score']:.2f})")
+    say(f"pipeline: {first}{', '.join(columns)} by {tagger_file}, then {parsed_by} ({reads}), in {request.out}")
     extra = {"tagger": tagger_summary} if tagger_summary is not None else {}
+    if len(requests) > 1:
+        extra["parsers"] = [{"model": str(path), "seed": r.options.seed, "best_dev": one["best_dev"],
+                             "best_epoch": one["best_epoch"], "epochs": one["epochs"], "seconds": one["seconds"]}
+                            for path, r, one in zip(parser_files, requests, summaries)]
+        extra["parsers_wall_seconds"] = parsers_wall
+        extra["parsers_jobs"] = jobs
+        extra["best_dev"] = round(100.0 * meta["dev_score"], 4)
     return {**summary, **extra, "model": request.out, "task": request.task, "tagger_columns": columns,
-            "stages": ([str(tokenizer)] if tokenizer is not None else []) + [str(tagger_file), str(parser_out)]}
+            "stages": ([str(tokenizer)] if tokenizer is not None else []) + [str(tagger_file)] + [str(p) for p in parser_files]}
+
+
+def ensemble_dev_score(ensemble: dict[str, Any], request: "TrainRequest", taggers: Any, columns: list[str]) -> float:
+    """The ensemble's dev score (the parsers' own metric: LAS without punctuation, a fraction)
+    on dev as the parsers were selected on it: with the all-train tagger's tags where they read
+    POS."""
+    from tagger.formats import read_corpus
+    from tagger.inference import predict
+    from tagger.training.jackknife import _retag
+
+    if request.dev is None:
+        raise TaggerError("--parsers N needs --dev (the ensemble is scored on it)")
+    model = model_file.model_of(ensemble, request.out)
+    dev = list(read_corpus(request.dev.path, request.dev.fmt, request.dev.columns))
+    tags = taggers.work_dir / ALL / TAGS
+    if tags.exists():
+        _retag(dev, tags, list(taggers.columns), {})
+    return model.metric(dev, predict(model, dev)).score

@@ -120,6 +120,7 @@ class TrainRequest:
     jackknife: JackknifeSettings | None = None  # retag them with jackknifed taggers (tagger.training.jackknife)
     encoder_from: str | None = None  # a trained tagger whose encoder the model starts from (with_encoder)
     tokenizer: bool = True  # --task pipeline: add a tokenizer when the training CoNLL-U has # text
+    parsers: int = 1  # --task pipeline: parsers trained (seeds seed, seed + 1, ...) and parsing as an ensemble
     options: RunOptions = field(default_factory=RunOptions)
 
 

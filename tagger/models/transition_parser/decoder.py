@@ -12,7 +12,7 @@ the same trees (the rows only change the speed).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import torch
 from torch.nn import functional as F
@@ -119,15 +119,26 @@ class EmbeddingInputs:
 @torch.inference_mode()
 def decode(model: TransitionParser, batch: ParserBatch) -> list[tuple[list[int], list[str]]]:
     """Greedy parse of every sentence of ``batch``: ``(heads, deprels)`` per sentence, in order."""
+    return decode_together([model], [batch])
+
+
+@torch.inference_mode()
+def decode_together(models: Sequence[TransitionParser], batches: Sequence[ParserBatch]) -> list[tuple[list[int], list[str]]]:
+    """Greedy parse of the same sentences by several parsers at once (an ensemble,
+    :class:`.ensemble.ParserEnsemble`): ``batches[k]`` is the sentences as ``models[k]`` numbers
+    them. At each step every model scores the same configuration and the transition with the
+    highest sum of the models' log-probabilities is taken (one model: its highest score). The
+    models must share their transition labels (:func:`.ensemble.check_members`)."""
+    model, batch = models[0], batches[0]
     lengths = batch.lengths.tolist()
     n_sent = len(lengths)
     if n_sent == 0:
         return []
     order = sorted(range(n_sent), key=lambda b: -lengths[b])
     states = [State(lengths[b]) for b in order]
-    base = batch.bases[torch.tensor(order, device=batch.words.device)].unsqueeze(1)
-    inputs = _inputs(model, batch)
-    _greedy(model, states, [2 * lengths[b] for b in order], base, inputs)
+    index = torch.tensor(order, device=batch.words.device)
+    members = [_Member(m, b, b.bases[index].unsqueeze(1), n_sent) for m, b in zip(models, batches)]
+    _greedy(members, states, [2 * lengths[b] for b in order], model.n_labels, root_label(model.label_names))
     results: list = [None] * n_sent
     names, lifted_from = model.plain_labels, model.lifted_from
     for b, state in zip(order, states):
@@ -146,19 +157,48 @@ def _inputs(model: TransitionParser, batch: ParserBatch) -> RowInputs | TokenInp
     return TokenInputs(model, batch) if model.encoder is not None else RowInputs(model, batch)
 
 
-def _greedy(model: TransitionParser, states: list[State], steps: list[int], base: torch.Tensor,
-            inputs: RowInputs | TokenInputs | EmbeddingInputs) -> None:
-    """Run ``states`` (longest first; ``steps`` transitions each) to the end, ``base`` [B, 1]
-    their ROOT's global position."""
-    device = base.device
+class _Member:
+    """One model's part of a greedy parse: its inputs, its sentences' ROOT positions ``base``
+    [B, 1], and its recurrent state (None for an FFN)."""
+
+    def __init__(self, model: TransitionParser, batch: ParserBatch, base: torch.Tensor, n_sent: int):
+        self.model, self.base = model, base
+        self.inputs = _inputs(model, batch)
+        self.arch, self.w_h, self.forget_bias = model.config.arch, model.recurrent, model.config.forget_bias
+        self.h = self.c = None
+        if self.arch != "ffn":
+            self.h = torch.zeros(n_sent, model.config.hidden, device=base.device)
+            self.c = torch.zeros_like(self.h) if self.arch == "lstm" else None
+        self.w_out = model.output.weight.t()
+        self.pos = base  # the last step's slot positions [active, 18]
+
+    def scores(self, raw: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        """[active, A] action scores (illegal ones -inf) of the configurations whose token slots
+        hold the sentence positions ``raw`` [active, 18] (-1: empty); ``codes`` [active] their
+        legal-action codes."""
+        active = len(raw)
+        self.pos = pos = torch.where(raw >= 0, raw + self.base[:active], SENTINEL)
+        pre = self.inputs.pre(pos)
+        if self.arch == "ffn":
+            hid = F.relu(pre)
+        else:
+            hid, self.c = step(self.arch, pre, self.h[:active], self.c[:active] if self.c is not None else None,
+                               self.w_h, self.forget_bias)
+            self.h = hid
+        return hid @ self.w_out + self.model.mask_bias[codes]
+
+    def attach(self, best: torch.Tensor) -> None:
+        """The actions ``best`` [active] were taken: the label feature of each new dependent
+        (s1 for LEFT-ARC, odd; s0 for RIGHT-ARC)."""
+        pos = self.pos
+        dependent = torch.where(best > 0, torch.where(best % 2 == 1, pos[:, 1], pos[:, 0]), SCRATCH)
+        self.inputs.attach(dependent, (best - 1).clamp(min=0) // 2)
+
+
+def _greedy(members: list[_Member], states: list[State], steps: list[int], n_labels: int, root: int) -> None:
+    """Run ``states`` (longest first; ``steps`` transitions each) to the end."""
+    device = members[0].base.device
     n_sent = len(states)
-    arch, w_h, forget_bias = model.config.arch, model.recurrent, model.config.forget_bias
-    h = c = None
-    if arch != "ffn":
-        h = torch.zeros(n_sent, model.config.hidden, device=device)
-        c = torch.zeros_like(h) if arch == "lstm" else None
-    mask_bias = model.mask_bias
-    w_out = model.output.weight.t()
     active = n_sent
     for t in range(steps[0]):
         while steps[active - 1] <= t:
@@ -170,20 +210,15 @@ def _greedy(model: TransitionParser, states: list[State], steps: list[int], base
             flat += token_slots(state)
             codes.append(legal_code(state))
         raw = torch.tensor(flat, dtype=torch.long, device=device).view(active, N_SLOTS)
-        pos = torch.where(raw >= 0, raw + base[:active], SENTINEL)
-        pre = inputs.pre(pos)
-        if arch == "ffn":
-            hid = F.relu(pre)
+        code = torch.tensor(codes, device=device)
+        if len(members) == 1:
+            best = members[0].scores(raw, code).argmax(1)
         else:
-            hid, c = step(arch, pre, h[:active], c[:active] if c is not None else None, w_h, forget_bias)
-            h = hid
-        scores = hid @ w_out + mask_bias[torch.tensor(codes, device=device)]
-        best = scores.argmax(1)
-        # the label feature of the new dependent: s1 for LEFT-ARC (odd), s0 for RIGHT-ARC
-        dependent = torch.where(best > 0, torch.where(best % 2 == 1, pos[:, 1], pos[:, 0]), SCRATCH)
-        inputs.attach(dependent, (best - 1).clamp(min=0) // 2)
+            best = sum(F.log_softmax(member.scores(raw, code), 1) for member in members).argmax(1)
+        for member in members:
+            member.attach(best)
         for state, action in zip(live, best.tolist()):
             try:
                 apply(state, action)
             except ValueError:  # only reachable with NaN scores: take any legal action
-                apply(state, first_legal(state, model.n_labels, root_label(model.label_names)))
+                apply(state, first_legal(state, n_labels, root))
