@@ -6,14 +6,14 @@ The Python API (docs/api.md)::
     model = tagger.load("pos.tagger")
     model.tag([["The", "cat", "sat"]])
 
-``load``, ``Model``, ``train``, ``distill``, ``evaluate``, ``score``, ``presets`` and ``BatchTagger`` come from :mod:`tagger.api`,
+``load``, ``Model``, ``train``, ``distill``, ``ensemble``, ``evaluate``, ``score``, ``presets`` and ``BatchTagger`` come from :mod:`tagger.api`,
 imported on first use: ``import tagger`` alone does not import torch.
 """
 
 __version__ = "0.1.0"
 
 #: The names :mod:`tagger.api` gives the package, imported when first asked for.
-API = ("load", "Model", "train", "distill", "evaluate", "score", "presets", "BatchTagger", "in_worker_process")
+API = ("load", "Model", "train", "distill", "ensemble", "evaluate", "score", "presets", "BatchTagger", "in_worker_process")
 
 __all__ = ["__version__", *API]
 

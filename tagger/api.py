@@ -417,7 +417,7 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
           embeddings: str | None = None, bootstrap: str | None = None, gates: str | None = None,
           pos_model: str | None = None, jackknife: int | None = None, pos_preset: str | None = None,
           pos_config: str | None = None, pos_settings: Mapping[str, Any] | None = None,
-          jackknife_dir: str | os.PathLike | None = None, jobs: int | None = None,
+          jackknife_dir: str | os.PathLike | None = None, jobs: int | None = None, parsers: int = 1,
           checkpoint_dir: str | os.PathLike | None = None, checkpoint_minutes: float | None = None,
           resume: bool = False, on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """``tagger train``: train a model on ``train`` (a file, a folder, or a list of files),
@@ -447,11 +447,20 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
         jackknife=JackknifeSettings(jackknife, pos_preset, pos_config, tuple(_settings(pos_settings)),
                                     os.fspath(jackknife_dir) if jackknife_dir else None, jobs, threads)
         if jackknife is not None else None,
+        parsers=parsers,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume),
     )
     return run_train(request, _QuietReporter(on_epoch), _warn)
+
+
+def ensemble(models: Sequence[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
+    """``tagger ensemble``: combine trained transition parsers (or pipelines: their parsers) into
+    one model that parses with all of them (:func:`tagger.ensembling.combine`); its summary."""
+    from tagger.ensembling import combine
+
+    return combine(list(models), out)
 
 
 def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike | Sequence[str | os.PathLike],

@@ -107,6 +107,10 @@ def test_tagger_ensemble_writes_a_file_that_parses_and_evaluates(parsers, tmp_pa
     shown = invoke("info", str(out), "--json")
     assert shown.exit_code == 0, shown.stderr
     assert [m["model"] for m in json.loads(shown.stdout)["members"]] == ["transition_parser"] * 3
+    import tagger
+
+    through_api = tagger.ensemble(parsers[:2], tmp_path / "api.model")  # the Python API does the same
+    assert through_api["parsers"] == 2 and isinstance(model_file.load(tmp_path / "api.model")[0], ParserEnsemble)
     # an ensemble file is itself a member of a bigger one: its parsers are taken one by one
     bigger = invoke("ensemble", str(out), str(parsers[0]), "--out", str(tmp_path / "four.model"), "--json")
     assert bigger.exit_code == 0 and json.loads(bigger.stdout)["parsers"] == 4
