@@ -25,6 +25,7 @@ import torch
 from tagger import model_file
 from tagger.formats import conll
 from tagger.inference import predict
+from tagger.models.transition_parser.ensemble import ParserEnsemble
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
 
@@ -56,27 +57,30 @@ def main(argv: list[str] | None = None) -> None:
     results = {}
     runs: dict[str, list[float]] = {}
     for path, (model, meta) in loaded.items():
-        results[path] = {"model": path, "nonprojective": model.config.nonprojective,
+        parsers = len(model.members) if isinstance(model, ParserEnsemble) else 1
+        model = model.first if isinstance(model, ParserEnsemble) else model  # an ensemble's labels: its first parser's
+        results[path] = {"model": path, "parsers": parsers, "nonprojective": model.config.nonprojective,
                          "lift_min_count": model.config.lift_min_count if model.config.nonprojective == "lift" else None,
                          "labels": model.n_labels, "lifted_labels": sum(h is not None for h in model.lifted_from),
                          "actions": model.n_actions, "best_epoch": meta.get("epoch"),
                          **{k: v for k, v in meta.items() if k.startswith("nonprojective_")},
-                         "dev": scores(model, dev)}
-        predict(model, dev[:200], args.max_tokens)  # warm-up
+                         "dev": scores(loaded[path][0], dev)}
+        predict(loaded[path][0], dev[:200], args.max_tokens)  # warm-up
         runs[path] = []
-        if model.lifts:
+        if model.lifts:  # (the first parser's, for an ensemble)
             runs[path + " (no deprojectivisation)"] = []
     for _ in range(args.repeats):
         for path, (model, _) in loaded.items():
             start = time.perf_counter()
             predict(model, dev, args.max_tokens)
             runs[path].append(time.perf_counter() - start)
-            if model.lifts:
-                model.lifts = False
+            first = model.first if isinstance(model, ParserEnsemble) else model  # it deprojectivises
+            if first.lifts:
+                first.lifts = False
                 start = time.perf_counter()
                 predict(model, dev, args.max_tokens)
                 runs[path + " (no deprojectivisation)"].append(time.perf_counter() - start)
-                model.lifts = True
+                first.lifts = True
     for path in loaded:
         for key, name in ((path, "speed"), (path + " (no deprojectivisation)", "speed_without_deprojectivisation")):
             if key in runs:
