@@ -190,6 +190,20 @@ def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path)
     assert runtime.load(DATA / "sample.conllu") is None  # not a model file: the torch path says why
 
 
+@pytest.mark.skipif(__import__("tagger.tokenization.runtime", fromlist=["_"])._fastscan is None,
+                    reason="the C step is not built")
+def test_the_tokenizers_c_step_gives_the_numpy_scans_labels(french, monkeypatch):
+    """The C time step (gates reordered i, f, o, g) and numpy's scan (g doubled) label alike."""
+    from tagger.tokenization import runtime
+    from tagger.tokenization.labels import normalise
+
+    text = normalise(_raw_text(DATA / "tokenize-fr.conllu") * 3 + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
+    monkeypatch.setattr(runtime, "FUSED", True)
+    fused = runtime.load(french).label(text)
+    monkeypatch.setattr(runtime, "FUSED", False)
+    assert fused == runtime.load(french).label(text)
+
+
 def test_a_tokenizer_alone_switches_to_torch_with_the_same_output(french, tmp_path):
     from tagger.tokenization import runtime
 

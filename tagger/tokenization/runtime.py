@@ -25,6 +25,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tagger.tokenization.labels import N_CATEGORIES, char_code
+
+try:  # the C time step of the taggers' scan (tagger/modules/_fastscan.c), torch-free; without it, numpy's
+    from tagger.modules import _fastscan
+except ImportError:  # pragma: no cover - built by pip install where a C compiler is
+    _fastscan = None
+#: ``TAGGER_FUSED_SCAN=0`` keeps the tokenizer's scan in numpy (as it does the taggers' in torch).
+FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0"
 from tagger.tokenization.multiword import Expander
 
 #: ``torch.XStorage`` -> numpy dtype.
@@ -144,10 +151,14 @@ class NumpyTokenizer:
             w_hh = np.stack([state[f"rnn.weight_hh_{n}"].T for n in names]).astype(np.float32)
             bias = np.stack([(state[f"rnn.bias_ih_{n}"] + state[f"rnn.bias_hh_{n}"])[None] for n in names])
             bias = bias.astype(np.float32)
-            g = slice(2 * self.hidden, 3 * self.hidden)  # tanh(z_g) = 2σ(2 z_g) - 1: the g gate doubled
-            for weight in (w_ih, w_hh, bias):
-                weight[..., g] *= 2
-            self.weights.append((np.ascontiguousarray(w_ih), np.ascontiguousarray(w_hh), bias))
+            H = self.hidden
+            if FUSED:  # the C step reads the gates as i, f, o, then the candidate (torch: i, f, g, o)
+                order = np.r_[0 : 2 * H, 3 * H : 4 * H, 2 * H : 3 * H]
+                w_ih, w_hh, bias = w_ih[..., order], w_hh[..., order], bias[..., order]
+            else:  # tanh(z_g) = 2σ(2 z_g) - 1: the g gate doubled
+                for weight in (w_ih, w_hh, bias):
+                    weight[..., 2 * H : 3 * H] *= 2
+            self.weights.append((np.ascontiguousarray(w_ih), np.ascontiguousarray(w_hh), np.ascontiguousarray(bias)))
         self.w_out = np.ascontiguousarray(state["output.weight"].T.astype(np.float32))  # [2H, 5]
         self.b_out = state["output.bias"].astype(np.float32)
         self._codes: dict[int, int] = {}  # code point -> code
@@ -196,6 +207,22 @@ class NumpyTokenizer:
         c = np.zeros((2, batch, hidden), dtype=np.float32)
         out = np.empty((2, steps, batch, hidden), dtype=np.float32)
         tmp = np.empty_like(c)
+        if FUSED:  # each step after its product in one C call: gates, cell, h written into ``out``
+            z = np.empty((2, batch, width), dtype=np.float32)
+            head = (batch, hidden, 3, 0, 0, 0, z.ctypes.data, batch * width, width)
+            state = (c.ctypes.data, batch * hidden, hidden)
+            for t in range(steps):
+                k = t % PROJECTED_STEPS
+                if k == 0:
+                    span = min(PROJECTED_STEPS, steps - t)
+                    ahead = x[t : t + span].reshape(span * batch, -1)
+                    back = x[steps - t - span : steps - t][::-1].reshape(span * batch, -1)
+                    np.add(np.matmul(ahead, w_ih[0]).reshape(span, batch, width), bias[0], out=gx[0, :span])
+                    np.add(np.matmul(back, w_ih[1]).reshape(span, batch, width), bias[1], out=gx[1, :span])
+                np.matmul(h if t == 0 else out[:, t - 1], w_hh, out=z)
+                _fastscan.lstm_step(*head, gx[:, k].ctypes.data, PROJECTED_STEPS * batch * width, width, *state,
+                                    out[:, t].ctypes.data, steps * batch * hidden, hidden, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            return np.concatenate([out[0], out[1][::-1]], -1)
         with np.errstate(over="ignore"):  # exp(-z) overflows to inf for very negative z: σ is then 0, as it should be
             for t in range(steps):
                 k = t % PROJECTED_STEPS
