@@ -16,10 +16,8 @@ from typing import Any, Sequence
 
 from tagger import model_file
 from tagger.errors import TaggerError
+from tagger.models.transition_parser import TransitionParser
 from tagger.models.transition_parser.ensemble import check_members
-
-#: The ``name`` of a single parser's archive.
-PARSER = "transition_parser"
 
 
 def member_archives(archive: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -30,7 +28,7 @@ def member_archives(archive: dict[str, Any], name: str) -> list[dict[str, Any]]:
         return member_archives(archive["stages"][-1], name)
     if kind == model_file.ENSEMBLE:
         return list(archive["members"])
-    if kind == PARSER:
+    if kind == TransitionParser.name:
         return [archive]
     raise TaggerError(f"a {kind} model is not a transition parser: an ensemble combines parsers", name)
 

@@ -13,12 +13,12 @@ scan starts in the padding of shorter sentences, so the state is masked back to 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from tagger.modules.fused import FUSED, _fastscan  # the fused time step, where it is built
 from tagger.modules.init import scaled_normal_
 from tagger.modules.precision import Lowered, lowered_matmul
 
@@ -519,13 +519,6 @@ def _scan_inference(
     return outputs, cells
 
 
-try:  # the fused time step (tagger/modules/_fastscan.c), built by pip install where a C compiler is
-    from tagger.modules import _fastscan
-except ImportError:  # pragma: no cover - no compiler at install: the torch scan does it all
-    _fastscan = None
-
-#: ``TAGGER_FUSED_SCAN=0`` keeps every inference scan in torch (to compare, or to rule the C step out).
-FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0"
 #: The shortcut at the output as the fused step takes it: its gate γ → ``kmode`` (1: the recurrent
 #: gate block, 3: the output gate); a plain sum is 2.
 _KMODES = {"g": 1, "output": 3}

@@ -30,14 +30,10 @@ from typing import Any, Iterator, Sequence, TextIO
 
 import numpy as np
 
-try:  # the C steps of the torch path (tagger/modules/_fastscan.c), torch-free; without them, numpy throughout
-    from tagger.modules import _fastscan
-except ImportError:  # pragma: no cover - built by pip install where a C compiler is
-    _fastscan = None
-
 from tagger import formats
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.features import InputFeaturizer
+from tagger.modules.fused import _fastscan  # the C steps of the torch path; without them, numpy throughout
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
 from tagger.errors import TaggerError

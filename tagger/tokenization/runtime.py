@@ -18,21 +18,15 @@ from __future__ import annotations
 
 import collections
 import os
-import sys
 import pickle
+import sys
 import zipfile
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tagger.modules.fused import FUSED, _fastscan  # the taggers' C time step, where it is built
 from tagger.tokenization.labels import N_CATEGORIES, char_code
-
-try:  # the C time step of the taggers' scan (tagger/modules/_fastscan.c), torch-free; without it, numpy's
-    from tagger.modules import _fastscan
-except ImportError:  # pragma: no cover - built by pip install where a C compiler is
-    _fastscan = None
-#: ``TAGGER_FUSED_SCAN=0`` keeps the tokenizer's scan in numpy (as it does the taggers' in torch).
-FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0"
 from tagger.tokenization.multiword import Expander
 
 #: ``torch.XStorage`` -> numpy dtype.
@@ -215,11 +209,7 @@ class NumpyTokenizer:
             for t in range(steps):
                 k = t % PROJECTED_STEPS
                 if k == 0:
-                    span = min(PROJECTED_STEPS, steps - t)
-                    ahead = x[t : t + span].reshape(span * batch, -1)
-                    back = x[steps - t - span : steps - t][::-1].reshape(span * batch, -1)
-                    np.add(np.matmul(ahead, w_ih[0]).reshape(span, batch, width), bias[0], out=gx[0, :span])
-                    np.add(np.matmul(back, w_ih[1]).reshape(span, batch, width), bias[1], out=gx[1, :span])
+                    _project(x, t, w_ih, bias, gx)
                 np.matmul(h if t == 0 else out[:, t - 1], w_hh, out=z)
                 _fastscan.lstm_step(*head, gx[:, k].ctypes.data, PROJECTED_STEPS * batch * width, width, *state,
                                     out[:, t].ctypes.data, steps * batch * hidden, hidden, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -227,12 +217,8 @@ class NumpyTokenizer:
         with np.errstate(over="ignore"):  # exp(-z) overflows to inf for very negative z: σ is then 0, as it should be
             for t in range(steps):
                 k = t % PROJECTED_STEPS
-                if k == 0:  # steps t.. of both directions (direction 1 reads x backwards)
-                    span = min(PROJECTED_STEPS, steps - t)
-                    ahead = x[t : t + span].reshape(span * batch, -1)
-                    back = x[steps - t - span : steps - t][::-1].reshape(span * batch, -1)
-                    np.add(np.matmul(ahead, w_ih[0]).reshape(span, batch, width), bias[0], out=gx[0, :span])
-                    np.add(np.matmul(back, w_ih[1]).reshape(span, batch, width), bias[1], out=gx[1, :span])
+                if k == 0:
+                    _project(x, t, w_ih, bias, gx)
                 z = np.matmul(h, w_hh)
                 z += gx[:, k]
                 sigmoid_(z)  # i, f, σ(2 z_g), o
@@ -249,6 +235,18 @@ class NumpyTokenizer:
                 np.multiply(o, tmp, out=h)
                 out[:, t] = h
         return np.concatenate([out[0], out[1][::-1]], -1)
+
+
+def _project(x: np.ndarray, t: int, w_ih: np.ndarray, bias: np.ndarray, gx: np.ndarray) -> None:
+    """The input projection ``x W_ih + b`` of steps ``t`` .. ``t + P - 1`` of both directions
+    (direction 1 reads ``x`` [T, B, D] backwards) into ``gx`` [2, P, B, 4H], P = PROJECTED_STEPS."""
+    steps, batch, _ = x.shape
+    width = w_ih.shape[-1]
+    span = min(gx.shape[1], steps - t)
+    ahead = x[t : t + span].reshape(span * batch, -1)
+    back = x[steps - t - span : steps - t][::-1].reshape(span * batch, -1)
+    np.add(np.matmul(ahead, w_ih[0]).reshape(span, batch, width), bias[0], out=gx[0, :span])
+    np.add(np.matmul(back, w_ih[1]).reshape(span, batch, width), bias[1], out=gx[1, :span])
 
 
 #: Characters a run labels without torch before it switches to torch (imported then, 2-3 s).

@@ -24,14 +24,15 @@ if TYPE_CHECKING:
     from tagger.training.run import TrainReporter, TrainRequest
 
 
-def member_file(work: Path, k: int) -> Path:
-    """Where member ``k`` (0-based) is written: ``parser.model``, then ``parser-2.model``, ..."""
-    return work / ("parser.model" if k == 0 else f"parser-{k + 1}.model")
+def member_file(first: Path, k: int) -> Path:
+    """Where member ``k`` (0-based) is written: ``first`` (``parser.model``), then beside it
+    ``parser-2.model``, ..."""
+    return first if k == 0 else first.with_name(f"{first.stem}-{k + 1}{first.suffix}")
 
 
-def member_requests(request: "TrainRequest", work: Path, parsers: int) -> list["TrainRequest"]:
-    """``request`` once per member: its own file and seed (``--seed`` + k)."""
-    return [dataclasses.replace(request, out=str(member_file(work, k)),
+def member_requests(request: "TrainRequest", parsers: int) -> list["TrainRequest"]:
+    """``request`` once per member: its own file (the first ``request.out``) and seed (``--seed`` + k)."""
+    return [dataclasses.replace(request, out=str(member_file(Path(request.out), k)),
                                 options=dataclasses.replace(request.options, seed=request.options.seed + k))
             for k in range(parsers)]
 

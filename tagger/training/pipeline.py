@@ -147,7 +147,7 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
     taggers = jackknife_taggers(dataclasses.replace(parser_request, jackknife=settings), columns, say)
     encoder_from = request.encoder_from or (str(taggers.all_train_tagger) if config.encoder != "none" else None)
     parser_request = dataclasses.replace(parser_request, encoder_from=encoder_from, jackknife=settings if reads_pos else None)
-    requests = member_requests(parser_request, work, request.parsers)
+    requests = member_requests(parser_request, request.parsers)
     jobs, threads = plan_jobs(len(requests), settings.jobs, settings.threads)
     summaries, parsers_wall = train_members(requests, jobs, threads, reporter, say)
     summary = dict(summaries[0])

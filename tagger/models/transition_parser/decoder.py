@@ -170,7 +170,7 @@ class _Member:
             self.h = torch.zeros(n_sent, model.config.hidden, device=base.device)
             self.c = torch.zeros_like(self.h) if self.arch == "lstm" else None
         self.w_out = model.output.weight.t()
-        self.pos = base  # the last step's slot positions [active, 18]
+        self.pos = base  # the last step's slot positions [active, 18] (set by each :meth:`scores`)
 
     def scores(self, raw: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """[active, A] action scores (illegal ones -inf) of the configurations whose token slots

@@ -50,11 +50,11 @@ def check_members(members: Sequence[nn.Module], names: Sequence[str] = ()) -> No
     on the same treebank. ``names`` (their files) go into the message."""
     if len(members) < 2:
         raise TaggerError("an ensemble needs at least two parsers")
+    first = members[0]
     for k, member in enumerate(members):
         label = names[k] if k < len(names) else f"member {k + 1}"
         if not isinstance(member, TransitionParser):
             raise TaggerError(f"an ensemble combines transition parsers, not {member.name} models", label)
-        first = members[0]
         if member.label_names != first.label_names:
             raise TaggerError("its dependency labels differ from the first parser's: an ensemble needs parsers "
                               "trained on the same treebank (and the same nonprojective setting)", label)

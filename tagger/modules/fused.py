@@ -1,0 +1,20 @@
+"""Whether the C steps (``tagger/modules/_fastscan.c``) are here, torch-free: ``pip install``
+builds them where a C compiler is, and without them torch or numpy does it all. The taggers'
+inference scan (:mod:`tagger.modules.recurrent`), the torch-free tagger runtime
+(:mod:`tagger.runtime.skip_lstm`) and the tokenizer's numpy runtime
+(:mod:`tagger.tokenization.runtime`) import them from here."""
+
+from __future__ import annotations
+
+import os
+
+try:
+    from tagger.modules import _fastscan
+except ImportError:  # pragma: no cover - no compiler at install
+    _fastscan = None
+
+#: ``TAGGER_FUSED_SCAN=0`` keeps every scan that would use the C step in torch or numpy (to
+#: compare, or to rule the C step out).
+FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0"
+
+__all__ = ["FUSED", "_fastscan"]
