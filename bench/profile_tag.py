@@ -9,6 +9,12 @@ torch, each in a fresh interpreter), loading the model, reading FILE (CoNLL-U), 
 the recurrent layers and the output layer with decoding; with more, batches run in threads as
 `tagger tag` runs them, and only the whole is timed), writing the predictions into the records, and
 writing CoNLL-U (to memory). With --torch-profile N, also the N costliest torch operators.
+
+With --runtime, the path `tagger tag` takes without torch (tagger.runtime.skip_lstm; with
+--precision auto on a CPU with AMX, the bf16 kernels): start-up without torch, loading, reading,
+and per chunk the first layer's per-word rows and window sums, the input products (written in
+scan order), the recurrent layers (one C call each), the output products, the rest of tagging
+(batching, argmax, labels), and writing.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 EWT = ROOT.parent / "shared" / "data" / "ud-english-ewt"
@@ -46,7 +53,11 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=1000)
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--torch-profile", type=int, default=0, metavar="N")
+    parser.add_argument("--runtime", action="store_true", help="profile the torch-free path")
     args = parser.parse_args()
+    if args.runtime:
+        print(json.dumps(profile_runtime(args), indent=1), flush=True)
+        return
 
     seconds: dict[str, float] = defaultdict(float)
     imports = {"import torch": import_seconds("import torch"),
@@ -126,6 +137,73 @@ def main() -> None:
         ops = sorted(profiler.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)[: args.torch_profile]
         out["torch_ops_s"] = {e.key: [round(e.self_cpu_time_total / 1e6, 3), e.count] for e in ops}
     print(json.dumps(out, indent=1), flush=True)
+
+
+def profile_runtime(args: argparse.Namespace) -> dict:
+    """The stages of the torch-free path (see the module text), seconds."""
+    seconds: dict[str, float] = defaultdict(float)
+    seconds["start-up: the command's imports, no torch"] = import_seconds(
+        "import tagger.cli.main, tagger.runtime.skip_lstm")
+
+    from tagger import formats
+    from tagger.corpus.batching import chunks
+    from tagger.formats.placement import write_chunk
+    from tagger.runtime import bf16, skip_lstm
+    from tagger.tokenization.runtime import read_archive
+
+    kernel = skip_lstm.products(read_archive(args.model, peek=True), args.precision, small=False)
+    if kernel is None:
+        raise SystemExit("this model and precision go to torch: profile without --runtime")
+    inside = []  # the product of the per-word rows is theirs, not the output's
+
+    def timed(name, function, owner=None):
+        def call(*a, **k):
+            begin = time.perf_counter()
+            if owner:
+                inside.append(1)
+            try:
+                return function(*a, **k)
+            finally:
+                if owner:
+                    inside.pop()
+                if not (inside and name == "output products"):
+                    seconds[name] += time.perf_counter() - begin
+        return call
+
+    start = time.perf_counter()
+    model = skip_lstm.load(args.model, kernel)
+    seconds["load the model"] = time.perf_counter() - start
+    start = time.perf_counter()
+    sentences = list(formats.read(args.file))
+    seconds["read CoNLL-U"] = time.perf_counter() - start
+    parts = {"first layer: per-word rows": None, "first layer: window sums": None,
+             "input products, in scan order": None, "recurrent layers": None, "output products": None}
+    if args.threads == 1:
+        model.word_rows = timed("first layer: per-word rows", model.word_rows, owner=True)
+        fast = skip_lstm._fastscan
+        skip_lstm._fastscan = SimpleNamespace(**{name: getattr(fast, name) for name in dir(fast)})
+        skip_lstm._fastscan.window_sum = timed("first layer: window sums", fast.window_sum)
+        bf16.scan_order = timed("input products, in scan order", bf16.scan_order)
+        bf16.scan = timed("recurrent layers", bf16.scan)
+        bf16.product = timed("output products", bf16.product)
+    for chunk in chunks(sentences, args.chunk_size):
+        begin = time.perf_counter()
+        labels = model.tag([s.words for s in chunk], args.threads)
+        seconds["tagging"] += time.perf_counter() - begin
+        begin = time.perf_counter()
+        for sentence, columns in zip(chunk, labels):
+            sentence.columns.update(columns)
+        seconds["annotate the records"] += time.perf_counter() - begin
+        begin = time.perf_counter()
+        write_chunk(chunk, None, model, io.StringIO(), "conllu")
+        seconds["write CoNLL-U"] += time.perf_counter() - begin
+    if args.threads == 1:
+        seconds["tagging: the rest (batching, argmax, labels)"] = seconds.pop("tagging") - sum(
+            seconds[name] for name in parts)
+    total = sum(seconds.values())
+    return {"file": args.file, "tokens": sum(map(len, sentences)), "threads": args.threads,
+            "kernel": kernel, "seconds": {k: round(v, 3) for k, v in seconds.items()}, "total": round(total, 2),
+            "load": [round(x, 2) for x in os.getloadavg()]}
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -20,6 +21,7 @@ from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.inference import predict
 from tagger.models.skip_lstm import RARE, TaggerConfig
+from tagger.modules import fused
 from tagger.runtime import skip_lstm as runtime
 from tagger.tokenization.runtime import read_archive
 from tests.conftest import EWT
@@ -103,6 +105,53 @@ def test_numpy_labels_are_the_torch_models_labels(trained, name):
     assert mine[-1] == {c: [] for c in columns} and len(mine[-3][columns[0]]) == 150
 
 
+BF16 = [pytest.param(k, id=fused.KERNELS[k]) for k in range(1, (fused._fastscan.bf16_kernel() if fused._fastscan else 0) + 1)]
+
+
+@pytest.mark.skipif(not BF16, reason="no AVX512-BF16 or AMX on this CPU")
+@pytest.mark.parametrize("kernel", BF16)
+@pytest.mark.parametrize("name", ["upos", "three", "deep"])
+def test_the_bf16_kernels_give_the_float32_scores_to_bf16_precision(trained, name, kernel):
+    exact, low = runtime.load(trained[name]), runtime.load(trained[name], kernel)
+    sentences = [s.words for s in _sentences()]
+    assert low.kernel == kernel and exact.kernel == 0
+    columns = MODELS[name][0].split(",")
+    mine, theirs = low.tag(sentences, threads=2), exact.tag(sentences)
+    same = [a == b for m, t in zip(mine, theirs) for c in columns for a, b in zip(m[c], t[c])]
+    assert len(same) > 2500 and sum(same) / len(same) > 0.99
+    assert mine[-1] == {c: [] for c in columns} and len(mine[-3][columns[0]]) == 150
+    batch = [words for words in sentences[:40] if words]
+    words = exact.word_rows(list(dict.fromkeys(w for s in batch for w in s)))
+    expected = exact.scores_fused(batch, words)
+    got = low.scores_bf16(batch, low.word_rows(list(dict.fromkeys(w for s in batch for w in s))))
+    finite = np.isfinite(expected)
+    assert (finite == np.isfinite(got)).all()  # padding and RARE never chosen, in both
+    lengths = np.array([len(s) for s in batch])
+    real = (np.arange(expected.shape[0])[:, None] < lengths)[..., None] & finite
+    scale = np.abs(expected[real]).max()
+    difference = np.abs(got[real] - expected[real])
+    assert difference.max() < 0.05 * scale and difference.mean() < 0.005 * scale
+
+
+def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monkeypatch):
+    header = read_archive(trained["upos"], peek=True)
+    for kernel in (0, 2):
+        monkeypatch.setattr(runtime, "bf16_kernel", lambda: kernel)
+        monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: kernel > 0)
+        assert runtime.products(header, "fp32", small=False) == 0  # float32 asked: float32 here
+        assert runtime.products(header, "auto", small=True) == 0  # a small input: the first line at once
+        assert runtime.products(header, "auto", small=False) == kernel  # float32 here where bf16 is not native
+        assert runtime.products(header, "bf16", small=False) == (kernel or None)  # bf16 without the kernels: torch
+        assert runtime.products(read_archive(trained["plain"], peek=True), "fp32", small=True) is None
+    monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: True)  # AVX512-BF16 alone (no kernel): torch for wide models
+    monkeypatch.setattr(runtime, "bf16_kernel", lambda: 0)
+    assert runtime.products(header, "auto", small=False) == 0  # hidden 16 ≤ NUMPY_HIDDEN
+    wide = {**header, "config": {**header["config"], "hidden": 128}}
+    assert runtime.products(wide, "auto", small=False) is None
+    monkeypatch.setattr(runtime, "_fastscan", None)
+    assert runtime.products(header, "fp32", small=False) is None and runtime.products(header, "fp32", small=True) == 0
+
+
 @pytest.mark.parametrize("name", ["upos", "three"])
 def test_tag_file_writes_the_torch_paths_bytes_for_conllu_and_text(trained, name, tmp_path):
     conllu = tmp_path / "in.conllu"
@@ -136,7 +185,6 @@ def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(tra
                                   chunk_size=12, threads=2)
         assert counts == {"sentences": 30, "tokens": tokens} and calls == [4, 12, 12, 6]
         assert (tmp_path / "long.out").read_bytes() == full
-        assert runtime.streams_all({"config": {"hidden": 64}}, "auto") and not runtime.streams_all({}, "bf16")
         del calls[1:]
     monkeypatch.setattr(runtime, "_fastscan", None)  # numpy alone: past the switch, torch
     counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)

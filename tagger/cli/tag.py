@@ -88,9 +88,9 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
 
             if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
                 return
-        # auto: a small input is fp32 in numpy even where torch would use native bf16 (what
-        # --precision fp32 gives; a large one keeps bf16 there), so the first line comes at once.
-        if on_error == "fail" and precision in ("fp32", "auto"):
+        # Without torch where it can (tagger.runtime.skip_lstm.products): auto is float32 on a small
+        # input (the first line at once) and bf16 by our AMX kernels on a large one where they run.
+        if on_error == "fail" and precision in ("fp32", "auto", "bf16"):
             from tagger.runtime.skip_lstm import tag_file as tag_small  # a tagger (after a tokenizer) on a small input
 
             if tag_small(model_paths, inputs, output, input_format, columns, output_format, supertag_in, chunk_size,

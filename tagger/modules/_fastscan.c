@@ -247,9 +247,455 @@ static PyObject *scan_order(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+
+/* ---------------------------------------------------------------------------------------------
+ * bf16 products of our own (tagger/runtime/skip_lstm.py, Bf16Kernels, says when they are used):
+ * C = A · B with A [M, K] bf16 rows, B packed once per model as 16 × 32 tiles of bf16 pairs
+ * (pack_bf16 there: tile (nb, kb) holds rows k = 32 kb .. 32 kb + 31 and columns n = 16 nb ..
+ * 16 nb + 15, element (k, n) at [(k % 32) / 2][2 (n % 16) + k % 2]), fp32 accumulation, and
+ * whole bidirectional LSTM layers scanned in one call: no Python and no library call per time
+ * step. Two kernels for the same layout: AMX tiles (Sapphire Rapids and later) and AVX512-BF16
+ * dot products (Cooper Lake, Zen 4), chosen at run time from what the CPU and the OS allow.
+ * ------------------------------------------------------------------------------------------- */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
+#define HAVE_BF16_KERNELS 1
+#include <cpuid.h>
+#include <immintrin.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { KERNEL_NONE = 0, KERNEL_DPBF16 = 1, KERNEL_AMX = 2 };
+
+static uint64_t xcr0(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* The best kernel this CPU and OS run: AMX needs the OS to save tile state and to grant this
+ * process its use (arch_prctl ARCH_REQ_XCOMP_PERM, Linux 5.16+); both need the zmm state saved. */
+static int best_kernel(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return KERNEL_NONE; /* OSXSAVE */
+    uint64_t x = xcr0();
+    if ((x & 0xE6) != 0xE6) return KERNEL_NONE; /* SSE, AVX, opmask, zmm state */
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return KERNEL_NONE;
+    const int avx512 = (b & (1u << 16)) && (b & (1u << 30)) && (b & (1u << 31)); /* F, BW, VL */
+    const int amx = (d & (1u << 22)) && (d & (1u << 24)); /* AMX-BF16, AMX-TILE */
+    unsigned a1 = 0, b1, c1, d1;
+    __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+    const int dpbf16 = avx512 && (a1 & (1u << 5));
+    if (dpbf16 && amx && (x & (3u << 17)) == (3u << 17) && syscall(SYS_arch_prctl, 0x1023, 18) == 0) return KERNEL_AMX;
+    return dpbf16 ? KERNEL_DPBF16 : KERNEL_NONE;
+}
+
+static int kernel_cached = -1;
+
+static int kernel(void) {
+    if (kernel_cached < 0) kernel_cached = best_kernel();
+    return kernel_cached;
+}
+
+/* Where a product's 16 × 16 result blocks go. PLAIN: out[m, n] (+ bias[n]) for n < ncols, row
+ * stride ldc. SCAN: the input projection in scan order (recurrent.py, _both_directions): the
+ * product's columns are two direction blocks of `block` columns each; column n = d·block + j,
+ * j < count, goes to gx[d, t', b, offset + j] (+ bias[d·width + offset + j]) with row m = t·batch
+ * + b and t' = t forward, steps - 1 - t backward; `add`: added to what is there. */
+typedef struct {
+    int scan, add, lowered; /* lowered (PLAIN only): out holds bf16, rounded to nearest even */
+    float *out;
+    int64_t rows, ldc, ncols;
+    const float *bias;
+    int64_t steps, batch, width, block, offset, count;
+} Sink;
+
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+static void sink_rows(const Sink *s, int64_t m0, int64_t n0, const float *blk, int64_t ld, int64_t mrows) {
+    int64_t d = 0, j0 = n0, valid;
+    if (s->scan) {
+        d = n0 / s->block;
+        j0 = n0 - d * s->block;
+        valid = s->count - j0;
+    } else {
+        valid = s->ncols - n0;
+    }
+    if (valid <= 0) return;
+    if (valid > 16) valid = 16;
+    const __mmask16 keep = (__mmask16)((1u << valid) - 1u);
+    __m512 bias = _mm512_setzero_ps();
+    if (s->bias) bias = _mm512_maskz_loadu_ps(keep, s->bias + (s->scan ? d * s->width + s->offset + j0 : n0));
+    int64_t t = 0, b = 0; /* row m0 + r is (t, b): one division a block, not a row */
+    if (s->scan) {
+        t = m0 / s->batch;
+        b = m0 - t * s->batch;
+    }
+    for (int64_t r = 0; r < mrows; r++, b++) {
+        const int64_t m = m0 + r;
+        if (m >= s->rows) break;
+        if (s->lowered) {
+            __m512i bits = _mm512_castps_si512(_mm512_add_ps(_mm512_loadu_ps(blk + r * ld), bias));
+            const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+            bits = _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))), 16);
+            _mm256_mask_storeu_epi16((uint16_t *)s->out + m * s->ldc + n0, keep, _mm512_cvtepi32_epi16(bits));
+            continue;
+        }
+        float *to;
+        if (s->scan) {
+            if (b == s->batch) {
+                b = 0;
+                t++;
+            }
+            const int64_t at = d == 0 ? t : s->steps - 1 - t;
+            to = s->out + ((d * s->steps + at) * s->batch + b) * s->width + s->offset + j0;
+        } else {
+            to = s->out + m * s->ldc + n0;
+        }
+        __m512 v = _mm512_add_ps(_mm512_loadu_ps(blk + r * ld), bias);
+        if (s->add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, to));
+        _mm512_mask_storeu_ps(to, keep, v);
+    }
+}
+
+#define AMX __attribute__((target("amx-tile,amx-bf16,avx512f")))
+
+typedef struct __attribute__((aligned(64))) {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} TileConfig;
+
+AMX static void amx_start(void) {
+    TileConfig config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    for (int i = 0; i < 8; i++) {
+        config.rows[i] = 16;
+        config.colsb[i] = 64;
+    }
+    /* not _tile_loadconfig: GCC's tells the compiler it reads 8 bytes, and the stores above go */
+    __asm__ volatile("ldtilecfg %0" ::"m"(config));
+}
+
+AMX static void amx_end(void) { _tile_release(); }
+
+/* out[32 × 32] (ld 32) = A[32 rows from a, lda bytes] · the 2 column blocks at b0, b1 (kb tiles each) */
+AMX static void amx_block22(const uint16_t *a, int64_t lda, const uint16_t *b0, const uint16_t *b1, int64_t kb,
+                            float *out) {
+    _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    const char *a1 = (const char *)a + 16 * lda;
+    for (int64_t k = 0; k < kb; k++) {
+        _tile_loadd(4, a + 32 * k, lda);
+        _tile_loadd(5, a1 + 64 * k, lda);
+        _tile_loadd(6, b0 + 512 * k, 64);
+        _tile_loadd(7, b1 + 512 * k, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, out, 128); _tile_stored(1, out + 16, 128);
+    _tile_stored(2, out + 512, 128); _tile_stored(3, out + 528, 128);
+}
+
+AMX static void amx_block12(const uint16_t *a, int64_t lda, const uint16_t *b0, const uint16_t *b1, int64_t kb,
+                            float *out) {
+    _tile_zero(0); _tile_zero(1);
+    for (int64_t k = 0; k < kb; k++) {
+        _tile_loadd(4, a + 32 * k, lda);
+        _tile_loadd(6, b0 + 512 * k, 64);
+        _tile_loadd(7, b1 + 512 * k, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+    }
+    _tile_stored(0, out, 128); _tile_stored(1, out + 16, 128);
+}
+
+AMX static void amx_block21(const uint16_t *a, int64_t lda, const uint16_t *b0, int64_t kb, float *out) {
+    _tile_zero(0); _tile_zero(2);
+    const char *a1 = (const char *)a + 16 * lda;
+    for (int64_t k = 0; k < kb; k++) {
+        _tile_loadd(4, a + 32 * k, lda);
+        _tile_loadd(5, a1 + 64 * k, lda);
+        _tile_loadd(6, b0 + 512 * k, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+    }
+    _tile_stored(0, out, 128); _tile_stored(2, out + 512, 128);
+}
+
+AMX static void amx_block11(const uint16_t *a, int64_t lda, const uint16_t *b0, int64_t kb, float *out) {
+    _tile_zero(0);
+    for (int64_t k = 0; k < kb; k++) {
+        _tile_loadd(4, a + 32 * k, lda);
+        _tile_loadd(6, b0 + 512 * k, 64);
+        _tile_dpbf16ps(0, 4, 6);
+    }
+    _tile_stored(0, out, 128);
+}
+
+/* A [m rows (a multiple of 16), lda bytes] · B packed [nb][kb] → the sink, 32 × 32 blocks at a
+ * time, AMX_ROWS rows of A (in L2) against each pair of column blocks (in L1) in turn */
+#define AMX_ROWS 128
+AMX static void amx_gemm(int64_t m, int64_t nb, int64_t kb, const uint16_t *a, int64_t lda, const uint16_t *b,
+                         const Sink *sink) {
+    float blk[32 * 32] __attribute__((aligned(64)));
+    for (int64_t start = 0; start < m; start += AMX_ROWS) {
+        const int64_t stop = start + AMX_ROWS < m ? start + AMX_ROWS : m;
+        for (int64_t j = 0; j < nb; j += 2) {
+            const uint16_t *b0 = b + j * kb * 512, *b1 = b0 + kb * 512;
+            for (int64_t i = start; i < stop; i += 32) {
+                const int two = i + 32 <= stop;
+                const uint16_t *ai = (const uint16_t *)((const char *)a + i * lda);
+                if (j + 1 < nb) {
+                    if (two) amx_block22(ai, lda, b0, b1, kb, blk);
+                    else amx_block12(ai, lda, b0, b1, kb, blk);
+                    sink_rows(sink, i, 16 * j, blk, 32, two ? 32 : 16);
+                    sink_rows(sink, i, 16 * j + 16, blk + 16, 32, two ? 32 : 16);
+                } else {
+                    if (two) amx_block21(ai, lda, b0, kb, blk);
+                    else amx_block11(ai, lda, b0, kb, blk);
+                    sink_rows(sink, i, 16 * j, blk, 32, two ? 32 : 16);
+                }
+            }
+        }
+    }
+}
+
+#define DPBF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/* The same product by AVX512-BF16 dot products: R ≤ 8 rows × 32 columns of accumulators (16
+ * registers), each weight load used R times; R a constant where inlined */
+DPBF16 static inline __attribute__((always_inline)) void dp_block(const int R, const char *a, int64_t lda,
+                                                                 const uint16_t *b0, const uint16_t *b1, int64_t kb,
+                                                                 float *blk) {
+    __m512 acc0[8], acc1[8];
+    for (int r = 0; r < R; r++) acc0[r] = acc1[r] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kb; k++) {
+        for (int p = 0; p < 16; p++) {
+            const __m512bh w0 = (__m512bh)_mm512_loadu_si512(b0 + 512 * k + 32 * p);
+            const __m512bh w1 = (__m512bh)_mm512_loadu_si512(b1 + 512 * k + 32 * p);
+            for (int r = 0; r < R; r++) {
+                int32_t pairbits;
+                memcpy(&pairbits, a + r * lda + 64 * k + 4 * p, 4);
+                const __m512bh x = (__m512bh)_mm512_set1_epi32(pairbits);
+                acc0[r] = _mm512_dpbf16_ps(acc0[r], x, w0);
+                acc1[r] = _mm512_dpbf16_ps(acc1[r], x, w1);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        _mm512_store_ps(blk + 32 * r, acc0[r]);
+        _mm512_store_ps(blk + 32 * r + 16, acc1[r]);
+    }
+}
+
+DPBF16 static void dp_gemm(int64_t m, int64_t nb, int64_t kb, const uint16_t *a, int64_t lda, const uint16_t *b,
+                           const Sink *sink) {
+    float blk[8 * 32] __attribute__((aligned(64)));
+    for (int64_t start = 0; start < m; start += AMX_ROWS) { /* as amx_gemm: rows in L2, weights in L1 */
+        const int64_t stop = start + AMX_ROWS < m ? start + AMX_ROWS : m;
+        for (int64_t j = 0; j < nb; j += 2) {
+            const uint16_t *b0 = b + j * kb * 512, *b1 = j + 1 < nb ? b0 + kb * 512 : b0;
+            for (int64_t i = start; i < stop; i += 8) {
+                const int64_t rows = stop - i < 8 ? stop - i : 8;
+                const char *ai = (const char *)a + i * lda;
+                switch (rows) {
+                case 8: dp_block(8, ai, lda, b0, b1, kb, blk); break;
+                case 7: dp_block(7, ai, lda, b0, b1, kb, blk); break;
+                case 6: dp_block(6, ai, lda, b0, b1, kb, blk); break;
+                case 5: dp_block(5, ai, lda, b0, b1, kb, blk); break;
+                case 4: dp_block(4, ai, lda, b0, b1, kb, blk); break;
+                case 3: dp_block(3, ai, lda, b0, b1, kb, blk); break;
+                case 2: dp_block(2, ai, lda, b0, b1, kb, blk); break;
+                default: dp_block(1, ai, lda, b0, b1, kb, blk); break;
+                }
+                sink_rows(sink, i, 16 * j, blk, 32, rows);
+                if (j + 1 < nb) sink_rows(sink, i, 16 * j + 16, blk + 16, 32, rows);
+            }
+        }
+    }
+}
+
+static void gemm(int which, int64_t m, int64_t nb, int64_t kb, const uint16_t *a, int64_t lda, const uint16_t *b,
+                 const Sink *sink) {
+    if (which == KERNEL_AMX) amx_gemm(m, nb, kb, a, lda, b, sink);
+    else dp_gemm(m, nb, kb, a, lda, b, sink);
+}
+
+
+/* bf16_gemm(which, m, nb, kb, a, lda, b, scan, add, lowered, out, rows, ldc, ncols, bias, steps, batch,
+ * width, block, offset, count): one product into a sink (see Sink) */
+static PyObject *bf16_gemm(PyObject *self, PyObject *args) {
+    int which;
+    int64_t m, nb, kb, lda;
+    unsigned long long a, b, out, bias;
+    Sink s;
+    if (!PyArg_ParseTuple(args, "iLLLKLKiiiKLLLKLLLLLL", &which, &m, &nb, &kb, &a, &lda, &b, &s.scan, &s.add,
+                          &s.lowered, &out,
+                          &s.rows, &s.ldc, &s.ncols, &bias, &s.steps, &s.batch, &s.width, &s.block, &s.offset,
+                          &s.count))
+        return NULL;
+    if ((which != KERNEL_AMX && which != KERNEL_DPBF16) || which > kernel() || !a || !b || !out || m % 16 ||
+        m < s.rows || nb <= 0 || kb <= 0 || (s.lowered && (s.scan || s.add)) || (s.scan && (s.block % 16 || s.batch <= 0 || s.steps * s.batch != s.rows))) {
+        PyErr_SetString(PyExc_ValueError, "bf16_gemm: bad arguments");
+        return NULL;
+    }
+    s.out = (float *)(uintptr_t)out;
+    s.bias = (const float *)(uintptr_t)bias;
+    Py_BEGIN_ALLOW_THREADS
+    if (which == KERNEL_AMX) amx_start();
+    gemm(which, m, nb, kb, (const uint16_t *)(uintptr_t)a, lda, (const uint16_t *)(uintptr_t)b, &s);
+    if (which == KERNEL_AMX) amx_end();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* One bidirectional LSTM layer, every time step, in one call (the arithmetic of lstm_step, with
+ * the recurrent product h_{t-1} · W_h in bf16 by gemm): gx [2, T, B, G] the input projections in
+ * scan order (direction 1 reversed in time), w [2] packed W_h [H, G], k [T, 2, B, H] the shortcut
+ * or NULL, mask [P, 2, B] or NULL; writes out [T, 2, B, H] (fp32, if not NULL) and xs: the
+ * outputs in sentence order as bf16 rows t·B + b, direction d at columns dH .. dH + H - 1 (the
+ * next product's input, row stride ldx elements). */
+typedef struct {
+    int which;
+    int64_t steps, batch, hidden, nsig, kmode, masked, hp, gp;
+    const float *gx;
+    const uint16_t *w;
+    const float *k, *mask;
+    float *out;
+    uint16_t *xs;
+    int64_t ldx;
+} Scan;
+
+#define V512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+
+/* 2^t = 2^n · 2^f, n = round(t), |f| ≤ 1/2, 2^f by its Taylor polynomial of degree 5 (relative
+ * error below 3e-6); scalef makes any n safe (2^-200 is 0, 2^200 infinite) */
+V512 static inline __m512 exp2_16(__m512 t) {
+    const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 f = _mm512_sub_ps(t, n);
+    __m512 p = _mm512_set1_ps(1.3333558146e-3f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108665e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650696e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718056e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* σ(a x) = 1 / (1 + 2^(-a x log2 e)), the reciprocal by rcp14 (relative error below 2^-14, far
+ * under the bf16 rounding of the h it makes): e^-x infinite gives 0, as it should */
+V512 static inline __m512 sigmoid16(__m512 x, float a) {
+    const __m512 e = exp2_16(_mm512_mul_ps(x, _mm512_set1_ps(-a * 1.44269504088896341f)));
+    return _mm512_rcp14_ps(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+V512 static inline __m512 tanh16(__m512 x) { /* 2σ(2x) - 1 */
+    return _mm512_fmsub_ps(_mm512_set1_ps(2.0f), sigmoid16(x, 2.0f), _mm512_set1_ps(1.0f));
+}
+
+/* One row's cell (cell() above, kmode 0 or 1) on z + gx, 16 cells at a time: c updated, h written
+ * to out (if not NULL) and as bf16 to low and x */
+V512 static void cell16(int64_t H, int64_t nsig, const float *z, const float *gx, float *c, float *out,
+                        uint16_t *low, uint16_t *x, const float *k, float m) {
+    const __m512 keep = _mm512_set1_ps(m);
+    for (int64_t j = 0; j < H; j += 16) {
+        const __mmask16 in = H - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (H - j)) - 1u);
+#define PRE(block) _mm512_add_ps(_mm512_maskz_loadu_ps(in, z + (block) * H + j), _mm512_maskz_loadu_ps(in, gx + (block) * H + j))
+        const __m512 i = sigmoid16(PRE(0), 1.0f), f = sigmoid16(PRE(1), 1.0f), o = sigmoid16(PRE(2), 1.0f);
+        const __m512 g = tanh16(PRE(nsig));
+        __m512 next = _mm512_fmadd_ps(f, _mm512_maskz_loadu_ps(in, c + j), _mm512_mul_ps(i, g));
+        __m512 h = _mm512_mul_ps(o, tanh16(next));
+        if (k) h = _mm512_fmadd_ps(sigmoid16(PRE(nsig - 1), 1.0f), _mm512_maskz_loadu_ps(in, k + j), h);
+#undef PRE
+        if (m != 1.0f) {
+            next = _mm512_mul_ps(next, keep);
+            h = _mm512_mul_ps(h, keep);
+        }
+        _mm512_mask_storeu_ps(c + j, in, next);
+        if (out) _mm512_mask_storeu_ps(out + j, in, h);
+        const __m256i bits = (__m256i)_mm512_cvtneps_pbh(h);
+        _mm256_mask_storeu_epi16(low + j, in, bits);
+        _mm256_mask_storeu_epi16(x + j, in, bits);
+    }
+}
+
+V512 static int scan_layer(const Scan *s) {
+    const int64_t T = s->steps, B = s->batch, H = s->hidden, G = (s->nsig + 1) * H;
+    const int64_t rows = (B + 15) / 16 * 16, nb = s->gp / 16, kb = s->hp / 32;
+    uint16_t *h = calloc((size_t)(2 * rows * s->hp), sizeof *h);
+    float *z = calloc((size_t)(rows * s->gp), sizeof *z); /* zero: h_{-1} = 0 */
+    float *c = calloc((size_t)(2 * B * H), sizeof *c);
+    if (!h || !z || !c) {
+        free(h); free(z); free(c);
+        return -1;
+    }
+    Sink sink = {0, 0, 0, z, rows, s->gp, G, NULL, 0, 0, 0, 0, 0, 0};
+    if (s->which == KERNEL_AMX) amx_start();
+    for (int64_t t = 0; t < T; t++) {
+        for (int64_t d = 0; d < 2; d++) {
+            uint16_t *hd = h + d * rows * s->hp;
+            if (t) gemm(s->which, rows, nb, kb, hd, 2 * s->hp, s->w + d * nb * kb * 512, &sink);
+            for (int64_t b = 0; b < B; b++) {
+                const int64_t at = (t * 2 + d) * B + b;
+                const float m = t < s->masked ? s->mask[at] : 1.0f;
+                cell16(H, s->nsig, z + b * s->gp, s->gx + ((d * T + t) * B + b) * G, c + (d * B + b) * H,
+                       s->out ? s->out + at * H : NULL, hd + b * s->hp,
+                       s->xs + ((d == 0 ? t : T - 1 - t) * B + b) * s->ldx + d * H, s->kmode ? s->k + at * H : NULL, m);
+            }
+        }
+    }
+    if (s->which == KERNEL_AMX) amx_end();
+    free(h); free(z); free(c);
+    return 0;
+}
+
+static PyObject *bf16_scan(PyObject *self, PyObject *args) {
+    Scan s;
+    unsigned long long gx, w, k, mask, out, xs;
+    if (!PyArg_ParseTuple(args, "iLLLLLLLLKKKKKKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig, &s.kmode,
+                          &s.masked, &s.hp, &s.gp, &gx, &w, &k, &mask, &out, &xs, &s.ldx))
+        return NULL;
+    const int64_t G = (s.nsig + 1) * s.hidden;
+    if ((s.which != KERNEL_AMX && s.which != KERNEL_DPBF16) || s.which > kernel() || s.nsig < 3 || s.hidden <= 0 ||
+        s.hp % 32 || s.hp < s.hidden || s.gp % 16 || s.gp < G || !gx || !w || !xs || s.ldx < 2 * s.hidden ||
+        (s.kmode && !k) || (s.masked && !mask) || s.kmode < 0 || s.kmode > 1 || s.steps <= 0 || s.batch <= 0) {
+        PyErr_SetString(PyExc_ValueError, "bf16_scan: bad arguments");
+        return NULL;
+    }
+    s.gx = (const float *)(uintptr_t)gx;
+    s.w = (const uint16_t *)(uintptr_t)w;
+    s.k = (const float *)(uintptr_t)k;
+    s.mask = (const float *)(uintptr_t)mask;
+    s.out = (float *)(uintptr_t)out;
+    s.xs = (uint16_t *)(uintptr_t)xs;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = scan_layer(&s);
+    Py_END_ALLOW_THREADS
+    if (status) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+#endif
+
+static PyObject *bf16_kernel(PyObject *self, PyObject *args) {
+#ifdef HAVE_BF16_KERNELS
+    return PyLong_FromLong(kernel());
+#else
+    return PyLong_FromLong(0);
+#endif
+}
+
 static PyMethodDef methods[] = {
     {"scan_order", scan_order, METH_VARARGS, "Both directions' input projections in scan order (recurrent.py)."},
     {"lstm_step", lstm_step, METH_VARARGS, "One fused LSTM time step after the recurrent product (see recurrent.py)."},
+    {"bf16_kernel", bf16_kernel, METH_NOARGS, "The bf16 product kernel this CPU runs: 0 none, 1 AVX512-BF16, 2 AMX."},
+#ifdef HAVE_BF16_KERNELS
+    {"bf16_gemm", bf16_gemm, METH_VARARGS, "A bf16 product with a packed right side into a sink (skip_lstm runtime)."},
+    {"bf16_scan", bf16_scan, METH_VARARGS, "A whole bidirectional LSTM layer with bf16 recurrent products."},
+#endif
     {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},
     {NULL, NULL, 0, NULL},
 };

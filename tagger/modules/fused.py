@@ -7,6 +7,7 @@ inference scan (:mod:`tagger.modules.recurrent`), the torch-free tagger runtime
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 try:
     from tagger.modules import _fastscan
@@ -17,4 +18,25 @@ except ImportError:  # pragma: no cover - no compiler at install
 #: compare, or to rule the C step out).
 FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0"
 
-__all__ = ["FUSED", "_fastscan"]
+#: The bf16 product kernels of ``_fastscan`` (:mod:`tagger.runtime.bf16`), by number.
+KERNELS = ("none", "avx512-bf16", "amx")
+
+
+@lru_cache(maxsize=1)
+def bf16_kernel() -> int:
+    """The bf16 product kernel the torch-free tagger runtime uses, an index of :data:`KERNELS`
+    (0: none, products in float32). By default AMX where the CPU has it and Linux grants it
+    (asked here, once); not AVX512-BF16 alone, whose products ran at 105 GFLOP/s against
+    OpenBLAS's float32 172 on the one CPU measured (docs/benchmarks.md, "Tagging speed"). The
+    environment variable ``TAGGER_BF16_KERNEL`` (a name of KERNELS) asks for one: ``none`` turns
+    them off, ``avx512-bf16`` takes those dot products even where AMX is; no more than the CPU has."""
+    if not FUSED:
+        return 0
+    has = int(_fastscan.bf16_kernel())
+    wanted = os.environ.get("TAGGER_BF16_KERNEL", "")
+    if wanted in KERNELS:
+        return min(has, KERNELS.index(wanted))
+    return has if has == KERNELS.index("amx") else 0
+
+
+__all__ = ["FUSED", "KERNELS", "_fastscan", "bf16_kernel"]

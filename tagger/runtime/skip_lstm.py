@@ -2,7 +2,7 @@
 
 ``tagger tag --model pos.tagger`` on a small input runs on this (:func:`tag_file`), and on any
 input where the C steps of :mod:`tagger.modules._fastscan` are built and torch would not
-multiply in bf16 (:func:`streams_all`, with batches in ``--threads`` threads): the labels
+multiply in bf16 (:func:`products`, with batches in ``--threads`` threads): the labels
 of the torch model in fp32 (tested), for the configurations of the presets ``fast`` and
 ``small`` and any that differ from them in sizes only (:data:`FIXED`). :func:`load` gives None
 for any other model file (another family, cell or shortcut, the character CNN, per-feature
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +34,8 @@ import numpy as np
 from tagger import formats
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.features import InputFeaturizer
-from tagger.modules.fused import _fastscan  # the C steps of the torch path; without them, numpy throughout
+from tagger.modules.fused import _fastscan, bf16_kernel  # the C steps of the torch path; without them, numpy throughout
+from tagger.runtime import bf16
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, Vocab
 from tagger.errors import TaggerError
@@ -59,7 +61,7 @@ OTHER = frozenset({"column", "feats_mode", "word_dim", "caps_dim", "char_dim", "
                    "rare_tag_count", "layers", "hidden", "rhn_depth", "forget_bias", "init_scale", "input_dropout",
                    "hidden_dropout", "middle_dropout", "label_smoothing", "aux_column", "aux_weight"})
 #: Models of at most this many cells a layer are tagged here at any input length, even where torch
-#: would multiply in bf16 (:func:`streams_all`).
+#: would multiply in bf16 (:func:`products`).
 NUMPY_HIDDEN = 64
 #: The first layer's per-word products kept across chunks (:meth:`NumpyTagger.word_rows`), at most.
 KEPT_BYTES = 96 << 20
@@ -84,15 +86,16 @@ def supported(header: dict[str, Any] | None) -> bool:
     return not ("feats" in later and config.get("feats_mode") != "bundle")
 
 
-def load(path: str | os.PathLike) -> "NumpyTagger | None":
-    """The tagger in a model file, to run without torch; None for any other (see the module text)."""
+def load(path: str | os.PathLike, kernel: int = 0) -> "NumpyTagger | None":
+    """The tagger in a model file, to run without torch, its products in float32 or (``kernel``,
+    :func:`tagger.modules.fused.bf16_kernel`) bf16; None for any other (see the module text)."""
     if not supported(read_archive(path, peek=True)):  # another model's weights are not read
         return None
     archive = read_archive(path)
     if archive is None:
         return None
     try:
-        return NumpyTagger(archive["config"], archive["vocabs"], archive["state_dict"])
+        return NumpyTagger(archive["config"], archive["vocabs"], archive["state_dict"], kernel)
     except (KeyError, ValueError, TypeError):
         return None
 
@@ -120,12 +123,20 @@ class Layer:
     u_k: np.ndarray | None
     #: ``w_x`` of both directions side by side [D, 2G] (one product for both, as the C path takes it)
     both: np.ndarray
+    #: for the bf16 kernels (:mod:`tagger.runtime.bf16`; None without): W_h, w_x of both
+    #: directions (layers above the first) and the shortcut's U of both (layers with one), packed
+    packed_h: bf16.Packed | None = None
+    packed_x: bf16.Packed | None = None
+    packed_u: bf16.Packed | None = None
 
 
 class NumpyTagger:
     """The forward pass of a skip-LSTM tagger in numpy, for :meth:`tag` only."""
 
-    def __init__(self, config: dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, np.ndarray]):
+    def __init__(self, config: dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, np.ndarray],
+                 kernel: int = 0):
+        """``kernel``: 0 products in float32 (numpy), or the bf16 kernel to multiply with
+        (:func:`tagger.modules.fused.bf16_kernel`; needs the C steps)."""
         if not supported({"name": "skip_lstm", "format_version": FORMAT_VERSIONS[-1], "config": config}):
             raise ValueError("not a configuration computed here")
         self.columns = config["column"].split(",")
@@ -185,6 +196,19 @@ class NumpyTagger:
             for special in (PAD, RARE):
                 if special in labels:
                     self.b_out[start + labels.index(special)] = -np.inf
+        self.kernel = kernel if _fastscan is not None else 0
+        self.local = threading.local()  # per thread, the arrays of scores_bf16 (workspace)
+        if self.kernel:  # every product's right side packed once
+            self.packed_first = bf16.pack(self.first)
+            self.packed_out = bf16.pack(self.w_out)
+            for i, layer in enumerate(layer_list):
+                layer.packed_h = bf16.recurrent(layer.w_h)
+                if i:
+                    layer.packed_x = bf16.directions(layer.w_x, bf16.up(layer.w_x.shape[-1], 16))
+                if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
+                    split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
+                    split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
+                    layer.packed_u = bf16.directions(split, bf16.up(hidden, 16))
 
     def tag(self, sentences: Sequence[Sequence[str]], threads: int = 1) -> list[dict[str, list[str]]]:
         """Per sentence (its words), ``{column: labels}`` for every output column; with the C
@@ -230,6 +254,8 @@ class NumpyTagger:
         if _fastscan is not None:
             if words is None:
                 words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
+            if self.kernel:
+                return self.scores_bf16(sentences, words)
             return self.scores_fused(sentences, words)
         lengths = np.array([len(words) for words in sentences])
         steps, batch, half = int(lengths.max()), len(sentences), self.window // 2
@@ -265,27 +291,30 @@ class NumpyTagger:
         up to :data:`KEPT_BYTES`; past that the table starts again from ``forms``. A row depends
         on its word alone (each product row is one word's features times the weights)."""
         kept = self.kept
+        table_type = np.uint16 if self.kernel else np.float32  # bf16 bits for the bf16 kernels
+        row_bytes = self.first.shape[1] * np.dtype(table_type).itemsize + (
+            0 if self.gates_w is None else self.gates_w.shape[1] * 4)
         if kept is not None:
             new = [form for form in forms if form not in kept.rows]
-            row_bytes = kept.tables.shape[1] * 4 + (0 if kept.gate_in is None else kept.gate_in.shape[1] * 4)
             if (len(kept.rows) + len(new)) * row_bytes > KEPT_BYTES:
                 kept, new = None, forms
         else:
             new = forms
-        if kept is None:  # row 0 (no word) stays zero; room grows by doubling
-            room = 2 * len(new) + 1
-            kept = self.kept = WordTables({}, np.zeros((room, self.first.shape[1]), dtype=np.float32),
+        if kept is None:  # row 0 (no word) stays zero; all the room at once (zero pages cost nothing until written)
+            room = max(len(new) + 1, KEPT_BYTES // row_bytes + 1)
+            kept = self.kept = WordTables({}, np.zeros((room, self.first.shape[1]), dtype=table_type),
                                           None if self.gates_w is None else np.zeros((room, self.gates_w.shape[1]),
                                                                                      dtype=np.float32))
         if not new:
             return kept
         start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
-        if stop > len(kept.tables):
-            room = max(stop, 2 * len(kept.tables))
-            kept.tables = _grown(kept.tables, room)
-            kept.gate_in = None if kept.gate_in is None else _grown(kept.gate_in, room)
         f = self.features(new)[1:]
-        np.matmul(f, self.first, out=kept.tables[start:stop])
+        if self.kernel:
+            a = bf16.rows(len(new), f.shape[1])
+            a[: len(new), : f.shape[1]] = bf16.to_bf16(f)
+            bf16.product(self.kernel, a, self.packed_first, kept.tables[start:stop])
+        else:
+            np.matmul(f, self.first, out=kept.tables[start:stop])
         if kept.gate_in is not None:
             np.matmul(f, self.gates_w, out=kept.gate_in[start:stop])
         kept.rows.update(zip(new, range(start, stop)))
@@ -334,6 +363,60 @@ class NumpyTagger:
             x = np.concatenate([h[:, 0], h[::-1, 1]], -1)  # [T, B, 2H] in sentence order
         return x @ self.w_out + self.b_out
 
+    def scores_bf16(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
+        """:meth:`scores_fused` with every product in bf16 by the kernels of
+        :mod:`tagger.runtime.bf16` (fp32 sums): the per-word rows kept in bf16, each layer's
+        input projection written in scan order by its product, each layer's time loop in one C
+        call, its outputs kept in sentence order as bf16 (the next product's input; in float32
+        only where a shortcut reads them)."""
+        lengths = np.array([len(words) for words in sentences])
+        steps, batch = int(lengths.max()), len(sentences)
+        row_of = words.rows.__getitem__
+        types = np.zeros((steps, batch), dtype=np.int64)  # each token's row (0: padding)
+        for b, sentence in enumerate(sentences):
+            types[: len(sentence), b] = list(map(row_of, sentence))
+        d, first, kernel = self.window, self.layers[0], self.kernel
+        width = first.w_x.shape[-1]
+        tables, gate_in = words.tables, words.gate_in
+        work = self.workspace()
+        gx = work.take("gx", (2, steps, batch, width), np.float32)
+        _fastscan.window_sum(steps, batch, width, d, tables.ctypes.data, True, width, tables.shape[1],
+                             0 if gate_in is None else gate_in.ctypes.data, d * d,
+                             0 if gate_in is None else self.gates_b.ctypes.data, types.ctypes.data,
+                             first.bias.ctypes.data, width, gx.ctypes.data)
+        masked = steps - int(lengths.min())
+        mask = None
+        if masked > 0:
+            t = np.arange(masked)[:, None]
+            mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)  # [P, 2, B]
+        inputs: list[np.ndarray] = []  # per layer, its outputs in sentence order (bf16 rows t·B + b)
+        outputs: list[np.ndarray | None] = []  # per layer, [T, 2, B, H] in scan order where a shortcut reads it
+        for i, layer in enumerate(self.layers):
+            hidden, width = layer.w_h.shape[1], layer.w_h.shape[2]
+            if i > 0:
+                gx = work.take("gx", (2, steps, batch, width), np.float32)
+                bf16.scan_order(kernel, inputs[-1], layer.packed_x, gx, layer.bias, bf16.up(width, 16))
+            if layer.packed_u is not None:  # γ's U h^{l-2} joins the g block
+                bf16.scan_order(kernel, inputs[-2], layer.packed_u, gx, None, bf16.up(hidden, 16), offset=3 * hidden,
+                                count=hidden, add=True)
+            read = i + 2 < len(self.layers) and self.layers[i + 2].u_k is not None
+            out = work.take(f"out{i % 3}", (steps, 2, batch, hidden), np.float32) if read else None
+            xs = work.rows(f"xs{i % 3}", steps * batch, 2 * hidden)
+            bf16.scan(kernel, gx, layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None, mask, out,
+                      xs)
+            inputs.append(xs)
+            outputs.append(out)
+        scores = np.empty((steps * batch, len(self.b_out)), dtype=np.float32)
+        bf16.product(kernel, inputs[-1], self.packed_out, scores, self.b_out)
+        return scores.reshape(steps, batch, -1)
+
+    def workspace(self) -> bf16.Workspace:
+        """This thread's arrays for :meth:`scores_bf16`."""
+        work = getattr(self.local, "work", None)
+        if work is None:
+            work = self.local.work = bf16.Workspace()
+        return work
+
     def features(self, forms: list[str]) -> np.ndarray:
         """f = [E_w(w); E_a(a); E_c(chars)] of each form, [U+1, F]; row 0 (no word) zero."""
         words, caps, chars, _ = zip(*map(self.featurizer.token, forms))  # (no CNN spelling)
@@ -366,11 +449,6 @@ class NumpyTagger:
                 term *= gates[:, :, j, None, None]
             out += term
         return out
-
-
-def _grown(rows: np.ndarray, room: int) -> np.ndarray:
-    """``rows`` [N, C] followed by zero rows up to ``room`` rows."""
-    return np.concatenate([rows, np.zeros((room - len(rows), rows.shape[1]), dtype=rows.dtype)])
 
 
 def _scan_fused(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None, mask: np.ndarray | None) -> np.ndarray:
@@ -442,7 +520,7 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     options: ``inputs`` (paths; none: stdin) to ``output`` (a path; None: stdout), what
     :meth:`tagger.api.Model.tag_file` writes, byte for byte. An input of at most ``switch_tokens``
     tokens and one chunk (``chunk_size`` sentences) is tagged without torch, and so is one of any
-    length, chunk by chunk, where :func:`streams_all` says so (the C steps built); a longer one goes
+    length, chunk by chunk, where :func:`products` says so (the C steps built); a longer one goes
     whole (the sentences read ahead, then the rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
     :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
     and a tokenizer's text past :data:`~tagger.tokenization.runtime.SWITCH_CHARS` to the torch
@@ -472,8 +550,8 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     except TaggerError as error:  # the sentences before it are tagged and written, then it is raised
         failed, ended = error, True
     output_format = output_format or "conllu"
-    small = ended and tokens <= switch_tokens
-    model = load(model_path) if small or streams_all(header, precision) else None
+    kernel = products(header, precision, ended and tokens <= switch_tokens)
+    model = load(model_path, kernel) if kernel is not None else None
     if model is None:  # the torch path, on everything
         from tagger.tagging import tag
 
@@ -497,17 +575,31 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     return counts
 
 
-def streams_all(header: dict[str, Any] | None, precision: str) -> bool:
-    """Whether an input of any length is tagged here (chunk by chunk) rather than by torch: with
-    the C steps built, where torch would multiply in float32 too (``--precision fp32``, or
-    ``auto`` on a CPU without native bf16), and for models of at most :data:`NUMPY_HIDDEN` cells
-    a layer whatever the precision (docs/benchmarks.md, "Tagging speed": on EWT train, one
-    thread, an AMX CPU, ``small`` 5.0 s here against 6.3 s through torch in bf16; ``fast``
-    11.0 s against 8.4 s, so it goes to torch there)."""
-    if _fastscan is None or precision not in ("fp32", "auto") or not header:
-        return False
+def products(header: dict[str, Any] | None, precision: str, small: bool) -> int | None:
+    """How an input is tagged: None by torch, 0 here with float32 products (numpy), or here with
+    the bf16 kernel of that number (:func:`tagger.modules.fused.bf16_kernel`).
+
+    ``--precision bf16``, and ``auto`` on a large input: the bf16 kernels wherever they run (a
+    CPU with AMX or AVX512-BF16; docs/benchmarks.md, "Tagging speed": faster than torch's bf16
+    products at any size); ``fp32``, and ``auto`` on a small input (the first line at once):
+    float32 here. Otherwise float32 here with the C steps built, where torch would multiply in
+    float32 too (``auto`` on a CPU without native bf16), or for models of at most
+    :data:`NUMPY_HIDDEN` cells a layer; torch for the rest (``bf16`` without the kernels)."""
+    if not supported(header):
+        return None
+    kernel = bf16_kernel() if precision in ("auto", "bf16") else 0
+    if precision == "bf16":
+        return kernel or None
+    if small:
+        return 0
+    if _fastscan is None or precision not in ("fp32", "auto"):
+        return None
+    if precision == "fp32":
+        return 0
+    if kernel:
+        return kernel
     hidden = (header.get("config") or {}).get("hidden")
-    return precision == "fp32" or not cpu_has_bf16() or (isinstance(hidden, int) and hidden <= NUMPY_HIDDEN)
+    return 0 if not cpu_has_bf16() or (isinstance(hidden, int) and hidden <= NUMPY_HIDDEN) else None
 
 
 def _torch_models(paths: list[str], device: str, threads: int | None, precision: str = "fp32") -> Any:

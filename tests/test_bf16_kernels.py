@@ -1,0 +1,146 @@
+"""The bf16 kernels of the torch-free tagger runtime (tagger.runtime.bf16 over _fastscan.c): the
+packed layout, products into both sinks, and a whole LSTM layer, against numpy on the same
+bf16-rounded values, for each kernel this CPU runs (none on a CPU without AVX512-BF16: those
+tests skip, the layout and the choice of kernel are tested everywhere)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tagger.modules import fused
+from tagger.runtime import bf16
+
+HAS = int(fused._fastscan.bf16_kernel()) if fused._fastscan is not None else 0
+KERNELS = [pytest.param(k, id=fused.KERNELS[k]) for k in range(1, HAS + 1)] or [
+    pytest.param(0, marks=pytest.mark.skip(reason="no AVX512-BF16 or AMX on this CPU"))]
+
+
+def rounded(shape, rng, scale=1.0) -> np.ndarray:
+    """Random float32 values that bf16 holds exactly."""
+    return bf16.from_bf16(bf16.to_bf16(rng.standard_normal(shape).astype(np.float32) * scale))
+
+
+def left(x: np.ndarray) -> np.ndarray:
+    a = bf16.rows(*x.shape)
+    a[: x.shape[0], : x.shape[1]] = bf16.to_bf16(x)
+    return a
+
+
+def test_bf16_rounds_to_nearest_even_and_packing_puts_each_value_in_its_tile_slot():
+    x = np.array([1.0, 1.00390625, 1.01171875, -2.5], dtype=np.float32)  # 1 + 2^-8, 1 + 3·2^-8: ties, to even
+    assert bf16.to_bf16(x).tolist() == [0x3F80, 0x3F80, 0x3F82, 0xC020]
+    assert bf16.from_bf16(bf16.to_bf16(x)).tolist() == [1.0, 1.0, 1.015625, -2.5]
+    w = np.arange(70 * 20, dtype=np.float32).reshape(70, 20)  # K 70 → 96, N 20 → 32
+    packed = bf16.pack(w)
+    assert (packed.k, packed.n) == (96, 32) and packed.tiles.shape == (2, 3, 16, 32)
+    values = bf16.from_bf16(packed.tiles)
+    for k, n in [(0, 0), (1, 0), (33, 5), (69, 19), (40, 17)]:
+        assert values[n // 16, k // 32, (k % 32) // 2, 2 * (n % 16) + k % 2] == bf16.from_bf16(bf16.to_bf16(w[k, n]))
+    assert values[1, 2, :, 2 * 4:].max() == 0 and values[:, 2, 3:].max() == 0  # padding is zero
+
+
+def test_only_amx_is_taken_by_default_and_the_environment_can_ask_for_less(monkeypatch):
+    monkeypatch.setattr(fused._fastscan, "bf16_kernel", lambda: 1)
+    for wanted, expected in [("", 0), ("amx", 1), ("avx512-bf16", 1), ("none", 0)]:
+        fused.bf16_kernel.cache_clear()
+        monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
+        assert fused.bf16_kernel() == expected
+    monkeypatch.setattr(fused._fastscan, "bf16_kernel", lambda: 2)
+    for wanted, expected in [("", 2), ("avx512-bf16", 1), ("none", 0), ("nonsense", 2)]:
+        fused.bf16_kernel.cache_clear()
+        monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
+        assert fused.bf16_kernel() == expected
+    fused.bf16_kernel.cache_clear()
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("m,k,n", [(1, 32, 16), (37, 305, 100), (70, 64, 48), (16, 128, 640)])
+def test_products_are_numpys_on_the_same_bf16_values(kernel, m, k, n):
+    rng = np.random.default_rng(m + k + n)
+    x, w, bias = rounded((m, k), rng), rounded((k, n), rng), rng.standard_normal(n).astype(np.float32)
+    expected = x.astype(np.float64) @ w + bias
+    out = np.full((m, n), np.nan, dtype=np.float32)
+    bf16.product(kernel, left(x), bf16.pack(w), out, bias)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-4)
+    low = np.zeros((m, n), dtype=np.uint16)  # bf16 out: the float32 result rounded
+    bf16.product(kernel, left(x), bf16.pack(w), low)
+    np.testing.assert_allclose(bf16.from_bf16(low), x.astype(np.float64) @ w, rtol=2 ** -8, atol=1e-3)
+    with pytest.raises(ValueError):  # a left side as wide as another right side
+        bf16.product(kernel, bf16.rows(m, bf16.up(k, 32) + 32), bf16.pack(w), out)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("hidden", [16, 12])
+def test_a_product_in_scan_order_lands_where_the_scan_reads_it_and_adds_to_a_block(kernel, hidden):
+    rng = np.random.default_rng(hidden)
+    steps, batch, width, inputs = 5, 7, 4 * hidden, 40
+    x = rounded((steps * batch, inputs), rng)
+    w = rounded((2, inputs, width), rng)
+    bias = rng.standard_normal((2, width)).astype(np.float32)
+    gx = np.full((2, steps, batch, width), np.nan, dtype=np.float32)
+    bf16.scan_order(kernel, left(x), bf16.directions(w, bf16.up(width, 16)), gx, bias, bf16.up(width, 16))
+    sentence = (x.astype(np.float64) @ w + bias[:, None]).reshape(2, steps, batch, width)
+    np.testing.assert_allclose(gx[0], sentence[0], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(gx[1], sentence[1][::-1], rtol=1e-5, atol=1e-4)  # direction 1 reversed in time
+    u = rounded((2, 2 * hidden, hidden), rng)  # a product added to columns 3H … 4H only
+    before = gx.copy()
+    bf16.scan_order(kernel, left(x[:, : 2 * hidden]), bf16.directions(u, bf16.up(hidden, 16)), gx, None,
+                    bf16.up(hidden, 16), offset=3 * hidden, count=hidden, add=True)
+    added = (x[:, : 2 * hidden].astype(np.float64) @ u).reshape(2, steps, batch, hidden)
+    np.testing.assert_array_equal(gx[..., : 3 * hidden], before[..., : 3 * hidden])
+    np.testing.assert_allclose(gx[0, ..., 3 * hidden :], before[0, ..., 3 * hidden :] + added[0], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(gx[1, ..., 3 * hidden :], before[1, ..., 3 * hidden :] + added[1][::-1], rtol=1e-5,
+                               atol=1e-4)
+
+
+def reference_layer(gx, w_h, k, mask):
+    """A bidirectional LSTM layer in numpy (float64), h rounded to bf16 before each product as
+    the kernels do: the outputs [T, 2, B, H] and in sentence order [T·B, 2H]."""
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    _, steps, batch, width = gx.shape
+    hidden = w_h.shape[1]
+    nsig = width // hidden - 1
+    out = np.zeros((steps, 2, batch, hidden))
+    xs = np.zeros((steps * batch, 2 * hidden))
+    for d in range(2):
+        h, c = np.zeros((batch, hidden)), np.zeros((batch, hidden))
+        for t in range(steps):
+            z = gx[d, t] + bf16.from_bf16(bf16.to_bf16(h.astype(np.float32))) @ w_h[d]
+            i, f, o = (sigmoid(z[:, j * hidden : (j + 1) * hidden]) for j in range(3))
+            c = f * c + i * np.tanh(z[:, nsig * hidden :])
+            h = o * np.tanh(c)
+            if k is not None:
+                h = h + sigmoid(z[:, (nsig - 1) * hidden : nsig * hidden]) * k[t, d]
+            if mask is not None and t < len(mask):
+                c, h = c * mask[t, d][:, None], h * mask[t, d][:, None]
+            out[t, d] = h
+            at = t if d == 0 else steps - 1 - t
+            xs[at * batch : (at + 1) * batch, d * hidden : (d + 1) * hidden] = h
+    return out, xs
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("hidden,shortcut", [(16, False), (12, True), (40, True)])
+def test_a_whole_layer_in_one_call_is_the_lstm_with_bf16_products(kernel, hidden, shortcut):
+    rng = np.random.default_rng(hidden)
+    steps, batch = 6, 19
+    width = (5 if shortcut else 4) * hidden
+    gx = rng.standard_normal((2, steps, batch, width)).astype(np.float32)
+    w_h = rounded((2, hidden, width), rng, 0.3)
+    k = rng.standard_normal((steps, 2, batch, hidden)).astype(np.float32) if shortcut else None
+    lengths = rng.integers(1, steps + 1, batch)
+    t = np.arange(3)[:, None]
+    mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
+    out = np.full((steps, 2, batch, hidden), np.nan, dtype=np.float32)
+    xs = bf16.rows(steps * batch, 2 * hidden)
+    bf16.scan(kernel, gx, bf16.recurrent(w_h), hidden, k, mask, out, xs)
+    expected, sentence = reference_layer(gx, w_h, k, mask)
+    # an h on the edge between two bf16 values may round the other way (a reciprocal to 2^-14 here):
+    # the next products then differ by 2^-8 of a term, rarely and not far
+    np.testing.assert_allclose(out, expected, atol=5e-3)
+    assert np.abs(out - expected).mean() < 1e-4
+    np.testing.assert_allclose(bf16.from_bf16(xs[: steps * batch, : 2 * hidden]), sentence, rtol=2 ** -8, atol=5e-3)
+    assert not xs[steps * batch :].any() and not xs[:, 2 * hidden :].any()  # the padding stays zero
+    with pytest.raises(ValueError):
+        bf16.scan(kernel, gx, bf16.recurrent(w_h[:, :, : width - 16]), hidden, k, mask, out, xs)
