@@ -257,7 +257,7 @@ static PyObject *scan_order(PyObject *self, PyObject *args) {
  * step. Two kernels for the same layout: AMX tiles (Sapphire Rapids and later) and AVX512-BF16
  * dot products (Cooper Lake, Zen 4), chosen at run time from what the CPU and the OS allow.
  * ------------------------------------------------------------------------------------------- */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && \
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(TAGGER_NO_BF16_KERNELS) && \
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
 #define HAVE_BF16_KERNELS 1
 #include <cpuid.h>
@@ -622,16 +622,29 @@ V512 static void cell16(int64_t H, int64_t nsig, const float *z, const float *gx
     }
 }
 
+/* Each thread's scratch for scan_layer, kept from call to call: fresh megabytes from the OS at
+ * every call, and given back after, kept two threads from running their scans side by side. */
+static __thread void *scratch;
+static __thread size_t scratch_bytes;
+
+static void *thread_scratch(size_t bytes) {
+    if (bytes > scratch_bytes) {
+        free(scratch);
+        scratch = malloc(bytes);
+        scratch_bytes = scratch ? bytes : 0;
+    }
+    return scratch;
+}
+
 V512 static int scan_layer(const Scan *s) {
     const int64_t T = s->steps, B = s->batch, H = s->hidden, G = (s->nsig + 1) * H;
     const int64_t rows = (B + 15) / 16 * 16, nb = s->gp / 16, kb = s->hp / 32;
-    uint16_t *h = calloc((size_t)(2 * rows * s->hp), sizeof *h);
-    float *z = calloc((size_t)(rows * s->gp), sizeof *z); /* zero: h_{-1} = 0 */
-    float *c = calloc((size_t)(2 * B * H), sizeof *c);
-    if (!h || !z || !c) {
-        free(h); free(z); free(c);
-        return -1;
-    }
+    const size_t hbytes = (size_t)(2 * rows * s->hp) * 2, zbytes = (size_t)(rows * s->gp) * 4;
+    char *space = thread_scratch(hbytes + zbytes + (size_t)(2 * B * H) * 4);
+    if (!space) return -1;
+    memset(space, 0, hbytes + zbytes + (size_t)(2 * B * H) * 4); /* h_{-1} = 0, c_{-1} = 0 */
+    uint16_t *h = (uint16_t *)space;
+    float *z = (float *)(space + hbytes), *c = (float *)(space + hbytes + zbytes);
     Sink sink = {0, 0, 0, z, rows, s->gp, G, NULL, 0, 0, 0, 0, 0, 0};
     if (s->which == KERNEL_AMX) amx_start();
     for (int64_t t = 0; t < T; t++) {
@@ -648,7 +661,6 @@ V512 static int scan_layer(const Scan *s) {
         }
     }
     if (s->which == KERNEL_AMX) amx_end();
-    free(h); free(z); free(c);
     return 0;
 }
 
