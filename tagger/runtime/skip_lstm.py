@@ -560,18 +560,31 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
                        supertag_in=supertag_in)
     counts = {"sentences": 0, "tokens": 0}
-    with _output(output) as stream:
+    with _output(output) as stream, ThreadPoolExecutor(1) as tagging:
         check_output(model.output_columns, output_format, supertag_in)
-        # the next chunk is read and parsed in a thread while this one is tagged (as on the torch path)
+
+        def finish(chunk: list[Sentence], tagged: Any) -> None:
+            for sentence, labels in zip(chunk, tagged.result()):
+                sentence.columns.update(labels)
+            write_chunk(chunk, None, model, stream, output_format, supertag_in)
+            counts["sentences"] += len(chunk)
+            counts["tokens"] += sum(len(s) for s in chunk)
+
+        # the next chunk is read and parsed in a thread while this one is tagged (as on the torch
+        # path), and this one is tagged in another while the one before is written
+        pending = None
         for chunk, error in read_ahead(chunks_until_error(chain(ahead, _raising(failed), sentences), chunk_size)):
             if chunk:
-                for sentence, labels in zip(chunk, model.tag([s.words for s in chunk], threads or 1)):
-                    sentence.columns.update(labels)
-                write_chunk(chunk, None, model, stream, output_format, supertag_in)
-                counts["sentences"] += len(chunk)
-                counts["tokens"] += sum(len(s) for s in chunk)
+                tagged = tagging.submit(model.tag, [s.words for s in chunk], threads or 1)
+                if pending is not None:
+                    finish(*pending)
+                pending = (chunk, tagged)
             if error is not None:
+                if pending is not None:
+                    finish(*pending)
                 raise error
+        if pending is not None:
+            finish(*pending)
     return counts
 
 
