@@ -12,8 +12,8 @@ writing CoNLL-U (to memory). With --torch-profile N, also the N costliest torch 
 
 With --runtime, the path `tagger tag` takes without torch (tagger.runtime.skip_lstm; with
 --precision auto on a CPU with AMX, the bf16 kernels): start-up without torch, loading, reading,
-and per chunk the first layer's per-word rows and window sums, the input products (written in
-scan order), the recurrent layers (one C call each), the output products, the rest of tagging
+and per chunk the first layer's per-word rows and window sums, the upper layers' input products,
+the recurrent layers (one C call each), the output products, the rest of tagging
 (batching, argmax, labels), and writing.
 """
 
@@ -154,19 +154,18 @@ def profile_runtime(args: argparse.Namespace) -> dict:
     kernel = skip_lstm.products(read_archive(args.model, peek=True), args.precision, small=False)
     if kernel is None:
         raise SystemExit("this model and precision go to torch: profile without --runtime")
-    inside = []  # the product of the per-word rows is theirs, not the output's
+    inside = []  # a product made inside the per-word rows is theirs
 
-    def timed(name, function, owner=None):
+    def timed(name, function, owner=False):
         def call(*a, **k):
             begin = time.perf_counter()
-            if owner:
-                inside.append(1)
+            inside.extend([1] if owner else [])
             try:
                 return function(*a, **k)
             finally:
                 if owner:
                     inside.pop()
-                if not (inside and name == "output products"):
+                if not inside or owner:
                     seconds[name] += time.perf_counter() - begin
         return call
 
@@ -177,15 +176,18 @@ def profile_runtime(args: argparse.Namespace) -> dict:
     sentences = list(formats.read(args.file))
     seconds["read CoNLL-U"] = time.perf_counter() - start
     parts = {"first layer: per-word rows": None, "first layer: window sums": None,
-             "input products, in scan order": None, "recurrent layers": None, "output products": None}
+             "input products of the upper layers": None, "recurrent layers": None, "output products": None}
     if args.threads == 1:
         model.word_rows = timed("first layer: per-word rows", model.word_rows, owner=True)
         fast = skip_lstm._fastscan
         skip_lstm._fastscan = SimpleNamespace(**{name: getattr(fast, name) for name in dir(fast)})
         skip_lstm._fastscan.window_sum = timed("first layer: window sums", fast.window_sum)
-        bf16.scan_order = timed("input products, in scan order", bf16.scan_order)
         bf16.scan = timed("recurrent layers", bf16.scan)
-        bf16.product = timed("output products", bf16.product)
+        product = bf16.product
+        output = timed("output products", product)
+        upper = timed("input products of the upper layers", product)
+        bf16.product = lambda kernel, a, b, *rest, **named: (output if b is model.packed_out else upper)(
+            kernel, a, b, *rest, **named)
     for chunk in chunks(sentences, args.chunk_size):
         begin = time.perf_counter()
         labels = model.tag([s.words for s in chunk], args.threads)

@@ -72,26 +72,31 @@ def test_products_are_numpys_on_the_same_bf16_values(kernel, m, k, n):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("hidden", [16, 12])
-def test_a_product_in_scan_order_lands_where_the_scan_reads_it_and_adds_to_a_block(kernel, hidden):
+def test_a_product_of_two_directions_lands_in_its_blocks_and_a_shortcut_term_adds_to_the_g_gates(kernel, hidden):
     rng = np.random.default_rng(hidden)
-    steps, batch, width, inputs = 5, 7, 4 * hidden, 40
-    x = rounded((steps * batch, inputs), rng)
+    rows_, width, inputs = 35, 4 * hidden, 40
+    block = bf16.up(width, 16)
+    x = rounded((rows_, inputs), rng)
     w = rounded((2, inputs, width), rng)
-    bias = rng.standard_normal((2, width)).astype(np.float32)
-    gx = np.full((2, steps, batch, width), np.nan, dtype=np.float32)
-    bf16.scan_order(kernel, left(x), bf16.directions(w, bf16.up(width, 16)), gx, bias, bf16.up(width, 16))
-    sentence = (x.astype(np.float64) @ w + bias[:, None]).reshape(2, steps, batch, width)
-    np.testing.assert_allclose(gx[0], sentence[0], rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(gx[1], sentence[1][::-1], rtol=1e-5, atol=1e-4)  # direction 1 reversed in time
-    u = rounded((2, 2 * hidden, hidden), rng)  # a product added to columns 3H … 4H only
+    bias = rng.standard_normal(2 * block).astype(np.float32)
+    gx = np.full((rows_, 2 * block), np.nan, dtype=np.float32)
+    bf16.product(kernel, left(x), bf16.directions(w, block), gx, bias)
+    for d in range(2):
+        np.testing.assert_allclose(gx[:, d * block : d * block + width], x.astype(np.float64) @ w[d]
+                                   + bias[d * block : d * block + width], rtol=1e-5, atol=1e-4)
+    u = rounded((2, 2 * hidden, hidden), rng)  # each direction's term added to its columns 3H … 4H only
     before = gx.copy()
-    bf16.scan_order(kernel, left(x[:, : 2 * hidden]), bf16.directions(u, bf16.up(hidden, 16)), gx, None,
-                    bf16.up(hidden, 16), offset=3 * hidden, count=hidden, add=True)
-    added = (x[:, : 2 * hidden].astype(np.float64) @ u).reshape(2, steps, batch, hidden)
-    np.testing.assert_array_equal(gx[..., : 3 * hidden], before[..., : 3 * hidden])
-    np.testing.assert_allclose(gx[0, ..., 3 * hidden :], before[0, ..., 3 * hidden :] + added[0], rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(gx[1, ..., 3 * hidden :], before[1, ..., 3 * hidden :] + added[1][::-1], rtol=1e-5,
-                               atol=1e-4)
+    bf16.product(kernel, left(x[:, : 2 * hidden]), bf16.directions(u, bf16.up(hidden, 16)), gx,
+                 block=bf16.up(hidden, 16), stride=block, offset=3 * hidden, count=hidden, add=True)
+    for d in range(2):
+        g = slice(d * block + 3 * hidden, d * block + 4 * hidden)
+        np.testing.assert_allclose(gx[:, g], before[:, g] + x[:, : 2 * hidden].astype(np.float64) @ u[d], rtol=1e-5,
+                                   atol=1e-4)
+        gx[:, g] = before[:, g]
+    np.testing.assert_array_equal(gx, before)  # nothing else moved
+    with pytest.raises(ValueError):  # blocks past the end of out
+        bf16.product(kernel, left(x[:, : 2 * hidden]), bf16.directions(u, bf16.up(hidden, 16)), gx,
+                     block=bf16.up(hidden, 16), stride=block, offset=block, count=hidden, add=True)
 
 
 def reference_layer(gx, w_h, k, mask):
@@ -134,8 +139,16 @@ def test_a_whole_layer_in_one_call_is_the_lstm_with_bf16_products(kernel, hidden
     mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
     out = np.full((steps, 2, batch, hidden), np.nan, dtype=np.float32)
     xs = bf16.rows(steps * batch, 2 * hidden)
-    bf16.scan(kernel, gx, bf16.recurrent(w_h), hidden, k, mask, out, xs)
+    bf16.scan(kernel, gx, bf16.recurrent(w_h), hidden, k, mask, out, xs, steps, batch)
     expected, sentence = reference_layer(gx, w_h, k, mask)
+    block = bf16.up(width, 16) + 16  # the same gates in sentence order, as a product writes them
+    rows_ = np.zeros((steps * batch, 2 * block), dtype=np.float32)
+    rows_[:, :width] = gx[0].reshape(-1, width)
+    rows_[:, block : block + width] = gx[1][::-1].reshape(-1, width)
+    out2, xs2 = np.full_like(out, np.nan), bf16.rows(steps * batch, 2 * hidden)
+    bf16.scan(kernel, rows_, bf16.recurrent(w_h), hidden, k, mask, out2, xs2, steps, batch, block)
+    np.testing.assert_array_equal(out2, out)
+    np.testing.assert_array_equal(xs2, xs)
     # an h on the edge between two bf16 values may round the other way (a reciprocal to 2^-14 here):
     # the next products then differ by 2^-8 of a term, rarely and not far
     np.testing.assert_allclose(out, expected, atol=5e-3)
@@ -143,4 +156,4 @@ def test_a_whole_layer_in_one_call_is_the_lstm_with_bf16_products(kernel, hidden
     np.testing.assert_allclose(bf16.from_bf16(xs[: steps * batch, : 2 * hidden]), sentence, rtol=2 ** -8, atol=5e-3)
     assert not xs[steps * batch :].any() and not xs[:, 2 * hidden :].any()  # the padding stays zero
     with pytest.raises(ValueError):
-        bf16.scan(kernel, gx, bf16.recurrent(w_h[:, :, : width - 16]), hidden, k, mask, out, xs)
+        bf16.scan(kernel, gx, bf16.recurrent(w_h[:, :, : width - hidden]), hidden, k, mask, out, xs, steps, batch)

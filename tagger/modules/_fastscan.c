@@ -298,63 +298,42 @@ static int kernel(void) {
     return kernel_cached;
 }
 
-/* Where a product's 16 × 16 result blocks go. PLAIN: out[m, n] (+ bias[n]) for n < ncols, row
- * stride ldc. SCAN: the input projection in scan order (recurrent.py, _both_directions): the
- * product's columns are two direction blocks of `block` columns each; column n = d·block + j,
- * j < count, goes to gx[d, t', b, offset + j] (+ bias[d·width + offset + j]) with row m = t·batch
- * + b and t' = t forward, steps - 1 - t backward; `add`: added to what is there. */
+/* Where a product's result goes: out[m, c(n)] (+ bias[c(n)]; or added to what is there, `add`)
+ * for rows m < rows, row stride ldc, where the product's columns come in blocks of `block` and
+ * column n = q·block + j, j < count, lands at c(n) = q·stride + offset + j (one block: the
+ * columns as they are; an upper layer's shortcut term: two blocks, one per direction, into the
+ * g gates of each). `lowered`: out holds bf16, rounded to nearest even. */
 typedef struct {
-    int scan, add, lowered; /* lowered (PLAIN only): out holds bf16, rounded to nearest even */
+    int add, lowered;
     float *out;
-    int64_t rows, ldc, ncols;
+    int64_t rows, ldc;
     const float *bias;
-    int64_t steps, batch, width, block, offset, count;
+    int64_t block, stride, offset, count;
 } Sink;
 
+/* rows m0 … m0 + mrows - 1 of product columns n0 … n0 + 15 (a block never splits them), from blk
+ * (row stride ld) into the sink */
 __attribute__((target("avx512f,avx512bw,avx512vl")))
 static void sink_rows(const Sink *s, int64_t m0, int64_t n0, const float *blk, int64_t ld, int64_t mrows) {
-    int64_t d = 0, j0 = n0, valid;
-    if (s->scan) {
-        d = n0 / s->block;
-        j0 = n0 - d * s->block;
-        valid = s->count - j0;
-    } else {
-        valid = s->ncols - n0;
-    }
+    const int64_t q = n0 / s->block, j0 = n0 - q * s->block;
+    int64_t valid = s->count - j0;
     if (valid <= 0) return;
     if (valid > 16) valid = 16;
+    const int64_t col = q * s->stride + s->offset + j0;
     const __mmask16 keep = (__mmask16)((1u << valid) - 1u);
-    __m512 bias = _mm512_setzero_ps();
-    if (s->bias) bias = _mm512_maskz_loadu_ps(keep, s->bias + (s->scan ? d * s->width + s->offset + j0 : n0));
-    int64_t t = 0, b = 0; /* row m0 + r is (t, b): one division a block, not a row */
-    if (s->scan) {
-        t = m0 / s->batch;
-        b = m0 - t * s->batch;
-    }
-    for (int64_t r = 0; r < mrows; r++, b++) {
-        const int64_t m = m0 + r;
-        if (m >= s->rows) break;
+    const __m512 bias = s->bias ? _mm512_maskz_loadu_ps(keep, s->bias + col) : _mm512_setzero_ps();
+    if (m0 + mrows > s->rows) mrows = s->rows - m0;
+    for (int64_t r = 0; r < mrows; r++) {
+        const __m512 v = _mm512_add_ps(_mm512_loadu_ps(blk + r * ld), bias);
         if (s->lowered) {
-            __m512i bits = _mm512_castps_si512(_mm512_add_ps(_mm512_loadu_ps(blk + r * ld), bias));
+            __m512i bits = _mm512_castps_si512(v);
             const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
             bits = _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))), 16);
-            _mm256_mask_storeu_epi16((uint16_t *)s->out + m * s->ldc + n0, keep, _mm512_cvtepi32_epi16(bits));
-            continue;
-        }
-        float *to;
-        if (s->scan) {
-            if (b == s->batch) {
-                b = 0;
-                t++;
-            }
-            const int64_t at = d == 0 ? t : s->steps - 1 - t;
-            to = s->out + ((d * s->steps + at) * s->batch + b) * s->width + s->offset + j0;
+            _mm256_mask_storeu_epi16((uint16_t *)s->out + (m0 + r) * s->ldc + col, keep, _mm512_cvtepi32_epi16(bits));
         } else {
-            to = s->out + m * s->ldc + n0;
+            float *to = s->out + (m0 + r) * s->ldc + col;
+            _mm512_mask_storeu_ps(to, keep, s->add ? _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, to)) : v);
         }
-        __m512 v = _mm512_add_ps(_mm512_loadu_ps(blk + r * ld), bias);
-        if (s->add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, to));
-        _mm512_mask_storeu_ps(to, keep, v);
     }
 }
 
@@ -525,20 +504,19 @@ static void gemm(int which, int64_t m, int64_t nb, int64_t kb, const uint16_t *a
 }
 
 
-/* bf16_gemm(which, m, nb, kb, a, lda, b, scan, add, lowered, out, rows, ldc, ncols, bias, steps, batch,
- * width, block, offset, count): one product into a sink (see Sink) */
+/* bf16_gemm(which, m, nb, kb, a, lda, b, add, lowered, out, rows, ldc, bias, block, stride, offset,
+ * count): one product A [m rows, lda bytes] · B (nb × kb packed tiles) into a sink (see Sink) */
 static PyObject *bf16_gemm(PyObject *self, PyObject *args) {
     int which;
     int64_t m, nb, kb, lda;
     unsigned long long a, b, out, bias;
     Sink s;
-    if (!PyArg_ParseTuple(args, "iLLLKLKiiiKLLLKLLLLLL", &which, &m, &nb, &kb, &a, &lda, &b, &s.scan, &s.add,
-                          &s.lowered, &out,
-                          &s.rows, &s.ldc, &s.ncols, &bias, &s.steps, &s.batch, &s.width, &s.block, &s.offset,
-                          &s.count))
+    if (!PyArg_ParseTuple(args, "iLLLKLKiiKLLKLLLL", &which, &m, &nb, &kb, &a, &lda, &b, &s.add, &s.lowered, &out,
+                          &s.rows, &s.ldc, &bias, &s.block, &s.stride, &s.offset, &s.count))
         return NULL;
     if ((which != KERNEL_AMX && which != KERNEL_DPBF16) || which > kernel() || !a || !b || !out || m % 16 ||
-        m < s.rows || nb <= 0 || kb <= 0 || (s.lowered && (s.scan || s.add)) || (s.scan && (s.block % 16 || s.batch <= 0 || s.steps * s.batch != s.rows))) {
+        m < s.rows || nb <= 0 || kb <= 0 || (s.lowered && s.add) || s.block <= 0 || s.block % 16 || s.count < 0 ||
+        s.count > s.block) {
         PyErr_SetString(PyExc_ValueError, "bf16_gemm: bad arguments");
         return NULL;
     }
@@ -553,14 +531,15 @@ static PyObject *bf16_gemm(PyObject *self, PyObject *args) {
 }
 
 /* One bidirectional LSTM layer, every time step, in one call (the arithmetic of lstm_step, with
- * the recurrent product h_{t-1} · W_h in bf16 by gemm): gx [2, T, B, G] the input projections in
- * scan order (direction 1 reversed in time), w [2] packed W_h [H, G], k [T, 2, B, H] the shortcut
- * or NULL, mask [P, 2, B] or NULL; writes out [T, 2, B, H] (fp32, if not NULL) and xs: the
- * outputs in sentence order as bf16 rows t·B + b, direction d at columns dH .. dH + H - 1 (the
- * next product's input, row stride ldx elements). */
+ * the recurrent product h_{t-1} · W_h in bf16 by gemm): gx the input projections, in scan order
+ * ([2, T, B, G], direction 1 reversed in time: `sentence` 0) or in sentence order (rows t·B + b of
+ * ldg floats, direction d's G columns from d·gdir: `sentence` 1); w [2] packed W_h [H, G],
+ * k [T, 2, B, H] the shortcut or NULL, mask [P, 2, B] or NULL; writes out [T, 2, B, H] (fp32, if
+ * not NULL) and xs: the outputs in sentence order as bf16 rows t·B + b, direction d at columns
+ * dH .. dH + H - 1 (the next product's input, row stride ldx elements). */
 typedef struct {
-    int which;
-    int64_t steps, batch, hidden, nsig, kmode, masked, hp, gp;
+    int which, sentence;
+    int64_t steps, batch, hidden, nsig, kmode, masked, hp, gp, ldg, gdir;
     const float *gx;
     const uint16_t *w;
     const float *k, *mask;
@@ -645,7 +624,7 @@ V512 static int scan_layer(const Scan *s) {
     memset(space, 0, hbytes + zbytes + (size_t)(2 * B * H) * 4); /* h_{-1} = 0, c_{-1} = 0 */
     uint16_t *h = (uint16_t *)space;
     float *z = (float *)(space + hbytes), *c = (float *)(space + hbytes + zbytes);
-    Sink sink = {0, 0, 0, z, rows, s->gp, G, NULL, 0, 0, 0, 0, 0, 0};
+    Sink sink = {0, 0, z, rows, s->gp, NULL, s->gp, 0, 0, G};
     if (s->which == KERNEL_AMX) amx_start();
     for (int64_t t = 0; t < T; t++) {
         for (int64_t d = 0; d < 2; d++) {
@@ -654,7 +633,9 @@ V512 static int scan_layer(const Scan *s) {
             for (int64_t b = 0; b < B; b++) {
                 const int64_t at = (t * 2 + d) * B + b;
                 const float m = t < s->masked ? s->mask[at] : 1.0f;
-                cell16(H, s->nsig, z + b * s->gp, s->gx + ((d * T + t) * B + b) * G, c + (d * B + b) * H,
+                const float *gx = s->sentence ? s->gx + ((d == 0 ? t : T - 1 - t) * B + b) * s->ldg + d * s->gdir
+                                              : s->gx + ((d * T + t) * B + b) * G;
+                cell16(H, s->nsig, z + b * s->gp, gx, c + (d * B + b) * H,
                        s->out ? s->out + at * H : NULL, hd + b * s->hp,
                        s->xs + ((d == 0 ? t : T - 1 - t) * B + b) * s->ldx + d * H, s->kmode ? s->k + at * H : NULL, m);
             }
@@ -667,13 +648,15 @@ V512 static int scan_layer(const Scan *s) {
 static PyObject *bf16_scan(PyObject *self, PyObject *args) {
     Scan s;
     unsigned long long gx, w, k, mask, out, xs;
-    if (!PyArg_ParseTuple(args, "iLLLLLLLLKKKKKKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig, &s.kmode,
-                          &s.masked, &s.hp, &s.gp, &gx, &w, &k, &mask, &out, &xs, &s.ldx))
+    if (!PyArg_ParseTuple(args, "iLLLLLLLLKiLLKKKKKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig, &s.kmode,
+                          &s.masked, &s.hp, &s.gp, &gx, &s.sentence, &s.ldg, &s.gdir, &w, &k, &mask, &out, &xs,
+                          &s.ldx))
         return NULL;
     const int64_t G = (s.nsig + 1) * s.hidden;
     if ((s.which != KERNEL_AMX && s.which != KERNEL_DPBF16) || s.which > kernel() || s.nsig < 3 || s.hidden <= 0 ||
         s.hp % 32 || s.hp < s.hidden || s.gp % 16 || s.gp < G || !gx || !w || !xs || s.ldx < 2 * s.hidden ||
-        (s.kmode && !k) || (s.masked && !mask) || s.kmode < 0 || s.kmode > 1 || s.steps <= 0 || s.batch <= 0) {
+        (s.kmode && !k) || (s.masked && !mask) || s.kmode < 0 || s.kmode > 1 || s.steps <= 0 || s.batch <= 0 ||
+        (s.sentence && (s.gdir < G || s.ldg < s.gdir + G))) {
         PyErr_SetString(PyExc_ValueError, "bf16_scan: bad arguments");
         return NULL;
     }

@@ -35,11 +35,12 @@ def from_bf16(x: np.ndarray) -> np.ndarray:
 @dataclass
 class Packed:
     """A right-hand side [K, N] in the kernels' tiles: ``tiles`` [N/16, K/32, 16, 32] (K and N
-    padded), ``k`` and ``n`` its padded sizes."""
+    padded), ``k`` and ``n`` its padded sizes, ``cols`` N."""
 
     tiles: np.ndarray
     k: int
     n: int
+    cols: int
 
 
 def pack(w: np.ndarray) -> Packed:
@@ -51,7 +52,7 @@ def pack(w: np.ndarray) -> Packed:
     padded = np.zeros((kp, np_), dtype=np.float32)
     padded[:k, :n] = w
     tiles = to_bf16(padded).reshape(kp // 32, 16, 2, np_ // 16, 16).transpose(3, 0, 1, 4, 2)
-    return Packed(np.ascontiguousarray(tiles).reshape(np_ // 16, kp // 32, 16, 32), kp, np_)
+    return Packed(np.ascontiguousarray(tiles).reshape(np_ // 16, kp // 32, 16, 32), kp, np_, n)
 
 
 def directions(w: np.ndarray, block: int) -> Packed:
@@ -91,52 +92,55 @@ class Workspace:
         return out
 
 
-def product(kernel: int, a: np.ndarray, b: Packed, out: np.ndarray, bias: np.ndarray | None = None) -> None:
-    """``out`` [M, N'] (float32, or bf16 bits as uint16, rows contiguous; N' ≤ the unpadded N) =
-    ``a`` [≥ M rows] · b (+ bias [N'])."""
-    count, ncols = out.shape
-    if (a.shape[1] != b.k or a.shape[0] < count or a.dtype != np.uint16 or not out.flags.c_contiguous
-            or out.dtype not in (np.float32, np.uint16)):
+def product(kernel: int, a: np.ndarray, b: Packed, out: np.ndarray, bias: np.ndarray | None = None, *,
+            block: int | None = None, stride: int = 0, offset: int = 0, count: int | None = None,
+            add: bool = False) -> None:
+    """``out`` (float32, or bf16 bits as uint16; rows contiguous) = ``a`` [≥ M rows] · b, plus
+    ``bias`` (indexed as out's columns), or added to what is there (``add``). Rows M = out's.
+    By default the product's columns are out's (as many as out has, ≤ b's unpadded N); with
+    ``block``, they come in blocks of ``block`` (a multiple of 16) and column q·block + j, j <
+    ``count``, goes to out's column q·stride + offset + j (two directions' terms into each
+    direction's gates of an input projection laid out as :func:`directions`)."""
+    rows_, width = out.shape
+    block = b.n if block is None else block
+    count = width if count is None else count
+    last = (b.n // block - 1) * stride + offset + count
+    if (a.shape[1] != b.k or a.shape[0] < rows_ or a.dtype != np.uint16 or not out.flags.c_contiguous
+            or out.dtype not in (np.float32, np.uint16) or last > width or block % 16 or count > block
+            or (bias is not None and len(bias) < last)):
         raise ValueError("product: shapes do not fit")
     _fastscan.bf16_gemm(kernel, a.shape[0], b.n // 16, b.k // 32, a.ctypes.data, 2 * a.shape[1], b.tiles.ctypes.data,
-                        0, 0, int(out.dtype == np.uint16), out.ctypes.data, count, ncols, ncols, 0 if bias is None else bias.ctypes.data,
-                        0, 0, 0, 0, 0, 0)
-
-
-def scan_order(kernel: int, a: np.ndarray, b: Packed, gx: np.ndarray, bias: np.ndarray | None, block: int,
-               offset: int = 0, count: int | None = None, add: bool = False) -> None:
-    """An input projection of both directions written in scan order: ``a`` rows t·B + b in
-    sentence order, ``b`` packed by :func:`directions` (``block`` columns a direction), into
-    ``gx`` [2, T, B, G] at columns ``offset`` … ``offset + count``, direction 1 reversed in time
-    (t → T - 1 - t), plus ``bias`` [2, G] (at the same columns), or added to what is there."""
-    _, steps, batch, width = gx.shape
-    count = width if count is None else count
-    if a.shape[1] != b.k or a.shape[0] < steps * batch or not gx.flags.c_contiguous or gx.dtype != np.float32:
-        raise ValueError("scan_order: shapes do not fit")
-    _fastscan.bf16_gemm(kernel, a.shape[0], b.n // 16, b.k // 32, a.ctypes.data, 2 * a.shape[1], b.tiles.ctypes.data,
-                        1, int(add), 0, gx.ctypes.data, steps * batch, 0, 0, 0 if bias is None else bias.ctypes.data,
-                        steps, batch, width, block, offset, count)
+                        int(add), int(out.dtype == np.uint16), out.ctypes.data, rows_, width,
+                        0 if bias is None else bias.ctypes.data, block, stride, offset, count)
 
 
 def scan(kernel: int, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray | None, mask: np.ndarray | None,
-         out: np.ndarray | None, xs: np.ndarray) -> None:
-    """One bidirectional LSTM layer, all time steps in one C call: ``gx`` [2, T, B, G] (scan
-    order, G = (nsig + 1)·hidden), ``w_h`` both directions' W_h packed one after the other
-    (:func:`recurrent`), ``k`` [T, 2, B, H] the gated shortcut's source or None, ``mask``
-    [P, 2, B] or None; writes ``out`` [T, 2, B, H] (if given) and ``xs`` (:func:`rows` of T·B,
-    2H): the outputs in sentence order, bf16, the next layer's input."""
-    _, steps, batch, width = gx.shape
-    hp, gp = up(hidden, 32), up(width, 16)
-    if w_h.tiles.shape != (2 * gp // 16, hp // 32, 16, 32) or xs.shape[0] < steps * batch or xs.shape[1] < 2 * hidden:
+         out: np.ndarray | None, xs: np.ndarray, steps: int, batch: int, block: int = 0) -> None:
+    """One bidirectional LSTM layer, all time steps in one C call, G = (nsig + 1)·hidden gates a
+    direction: ``gx`` the input projections, [2, T, B, G] in scan order (direction 1 reversed in
+    time) with ``block`` 0, or in sentence order, rows t·B + b, direction d's gates at columns
+    d·block … (a product of :func:`directions`); ``w_h`` both directions' W_h (:func:`recurrent`),
+    ``k`` [T, 2, B, H] the gated shortcut's source or None, ``mask`` [P, 2, B] or None; writes
+    ``out`` [T, 2, B, H] (if given) and ``xs`` (:func:`rows` of T·B, 2H): the outputs in
+    sentence order, bf16, the next layer's input."""
+    hp, gp, width = up(hidden, 32), w_h.n, w_h.cols
+    if block == 0 and gx.shape != (2, steps, batch, width):
+        raise ValueError("scan: gx in scan order is [2, T, B, G]")
+    if block and (gx.ndim != 2 or gx.shape[0] < steps * batch or block < width or gx.shape[1] < block + width):
+        raise ValueError("scan: gx in sentence order is [T·B, 2·block]")
+    if (width % hidden or not 4 <= width // hidden <= 5 or up(width, 16) != gp
+            or w_h.tiles.shape != (2 * gp // 16, hp // 32, 16, 32) or xs.shape[0] < steps * batch
+            or xs.shape[1] < 2 * hidden or not gx.flags.c_contiguous or gx.dtype != np.float32):
         raise ValueError("scan: shapes do not fit")
     _fastscan.bf16_scan(kernel, steps, batch, hidden, width // hidden - 1, 0 if k is None else 1,
-                        0 if mask is None else mask.shape[0], hp, gp, gx.ctypes.data, w_h.tiles.ctypes.data,
+                        0 if mask is None else mask.shape[0], hp, gp, gx.ctypes.data, int(block > 0),
+                        gx.shape[-1] if block else 0, block, w_h.tiles.ctypes.data,
                         0 if k is None else k.ctypes.data, 0 if mask is None else mask.ctypes.data,
                         0 if out is None else out.ctypes.data, xs.ctypes.data, xs.shape[1])
 
 
 def recurrent(w_h: np.ndarray) -> Packed:
     """W_h of both directions [2, H, G], each packed to H rounded up to 32 rows and G to 16
-    columns, the second's tiles after the first's (what :func:`scan` reads)."""
+    columns, the second's tiles after the first's (what :func:`scan` reads; ``cols`` is G)."""
     first, second = pack(w_h[0]), pack(w_h[1])
-    return Packed(np.ascontiguousarray(np.concatenate([first.tiles, second.tiles])), first.k, first.n)
+    return Packed(np.ascontiguousarray(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols)

@@ -128,6 +128,8 @@ class Layer:
     packed_h: bf16.Packed | None = None
     packed_x: bf16.Packed | None = None
     packed_u: bf16.Packed | None = None
+    #: the bias laid out as the columns of ``packed_x``'s product [2·block]
+    bias_x: np.ndarray | None = None
 
 
 class NumpyTagger:
@@ -204,7 +206,11 @@ class NumpyTagger:
             for i, layer in enumerate(layer_list):
                 layer.packed_h = bf16.recurrent(layer.w_h)
                 if i:
-                    layer.packed_x = bf16.directions(layer.w_x, bf16.up(layer.w_x.shape[-1], 16))
+                    block = bf16.up(layer.w_x.shape[-1], 16)
+                    layer.packed_x = bf16.directions(layer.w_x, block)
+                    layer.bias_x = np.zeros(2 * block, dtype=np.float32)
+                    layer.bias_x[: layer.w_x.shape[-1]] = layer.bias[0, 0]
+                    layer.bias_x[block : block + layer.w_x.shape[-1]] = layer.bias[1, 0]
                 if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
                     split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
                     split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
@@ -365,9 +371,9 @@ class NumpyTagger:
 
     def scores_bf16(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
         """:meth:`scores_fused` with every product in bf16 by the kernels of
-        :mod:`tagger.runtime.bf16` (fp32 sums): the per-word rows kept in bf16, each layer's
-        input projection written in scan order by its product, each layer's time loop in one C
-        call, its outputs kept in sentence order as bf16 (the next product's input; in float32
+        :mod:`tagger.runtime.bf16` (fp32 sums): the per-word rows kept in bf16, each upper
+        layer's input projection one product (both directions, in sentence order, the scan reading
+        direction 1 backwards), each layer's time loop in one C call, its outputs kept in sentence order as bf16 (the next product's input; in float32
         only where a shortcut reads them)."""
         lengths = np.array([len(words) for words in sentences])
         steps, batch = int(lengths.max()), len(sentences)
@@ -393,17 +399,19 @@ class NumpyTagger:
         outputs: list[np.ndarray | None] = []  # per layer, [T, 2, B, H] in scan order where a shortcut reads it
         for i, layer in enumerate(self.layers):
             hidden, width = layer.w_h.shape[1], layer.w_h.shape[2]
+            block = 0  # gx in scan order (the first layer's window sums); above, the product's rows in sentence order
             if i > 0:
-                gx = work.take("gx", (2, steps, batch, width), np.float32)
-                bf16.scan_order(kernel, inputs[-1], layer.packed_x, gx, layer.bias, bf16.up(width, 16))
-            if layer.packed_u is not None:  # γ's U h^{l-2} joins the g block
-                bf16.scan_order(kernel, inputs[-2], layer.packed_u, gx, None, bf16.up(hidden, 16), offset=3 * hidden,
-                                count=hidden, add=True)
+                block = bf16.up(width, 16)
+                gx = work.take("gx", (steps * batch, 2 * block), np.float32)
+                bf16.product(kernel, inputs[-1], layer.packed_x, gx, layer.bias_x)
+            if layer.packed_u is not None:  # γ's U h^{l-2} joins each direction's g block
+                bf16.product(kernel, inputs[-2], layer.packed_u, gx, block=bf16.up(hidden, 16), stride=block,
+                             offset=3 * hidden, count=hidden, add=True)
             read = i + 2 < len(self.layers) and self.layers[i + 2].u_k is not None
             out = work.take(f"out{i % 3}", (steps, 2, batch, hidden), np.float32) if read else None
             xs = work.rows(f"xs{i % 3}", steps * batch, 2 * hidden)
             bf16.scan(kernel, gx, layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None, mask, out,
-                      xs)
+                      xs, steps, batch, block)
             inputs.append(xs)
             outputs.append(out)
         scores = np.empty((steps * batch, len(self.b_out)), dtype=np.float32)
