@@ -167,9 +167,9 @@ def test_tag_file_writes_the_torch_paths_bytes_for_conllu_and_text(trained, name
 def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(trained, tmp_path, monkeypatch):
     text = _text_input(tmp_path).read_text(encoding="utf-8")
     calls = []
-    numpy_tag = runtime.NumpyTagger.tag
-    monkeypatch.setattr(runtime.NumpyTagger, "tag",
-                        lambda self, words, threads=1: calls.append(len(words)) or numpy_tag(self, words, threads))
+    numpy_start = runtime.NumpyTagger.start
+    monkeypatch.setattr(runtime.NumpyTagger, "start",
+                        lambda self, words, pool=None: calls.append(len(words)) or numpy_start(self, words, pool))
     done = invoke("tag", "--model", trained["three"], "--threads", "1", "--output-format", "tagged", stdin=text)
     assert done.exit_code == 0, done.stderr
     assert calls == [4]  # the four sentences, at once (the blank line is none)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -132,6 +132,17 @@ class Layer:
     bias_x: np.ndarray | None = None
 
 
+@dataclass
+class Tagging:
+    """A chunk begun by :meth:`NumpyTagger.start`: its sentences, their batches (indices, by
+    length), how a batch is scored, and the scores on their way (futures) or None (to compute)."""
+
+    sentences: Sequence[Sequence[str]]
+    batches: list[list[int]]
+    run: Any
+    scores: list[Future] | None
+
+
 class NumpyTagger:
     """The forward pass of a skip-LSTM tagger in numpy, for :meth:`tag` only."""
 
@@ -220,7 +231,16 @@ class NumpyTagger:
         """Per sentence (its words), ``{column: labels}`` for every output column; with the C
         steps and ``threads`` > 1, that many batches at once (the products and the C steps run
         without the GIL)."""
-        out: list[dict[str, list[str]]] = [{column: [] for column in self.columns} for _ in sentences]
+        if threads <= 1 or _fastscan is None:
+            return self.finish(self.start(sentences))
+        with ThreadPoolExecutor(threads) as pool:
+            return self.finish(self.start(sentences, pool))
+
+    def start(self, sentences: Sequence[Sequence[str]], pool: ThreadPoolExecutor | None = None) -> "Tagging":
+        """Begins tagging ``sentences``: the first layer's rows for their words, their batches,
+        and (with the C steps) the batches handed to ``pool`` to run, if one is given; the labels
+        come from :meth:`finish`. While a chunk's batches run, the next chunk can be started
+        (its new word rows are written past the rows the running batches read)."""
         order = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
         batches: list[list[int]] = [[]]
         for i in order:  # by length, at most MAX_TOKENS padded tokens a batch
@@ -231,19 +251,16 @@ class NumpyTagger:
         if _fastscan is not None:  # the first layer's per-word products once per word, kept across calls
             words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
         batches = [batch for batch in batches if batch]
+        run = lambda batch: self.scores([sentences[i] for i in batch], words)  # noqa: E731 - [T, B, S]
+        scores = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
+        return Tagging(sentences, batches, run, scores)
 
-        def run(batch: list[int]) -> np.ndarray:
-            return self.scores([sentences[i] for i in batch], words)  # [T, B, S]
-
-        workers = min(threads, len(batches)) if words is not None else 1
-        pool = ThreadPoolExecutor(workers) if workers > 1 else None
-        try:
-            results = pool.map(run, batches) if pool is not None else map(run, batches)
-            for batch, scores in zip(batches, results):
-                self.best(scores, batch, sentences, out)
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+    def finish(self, tagging: "Tagging") -> list[dict[str, list[str]]]:
+        """The labels of a chunk begun by :meth:`start` (its batches run here if no pool runs them)."""
+        out: list[dict[str, list[str]]] = [{column: [] for column in self.columns} for _ in tagging.sentences]
+        results = (s.result() for s in tagging.scores) if tagging.scores is not None else map(tagging.run, tagging.batches)
+        for batch, scores in zip(tagging.batches, results):
+            self.best(scores, batch, tagging.sentences, out)
         return out
 
     def best(self, scores: np.ndarray, batch: list[int], sentences: Sequence[Sequence[str]],
@@ -568,31 +585,39 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
                        supertag_in=supertag_in)
     counts = {"sentences": 0, "tokens": 0}
-    with _output(output) as stream, ThreadPoolExecutor(1) as tagging:
-        check_output(model.output_columns, output_format, supertag_in)
+    # --threads batches at once in the pool; reading (a thread of its own), the word rows of the
+    # next chunk and writing the last go on beside them in this thread
+    pool = ThreadPoolExecutor(max(threads or 1, 1)) if _fastscan is not None else None
+    try:
+        with _output(output) as stream:
+            check_output(model.output_columns, output_format, supertag_in)
 
-        def finish(chunk: list[Sentence], tagged: Any) -> None:
-            for sentence, labels in zip(chunk, tagged.result()):
-                sentence.columns.update(labels)
-            write_chunk(chunk, None, model, stream, output_format, supertag_in)
-            counts["sentences"] += len(chunk)
-            counts["tokens"] += sum(len(s) for s in chunk)
+            def finish(chunk: list[Sentence], tagging: Tagging) -> None:
+                for sentence, labels in zip(chunk, model.finish(tagging)):
+                    sentence.columns.update(labels)
+                write_chunk(chunk, None, model, stream, output_format, supertag_in)
+                counts["sentences"] += len(chunk)
+                counts["tokens"] += sum(len(s) for s in chunk)
 
-        # the next chunk is read and parsed in a thread while this one is tagged (as on the torch
-        # path), and this one is tagged in another while the one before is written
-        pending = None
-        for chunk, error in read_ahead(chunks_until_error(chain(ahead, _raising(failed), sentences), chunk_size)):
-            if chunk:
-                tagged = tagging.submit(model.tag, [s.words for s in chunk], threads or 1)
-                if pending is not None:
-                    finish(*pending)
-                pending = (chunk, tagged)
-            if error is not None:
-                if pending is not None:
-                    finish(*pending)
-                raise error
-        if pending is not None:
-            finish(*pending)
+            # the next chunk is read and parsed in a thread while this one is tagged (as on the torch
+            # path), and a chunk's batches run in the pool while this thread writes the one before and
+            # begins the next
+            pending = None
+            for chunk, error in read_ahead(chunks_until_error(chain(ahead, _raising(failed), sentences), chunk_size)):
+                if chunk:
+                    tagging = model.start([s.words for s in chunk], pool)
+                    if pending is not None:
+                        finish(*pending)
+                    pending = (chunk, tagging)
+                if error is not None:
+                    if pending is not None:
+                        finish(*pending)
+                    raise error
+            if pending is not None:
+                finish(*pending)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     return counts
 
 
