@@ -349,25 +349,9 @@ class NumpyTagger:
         the padding it starts in (:func:`tagger.modules.recurrent.padding_mask`); the first
         layer's window sum, the input products' scan order and each time step after its product
         in C, the products in numpy (float32)."""
-        lengths = np.array([len(words) for words in sentences])
-        steps, batch = int(lengths.max()), len(sentences)
-        row_of = words.rows.__getitem__
-        types = np.zeros((steps, batch), dtype=np.int64)  # each token's row (0: padding)
-        for b, sentence in enumerate(sentences):
-            types[: len(sentence), b] = list(map(row_of, sentence))
-        d, first = self.window, self.layers[0]
-        width = first.w_x.shape[-1]
-        tables, gate_in = words.tables, words.gate_in
-        gx = np.empty((2, steps, batch, width), dtype=np.float32)
-        _fastscan.window_sum(steps, batch, width, d, tables.ctypes.data, False, width, tables.shape[1],
-                             0 if gate_in is None else gate_in.ctypes.data, d * d,
-                             0 if gate_in is None else self.gates_b.ctypes.data, types.ctypes.data,
-                             first.bias.ctypes.data, width, gx.ctypes.data)
-        masked = steps - int(lengths.min())
-        mask = None
-        if masked > 0:
-            t = np.arange(masked)[:, None]
-            mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)  # [P, 2, B]
+        steps, batch = max(map(len, sentences)), len(sentences)
+        gx = np.empty((2, steps, batch, self.layers[0].w_x.shape[-1]), dtype=np.float32)
+        mask = self.first_layer(sentences, words, gx)
         outputs: list[np.ndarray] = []  # per layer, [T, 2, B, H] in scan order
         x = None
         for i, layer in enumerate(self.layers):
@@ -386,32 +370,37 @@ class NumpyTagger:
             x = np.concatenate([h[:, 0], h[::-1, 1]], -1)  # [T, B, 2H] in sentence order
         return x @ self.w_out + self.b_out
 
+    def first_layer(self, sentences: Sequence[Sequence[str]], words: "WordTables", gx: np.ndarray) -> np.ndarray | None:
+        """The first layer's input projection of B non-empty sentences into ``gx`` [2, T, B, G]
+        in scan order (``_fastscan.window_sum`` from the per-word rows ``words``, float32 or bf16
+        as they are kept); returns the padding mask [P, 2, B] of the first P = T - (the shortest
+        length) steps (1: a word, 0: padding; direction 1 reversed in time), or None."""
+        _, steps, batch, width = gx.shape
+        lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=batch)
+        row_of = words.rows.__getitem__
+        types = np.zeros((steps, batch), dtype=np.int64)  # each token's row (0: padding)
+        for b, sentence in enumerate(sentences):
+            types[: len(sentence), b] = list(map(row_of, sentence))
+        tables, gate_in, d = words.tables, words.gate_in, self.window
+        _fastscan.window_sum(steps, batch, width, d, tables.ctypes.data, tables.dtype == np.uint16, width,
+                             tables.shape[1], 0 if gate_in is None else gate_in.ctypes.data, d * d,
+                             0 if gate_in is None else self.gates_b.ctypes.data, types.ctypes.data,
+                             self.layers[0].bias.ctypes.data, width, gx.ctypes.data)
+        masked = steps - int(lengths.min())
+        if masked <= 0:
+            return None
+        t = np.arange(masked)[:, None]
+        return np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
+
     def scores_bf16(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
         """:meth:`scores_fused` with every product in bf16 by the kernels of
         :mod:`tagger.runtime.bf16` (fp32 sums): the per-word rows kept in bf16, each upper
         layer's input projection one product (both directions, in sentence order, the scan reading
         direction 1 backwards), each layer's time loop in one C call, its outputs kept in sentence order as bf16 (the next product's input; in float32
         only where a shortcut reads them)."""
-        lengths = np.array([len(words) for words in sentences])
-        steps, batch = int(lengths.max()), len(sentences)
-        row_of = words.rows.__getitem__
-        types = np.zeros((steps, batch), dtype=np.int64)  # each token's row (0: padding)
-        for b, sentence in enumerate(sentences):
-            types[: len(sentence), b] = list(map(row_of, sentence))
-        d, first, kernel = self.window, self.layers[0], self.kernel
-        width = first.w_x.shape[-1]
-        tables, gate_in = words.tables, words.gate_in
-        work = self.workspace()
-        gx = work.take("gx", (2, steps, batch, width), np.float32)
-        _fastscan.window_sum(steps, batch, width, d, tables.ctypes.data, True, width, tables.shape[1],
-                             0 if gate_in is None else gate_in.ctypes.data, d * d,
-                             0 if gate_in is None else self.gates_b.ctypes.data, types.ctypes.data,
-                             first.bias.ctypes.data, width, gx.ctypes.data)
-        masked = steps - int(lengths.min())
-        mask = None
-        if masked > 0:
-            t = np.arange(masked)[:, None]
-            mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)  # [P, 2, B]
+        steps, batch, kernel, work = max(map(len, sentences)), len(sentences), self.kernel, self.workspace()
+        gx = work.take("gx", (2, steps, batch, self.layers[0].w_x.shape[-1]), np.float32)
+        mask = self.first_layer(sentences, words, gx)
         inputs: list[np.ndarray] = []  # per layer, its outputs in sentence order (bf16 rows t·B + b)
         outputs: list[np.ndarray | None] = []  # per layer, [T, 2, B, H] in scan order where a shortcut reads it
         for i, layer in enumerate(self.layers):
