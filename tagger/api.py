@@ -6,7 +6,7 @@
 
     model = tagger.load("pos.tagger")                  # device="cpu", threads=None, precision="auto"
     model.tag([["The", "cat", "sat"]])                 # [{"words": [...], "upos": [...]}]
-    model.tag_file("in.txt", "out.conllu")             # what `tagger tag` writes, byte for byte
+    model.tag_file("in.txt", "out.conllu")             # what `tagger tag` writes (see docs/api.md)
     tagger.train(task="pos", train="train.conllu", dev="dev.conllu", out="pos.tagger")
     tagger.evaluate(model, "test.conllu")              # {"score": 97.1, "tagging": {...}, ...}
 
