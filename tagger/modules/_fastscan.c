@@ -282,7 +282,7 @@ static int best_kernel(void) {
     uint64_t x = xcr0();
     if ((x & 0xE6) != 0xE6) return KERNEL_NONE; /* SSE, AVX, opmask, zmm state */
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return KERNEL_NONE;
-    const int avx512 = (b & (1u << 16)) && (b & (1u << 30)) && (b & (1u << 31)); /* F, BW, VL */
+    const int avx512 = (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 30)) && (b & (1u << 31)); /* F DQ BW VL */
     const int amx = (d & (1u << 22)) && (d & (1u << 24)); /* AMX-BF16, AMX-TILE */
     unsigned a1 = 0, b1, c1, d1;
     __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
