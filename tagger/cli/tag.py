@@ -38,7 +38,7 @@ from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
 @click.option("--chunk-size", type=click.IntRange(1), default=CHUNK_SIZE, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
 @click.option("--threads", type=int, help="CPU threads: a tagger runs this many batches at once (with or without "
-                                         "torch); other models use them for torch's operations.")
+                                         "torch; default: one a core); other models use them for torch's operations.")
 @click.option("--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
               help="Inference matrix products: bf16 (inputs rounded to bfloat16, sums in float32) or fp32; "
                    "auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32.")

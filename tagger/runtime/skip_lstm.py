@@ -574,9 +574,10 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
                        supertag_in=supertag_in)
     counts = {"sentences": 0, "tokens": 0}
-    # --threads batches at once in the pool; reading (a thread of its own), the word rows of the
-    # next chunk and writing the last go on beside them in this thread
-    pool = ThreadPoolExecutor(max(threads or 1, 1)) if _fastscan is not None else None
+    # --threads batches at once in the pool (without it, one a core, as torch's path runs them);
+    # reading (a thread of its own), the word rows of the next chunk and writing the last go on
+    # beside them in this thread
+    pool = ThreadPoolExecutor(max(threads or usable_cores(), 1)) if _fastscan is not None else None
     try:
         with _output(output) as stream:
             check_output(model.output_columns, output_format, supertag_in)
@@ -608,6 +609,14 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     return counts
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def products(header: dict[str, Any] | None, precision: str, small: bool) -> int | None:
