@@ -5,6 +5,8 @@ tests skip, the layout and the choice of kernel are tested everywhere)."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -40,18 +42,27 @@ def test_bf16_rounds_to_nearest_even_and_packing_puts_each_value_in_its_tile_slo
     assert values[1, 2, :, 2 * 4:].max() == 0 and values[:, 2, 3:].max() == 0  # padding is zero
 
 
-def test_only_amx_is_taken_by_default_and_the_environment_can_ask_for_less(monkeypatch):
+def test_amx_is_taken_by_default_dot_products_where_they_pay_and_the_environment_can_ask_for_less(monkeypatch):
     monkeypatch.setattr(fused._fastscan, "bf16_kernel", lambda: 1)
-    for wanted, expected in [("", 0), ("amx", 1), ("avx512-bf16", 1), ("none", 0)]:
-        fused.bf16_kernel.cache_clear()
-        monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
-        assert fused.bf16_kernel() == expected
+    for pays in (False, True):
+        monkeypatch.setattr(bf16, "dot_products_pay", lambda: pays)
+        for wanted, expected in [("", int(pays)), ("amx", 1), ("avx512-bf16", 1), ("none", 0)]:
+            fused.bf16_kernel.cache_clear()
+            monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
+            assert fused.bf16_kernel() == expected
     monkeypatch.setattr(fused._fastscan, "bf16_kernel", lambda: 2)
     for wanted, expected in [("", 2), ("avx512-bf16", 1), ("none", 0), ("nonsense", 2)]:
         fused.bf16_kernel.cache_clear()
         monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
         assert fused.bf16_kernel() == expected
     fused.bf16_kernel.cache_clear()
+
+
+@pytest.mark.skipif(HAS < 1, reason="no AVX512-BF16 or AMX on this CPU")
+def test_whether_dot_products_pay_is_measured_in_a_moment():
+    start = time.perf_counter()
+    assert bf16.dot_products_pay(repeats=3) in (True, False)
+    assert time.perf_counter() - start < 1.0
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
