@@ -631,15 +631,15 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> int 
     :data:`NUMPY_HIDDEN` cells a layer; torch for the rest (``bf16`` without the kernels)."""
     if not supported(header):
         return None
-    kernel = bf16_kernel() if precision in ("auto", "bf16") else 0
     if precision == "bf16":
-        return kernel or None
-    if small:
+        return bf16_kernel() or None
+    if small:  # (before the kernel is asked for: that may measure for 20 ms)
         return 0
     if _fastscan is None or precision not in ("fp32", "auto"):
         return None
     if precision == "fp32":
         return 0
+    kernel = bf16_kernel()
     if kernel:
         return kernel
     hidden = (header.get("config") or {}).get("hidden")
