@@ -148,6 +148,8 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
     assert runtime.products(header, "auto", small=False) == 0  # hidden 16 ≤ NUMPY_HIDDEN
     wide = {**header, "config": {**header["config"], "hidden": 128}}
     assert runtime.products(wide, "auto", small=False) is None
+    monkeypatch.setattr(runtime, "bf16_kernel", lambda: 1 / 0)  # a small input never waits for the kernel's choice
+    assert runtime.products(header, "auto", small=True) == 0 and runtime.products(header, "fp32", small=False) == 0
     monkeypatch.setattr(runtime, "_fastscan", None)
     assert runtime.products(header, "fp32", small=False) is None and runtime.products(header, "fp32", small=True) == 0
 
