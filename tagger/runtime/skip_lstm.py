@@ -65,8 +65,11 @@ OTHER = frozenset({"column", "feats_mode", "word_dim", "caps_dim", "char_dim", "
 NUMPY_HIDDEN = 64
 #: The first layer's per-word products kept across chunks (:meth:`NumpyTagger.word_rows`), at most.
 KEPT_BYTES = 96 << 20
-#: Padded tokens per batch, at most (sentences are batched by length).
+#: Padded tokens per batch, at most (sentences are batched by length), with float32 products and
+#: with the bf16 kernels (smaller batches keep a layer's gates in cache: on EWT train, AMX, the
+#: whole process 3.27 s at 4096, 2.85 s at 1024, 3.12 s at 512, one thread; 2.72, 2.29, 2.49 at two).
 MAX_TOKENS = 4096
+KERNEL_MAX_TOKENS = 1024
 #: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
 #: "Tagging speed": past about this, importing torch pays for itself).
 SWITCH_TOKENS = 25_000
@@ -243,8 +246,9 @@ class NumpyTagger:
         (its new word rows are written past the rows the running batches read)."""
         order = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
         batches: list[list[int]] = [[]]
-        for i in order:  # by length, at most MAX_TOKENS padded tokens a batch
-            if batches[-1] and (len(batches[-1]) + 1) * len(sentences[i]) > MAX_TOKENS:
+        most = KERNEL_MAX_TOKENS if self.kernel else MAX_TOKENS
+        for i in order:  # by length, at most that many padded tokens a batch
+            if batches[-1] and (len(batches[-1]) + 1) * len(sentences[i]) > most:
                 batches.append([])
             batches[-1].append(i)
         words = None
