@@ -201,6 +201,7 @@ class NumpyTagger:
         # the heads: each column's labels in turn (the first's "tags", then "tags:NAME"), the auxiliary column's last
         keys = ["tags"] + [f"tags:{column}" for column in self.columns[1:]]
         self.labels = [vocabs[key] for key in keys]
+        self.names = [np.array(labels, dtype=object) for labels in self.labels]  # to index by a batch's best
         stops = np.cumsum([len(labels) for labels in self.labels]).tolist()
         self.heads = list(zip([0] + stops[:-1], stops))  # [start, stop) of each output column's scores
         total = stops[-1] + (len(vocabs["aux_tags"]) if config["aux_column"] else 0)
@@ -270,10 +271,10 @@ class NumpyTagger:
     def best(self, scores: np.ndarray, batch: list[int], sentences: Sequence[Sequence[str]],
              out: list[dict[str, list[str]]]) -> None:
         """Each column's best labels from ``scores`` [T, B, S] into ``out`` for the sentences ``batch``."""
-        for column, (start, stop), labels in zip(self.columns, self.heads, self.labels):
-            best = scores[..., start:stop].argmax(-1).T.tolist()  # [B, T]
+        for column, (start, stop), labels in zip(self.columns, self.heads, self.names):
+            best = labels[scores[..., start:stop].argmax(-1).T].tolist()  # [B, T] label strings
             for i, row in zip(batch, best):
-                out[i][column] = [labels[j] for j in row[: len(sentences[i])]]
+                out[i][column] = row[: len(sentences[i])]
 
     def scores(self, sentences: Sequence[Sequence[str]], words: "WordTables | None" = None) -> np.ndarray:
         """Label scores [T, B, S] of B non-empty sentences (padding and RARE at -inf); ``words``:
