@@ -1,9 +1,11 @@
-/* One time step of the skip-LSTM's inference scan, fused: everything after the recurrent matrix
- * product, in one pass over the state instead of a dozen tensor calls (tagger/modules/recurrent.py,
- * _scan_fused, says what it computes and when it is used). Plain C on raw float32 (and bfloat16)
- * buffers handed over as addresses and strides; the GIL is released while it runs, so batches in
- * threads run it in parallel. Built by `pip install` when a C compiler is there; without it the
- * scan stays in torch (the same arithmetic, to the last bits of exp).
+/* The C steps of the taggers' inference. lstm_step: one time step of the skip-LSTM's scan, fused:
+ * everything after the recurrent matrix product, in one pass over the state instead of a dozen
+ * tensor calls (tagger/modules/recurrent.py, _scan_fused, says what it computes and when it is
+ * used); window_sum and scan_order: the first layer's and the upper layers' input projections laid
+ * out for the scan; and, further down, bf16 product kernels and whole-layer scans. Plain C on raw
+ * float32 (and bfloat16) buffers handed over as addresses and strides; the GIL is released while
+ * it runs, so batches in threads run it in parallel. Built by `pip install` when a C compiler is
+ * there; without it the scan stays in torch (the same arithmetic, to the last bits of exp).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -249,13 +251,14 @@ static PyObject *scan_order(PyObject *self, PyObject *args) {
 
 
 /* ---------------------------------------------------------------------------------------------
- * bf16 products of our own (tagger/runtime/skip_lstm.py, Bf16Kernels, says when they are used):
- * C = A · B with A [M, K] bf16 rows, B packed once per model as 16 × 32 tiles of bf16 pairs
- * (pack_bf16 there: tile (nb, kb) holds rows k = 32 kb .. 32 kb + 31 and columns n = 16 nb ..
- * 16 nb + 15, element (k, n) at [(k % 32) / 2][2 (n % 16) + k % 2]), fp32 accumulation, and
- * whole bidirectional LSTM layers scanned in one call: no Python and no library call per time
- * step. Two kernels for the same layout: AMX tiles (Sapphire Rapids and later) and AVX512-BF16
- * dot products (Cooper Lake, Zen 4), chosen at run time from what the CPU and the OS allow.
+ * bf16 products of our own for the torch-free tagger (tagger/runtime/bf16.py wraps them;
+ * tagger/runtime/skip_lstm.py, products(), says when they are used): C = A · B with A [M, K] bf16
+ * rows, B packed once per model as 16 × 32 tiles of bf16 pairs (bf16.pack: tile (nb, kb) holds
+ * rows k = 32 kb .. 32 kb + 31 and columns n = 16 nb .. 16 nb + 15, element (k, n) at
+ * [(k % 32) / 2][2 (n % 16) + k % 2]), fp32 accumulation, and whole bidirectional LSTM layers
+ * scanned in one call: no Python and no library call per time step. Two kernels for the same
+ * layout: AMX tiles (Sapphire Rapids and later) and AVX512-BF16 dot products (Cooper Lake,
+ * Zen 4); bf16_kernel() says which this CPU and OS run, tagger.modules.fused which is used.
  * ------------------------------------------------------------------------------------------- */
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(TAGGER_NO_BF16_KERNELS) && \
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
