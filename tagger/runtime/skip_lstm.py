@@ -1,10 +1,11 @@
 """The skip-LSTM tagger (:class:`tagger.models.skip_lstm.SkipLSTMTagger`) applied without torch.
 
-``tagger tag --model pos.tagger`` on a small input runs on this (:func:`tag_file`), and on any
-input where the C steps of :mod:`tagger.modules._fastscan` are built and torch would not
-multiply in bf16 (:func:`products`, with batches in ``--threads`` threads): the labels
-of the torch model in fp32 (tested), for the configurations of the presets ``fast`` and
-``small`` and any that differ from them in sizes only (:data:`FIXED`). :func:`load` gives None
+``tagger tag --model pos.tagger`` on a small input runs on this (:func:`tag_file`), and on an
+input of any length where :func:`products` says so (the C steps of :mod:`tagger.modules._fastscan`
+built, and torch would multiply in float32 too or our bf16 kernels run; batches in ``--threads``
+threads): with float32 products the labels of the torch model in fp32 (tested), with the bf16
+kernels (:mod:`tagger.runtime.bf16`) its scores to bf16 precision, for the configurations of the
+presets ``fast`` and ``small`` and any that differ from them in sizes only (:data:`FIXED`). :func:`load` gives None
 for any other model file (another family, cell or shortcut, the character CNN, per-feature
 FEATS heads, a newer option or file format), and the caller uses torch.
 
