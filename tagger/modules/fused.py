@@ -27,11 +27,10 @@ def bf16_kernel() -> int:
     """The bf16 product kernel the torch-free tagger runtime uses, an index of :data:`KERNELS`
     (0: none, products in float32). By default AMX where the CPU has it and Linux grants it
     (asked here, once); the AVX512-BF16 dot products where they are all the CPU has and they
-    multiply at least 1.25× as fast as numpy's float32 here, measured once in ~20 ms
-    (:func:`tagger.runtime.bf16.dot_products_pay`: on the one such CPU measured they did not, 105
-    against 172 GFLOP/s; docs/benchmarks.md, "Tagging speed"). The environment variable
-    ``TAGGER_BF16_KERNEL`` (a name of KERNELS) asks for one: ``none`` turns them off,
-    ``avx512-bf16`` takes those dot products even where AMX is; no more than the CPU has."""
+    multiply at least half as fast as numpy's float32 here, measured once in ~20 ms
+    (:func:`tagger.runtime.bf16.dot_products_pay`; docs/benchmarks.md, "Tagging speed"). The
+    environment variable ``TAGGER_BF16_KERNEL`` (a name of KERNELS) asks for one: ``none`` turns
+    them off, ``avx512-bf16`` takes those dot products even where AMX is; no more than the CPU has."""
     if not FUSED:
         return 0
     has = int(_fastscan.bf16_kernel())

@@ -148,10 +148,12 @@ def recurrent(w_h: np.ndarray) -> Packed:
 
 
 def dot_products_pay(repeats: int = 10) -> bool:
-    """Whether the AVX512-BF16 kernel (1) multiplies at least 1.25× as fast as numpy's float32 on
+    """Whether the AVX512-BF16 kernel (1) multiplies at least half as fast as numpy's float32 on
     this CPU: best of ``repeats`` of a [256, 256] · [256, 512] product each (about 10 ms in all).
-    On the Xeon measured it did not (105 against 172 GFLOP/s: its AMX is used instead); on a CPU
-    whose float32 FMAs are half as wide as its bf16 dot products (Zen 4) it should."""
+    Half is enough: with each layer's time loop in one call, its path beat the float32 one on the
+    Xeon measured with products at two thirds of float32's (`tagger tag` of EWT train, `fast`, one
+    thread: 6.6 s against 7.9 s; bench/bench_kernels.py). The check keeps it off a CPU where
+    those dot products are much slower (emulated, or split into many micro-operations)."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((256, 256), dtype=np.float32)
     w = rng.standard_normal((256, 512), dtype=np.float32)
@@ -168,4 +170,4 @@ def dot_products_pay(repeats: int = 10) -> bool:
             times.append(time.perf_counter() - start)
         return min(times)
 
-    return best(lambda: np.matmul(x, w, out=out32)) >= 1.25 * best(lambda: product(1, a, packed, out))
+    return 2 * best(lambda: np.matmul(x, w, out=out32)) >= best(lambda: product(1, a, packed, out))

@@ -1,0 +1,103 @@
+"""The bf16 kernels of the torch-free tagger against numpy's float32 on this CPU (issue 20).
+
+    python bench/bench_kernels.py [--model upos.tagger] [--repeats 3]
+
+Prints one JSON object: the CPU, which kernels it runs and which `tagger tag` takes by default
+(``tagger.modules.fused.bf16_kernel``, with the measurement ``dot_products_pay`` that decides the
+AVX512-BF16 kernel where there is no AMX), and GFLOP/s (best of 20) of the products the `fast`
+model makes: an upper layer's input projection, one recurrent step, a chunk's per-word rows, by
+numpy float32 (one BLAS thread) and by each kernel. With --model, also the whole `tagger tag` of
+EWT train at one thread per way of multiplying (``TAGGER_BF16_KERNEL`` none / avx512-bf16 / amx,
+and ``--precision fp32``), medians of --repeats: what to measure on a CPU with AVX512-BF16 and no
+AMX (Zen 4), where nothing was measured when the choice was written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: as `tagger tag` runs it
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+EWT = ROOT.parent / "shared" / "data" / "ud-english-ewt"
+
+from tagger.modules import fused  # noqa: E402
+from tagger.runtime import bf16  # noqa: E402
+
+#: (what, M, K, N) of the `fast` preset's products
+SHAPES = [("upper layer's input projection", 1024, 256, 1280), ("one recurrent step", 64, 128, 640),
+          ("a chunk's per-word rows", 2000, 305, 3072)]
+
+
+def best_seconds(run, repeats: int = 20) -> float:
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def products(has: int) -> dict:
+    rng = np.random.default_rng(0)
+    out = {}
+    for what, m, k, n in SHAPES:
+        x, w = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+        result = np.empty((m, n), dtype=np.float32)
+        flops = 2 * m * k * n
+        row = {"numpy float32": round(flops / best_seconds(lambda: np.matmul(x, w, out=result)) / 1e9, 1)}
+        a, packed = bf16.rows(m, k), bf16.pack(w)
+        a[:m, :k] = bf16.to_bf16(x)
+        for kernel in range(1, has + 1):
+            row[fused.KERNELS[kernel]] = round(
+                flops / best_seconds(lambda: bf16.product(kernel, a, packed, result)) / 1e9, 1)
+        out[f"{what} [{m}×{k}]·[{k}×{n}]"] = row
+    return out
+
+
+def whole(model: str, repeats: int, has: int) -> dict:
+    ways = [("float32 (--precision fp32)", {}, ["--precision", "fp32"])]
+    ways += [(f"bf16 kernel {fused.KERNELS[k]}", {"TAGGER_BF16_KERNEL": fused.KERNELS[k]}, []) for k in range(1, has + 1)]
+    ways += [("torch's bf16 (no kernel)", {"TAGGER_BF16_KERNEL": "none"}, [])]
+    seconds: dict[str, list[float]] = {name: [] for name, _, _ in ways}
+    for _ in range(repeats):  # interleaved
+        for name, env, extra in ways:
+            with open(EWT / "en_ewt-ud-train.conllu", "rb") as source:
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", model, "--threads", "1", *extra],
+                               stdin=source, stdout=subprocess.DEVNULL, check=True, cwd=ROOT,
+                               env={**os.environ, **env})
+                seconds[name].append(round(time.perf_counter() - start, 2))
+    return {name: {"median_s": statistics.median(times), "all_s": times} for name, times in seconds.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", help="a `fast` tagger, for the whole-process times")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    has = int(fused._fastscan.bf16_kernel()) if fused._fastscan is not None else 0
+    info = Path("/proc/cpuinfo").read_text(errors="replace") if Path("/proc/cpuinfo").exists() else ""
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
+    out = {"bench": "bf16-kernels", "cpu": name, "cpus": os.cpu_count(), "kernels_here": fused.KERNELS[has],
+           "default": fused.KERNELS[fused.bf16_kernel()],
+           "dot_products_pay": bf16.dot_products_pay() if has >= 1 else None,
+           "gflops": products(has)}
+    if args.model:
+        out["tagger_tag_1_thread"] = whole(args.model, args.repeats, has)
+    print(json.dumps(out, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
