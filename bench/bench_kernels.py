@@ -39,16 +39,6 @@ SHAPES = [("upper layer's input projection", 1024, 256, 1280), ("one recurrent s
           ("a chunk's per-word rows", 2000, 305, 3072)]
 
 
-def best_seconds(run, repeats: int = 20) -> float:
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def products(has: int) -> dict:
     rng = np.random.default_rng(0)
     out = {}
@@ -56,12 +46,12 @@ def products(has: int) -> dict:
         x, w = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
         result = np.empty((m, n), dtype=np.float32)
         flops = 2 * m * k * n
-        row = {"numpy float32": round(flops / best_seconds(lambda: np.matmul(x, w, out=result)) / 1e9, 1)}
+        row = {"numpy float32": round(flops / bf16.best_seconds(lambda: np.matmul(x, w, out=result), 20) / 1e9, 1)}
         a, packed = bf16.rows(m, k), bf16.pack(w)
         a[:m, :k] = bf16.to_bf16(x)
         for kernel in range(1, has + 1):
             row[fused.KERNELS[kernel]] = round(
-                flops / best_seconds(lambda: bf16.product(kernel, a, packed, result)) / 1e9, 1)
+                flops / bf16.best_seconds(lambda: bf16.product(kernel, a, packed, result), 20) / 1e9, 1)
         out[f"{what} [{m}×{k}]·[{k}×{n}]"] = row
     return out
 

@@ -154,19 +154,18 @@ def profile_runtime(args: argparse.Namespace) -> dict:
     kernel = skip_lstm.products(read_archive(args.model, peek=True), args.precision, small=False)
     if kernel is None:
         raise SystemExit("this model and precision go to torch: profile without --runtime")
-    inside = []  # a product made inside the per-word rows is theirs
+    inside = {"word rows": False}  # a product made inside the per-word rows is theirs
 
     def timed(name, function, owner=False):
         def call(*a, **k):
             begin = time.perf_counter()
-            inside.extend([1] if owner else [])
+            inside["word rows"] |= owner
             try:
                 return function(*a, **k)
             finally:
-                if owner:
-                    inside.pop()
-                if not inside or owner:
+                if owner or not inside["word rows"]:
                     seconds[name] += time.perf_counter() - begin
+                inside["word rows"] &= not owner
         return call
 
     start = time.perf_counter()
@@ -175,8 +174,8 @@ def profile_runtime(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     sentences = list(formats.read(args.file))
     seconds["read CoNLL-U"] = time.perf_counter() - start
-    parts = {"first layer: per-word rows": None, "first layer: window sums": None,
-             "input products of the upper layers": None, "recurrent layers": None, "output products": None}
+    parts = ("first layer: per-word rows", "first layer: window sums", "input products of the upper layers",
+             "recurrent layers", "output products")
     if args.threads == 1:
         model.word_rows = timed("first layer: per-word rows", model.word_rows, owner=True)
         fast = skip_lstm._fastscan

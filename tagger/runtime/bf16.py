@@ -124,12 +124,12 @@ def scan(kernel: int, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray | 
     ``k`` [T, 2, B, H] the gated shortcut's source or None, ``mask`` [P, 2, B] or None; writes
     ``out`` [T, 2, B, H] (if given) and ``xs`` (:func:`rows` of T·B, 2H): the outputs in
     sentence order, bf16, the next layer's input."""
-    hp, gp, width = up(hidden, 32), w_h.n, w_h.cols
+    hp, gp, width = w_h.k, w_h.n, w_h.cols
     if block == 0 and gx.shape != (2, steps, batch, width):
         raise ValueError("scan: gx in scan order is [2, T, B, G]")
     if block and (gx.ndim != 2 or gx.shape[0] < steps * batch or block < width or gx.shape[1] < block + width):
         raise ValueError("scan: gx in sentence order is [T·B, 2·block]")
-    if (width % hidden or not 4 <= width // hidden <= 5 or up(width, 16) != gp
+    if (width % hidden or not 4 <= width // hidden <= 5 or hp != up(hidden, 32)
             or w_h.tiles.shape != (2 * gp // 16, hp // 32, 16, 32) or xs.shape[0] < steps * batch
             or xs.shape[1] < 2 * hidden or not gx.flags.c_contiguous or gx.dtype != np.float32):
         raise ValueError("scan: shapes do not fit")
@@ -147,6 +147,17 @@ def recurrent(w_h: np.ndarray) -> Packed:
     return Packed(np.ascontiguousarray(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols)
 
 
+def best_seconds(run, repeats: int) -> float:
+    """The shortest of ``repeats`` timed calls of ``run`` (after one untimed)."""
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def dot_products_pay(repeats: int = 10) -> bool:
     """Whether the AVX512-BF16 kernel (1) multiplies at least half as fast as numpy's float32 on
     this CPU: best of ``repeats`` of a [256, 256] · [256, 512] product each (about 10 ms in all).
@@ -161,13 +172,5 @@ def dot_products_pay(repeats: int = 10) -> bool:
     a[:, :256] = to_bf16(x)
     out, out32 = np.empty((256, 512), dtype=np.float32), np.empty((256, 512), dtype=np.float32)
 
-    def best(run) -> float:
-        run()
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    return 2 * best(lambda: np.matmul(x, w, out=out32)) >= best(lambda: product(1, a, packed, out))
+    return 2 * best_seconds(lambda: np.matmul(x, w, out=out32), repeats) >= best_seconds(
+        lambda: product(1, a, packed, out), repeats)
