@@ -426,11 +426,17 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
     (``{"hidden": 128, "lr": 0.01}``), ``pos_settings`` the ``--pos-set`` values of the
     ``jackknife`` taggers. Warnings go to stderr, each epoch's record (scores 0-1) to
     ``on_epoch``. Returns the summary ``tagger train --json`` prints (scores in percent)."""
+    from tagger.config import check_options
     from tagger.tasks import get_task
     from tagger.training.jackknife import JackknifeSettings
     from tagger.training.run import DataSpec, TrainRequest, train as run_train
     from tagger.training.trainer import RunOptions
 
+    check_options(max_epochs=max_epochs, batch_size=batch_size, patience=patience, max_minutes=max_minutes,
+                  max_sentences=max_sentences, threads=threads, jackknife=jackknife, jobs=jobs, parsers=parsers,
+                  checkpoint_minutes=checkpoint_minutes)
+    if gates and not bootstrap:
+        raise TaggerError("gates: only with bootstrap (they name the gates it initialises from the FFN)")
     set_threads(threads)
     if jackknife is None and get_task(task).tagger_columns:  # a pipeline: it jackknifes if its parser reads POS
         from tagger.training.pipeline import PIPELINE_DECIDES
@@ -474,12 +480,15 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
     """``tagger distill``: train a student tagger (``preset``, default ``small``) on the averaged
     distributions of the trained taggers ``teachers`` over ``train``, keep its best epoch on gold
     ``dev`` and write it to ``out``. Returns the summary ``tagger distill --json`` prints."""
+    from tagger.config import check_options
     from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_TOP_K, DistillRequest, distill as run_distill
     from tagger.training.run import DataSpec
     from tagger.training.trainer import RunOptions
 
     if isinstance(teachers, (str, os.PathLike)):
         raise TaggerError("teachers takes a list of model files, not one path")
+    check_options(max_epochs=max_epochs, batch_size=batch_size, patience=patience, max_minutes=max_minutes,
+                  max_sentences=max_sentences, threads=threads)
     set_threads(threads)
     request = DistillRequest(
         teachers=tuple(os.fspath(t) for t in teachers), train=DataSpec(_data_source(train), format, columns, max_sentences),

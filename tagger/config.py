@@ -13,12 +13,20 @@ Presets are plain data in each family's ``presets.py``::
 ``based_on`` names the preset whose ``model`` and ``training`` values this one starts from
 (:func:`resolve_preset`). A config file holds either one flat object (every key goes where it
 belongs) or ``{"model": {...}, "training": {...}}``.
+
+Every numeric field of every config declares the values it allows (:func:`ranged`: the field's
+:class:`Range` in its metadata); :func:`check_ranges`, which each config's ``__post_init__`` calls,
+refuses any other in one message naming the key and the range, however the value came (a preset,
+``--config FILE``, ``--set``, the Python API, a model file). The numeric options of the commands
+and of :mod:`tagger.api` that are not config keys declare theirs in :data:`OPTION_RANGES`.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
+import math
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,26 +40,157 @@ C = TypeVar("C")
 SECTIONS = ("model", "training")
 
 
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric setting allows: ``low`` to ``high`` (``None``: unbounded), each end
+    closed unless ``*_open``; ``odd``: odd integers only. Always finite."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    odd: bool = False
+
+    def __str__(self) -> str:
+        low, high = _number(self.low), _number(self.high)
+        if self.odd:
+            return f"an odd number >= {low}"
+        if self.low is not None and self.high is not None:
+            if not self.low_open and not self.high_open:
+                return f"between {low} and {high}"
+            return f"in {'(' if self.low_open else '['}{low}, {high}{')' if self.high_open else ']'}"
+        if self.low is not None:
+            return f"{'>' if self.low_open else '>='} {low}"
+        if self.high is not None:
+            return f"{'<' if self.high_open else '<='} {high}"
+        return "a finite number"
+
+    def holds(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
+        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
+        return above and below and (not self.odd or value % 2 == 1)
+
+    def check(self, name: str, value: float) -> None:
+        """A ``ValueError`` naming ``name`` and the range unless ``value`` is in it."""
+        if not self.holds(value):
+            raise ValueError(f"{name} must be {self}, not {value}")
+
+    def click_type(self, kind: type) -> Any:
+        """The range as a click option type (``click.IntRange`` or ``click.FloatRange``)."""
+        import click
+
+        cls = click.IntRange if kind is int else click.FloatRange
+        return cls(min=self.low, max=self.high, min_open=self.low_open, max_open=self.high_open)
+
+
+def _number(bound: float | None) -> str:
+    return f"{bound:g}" if isinstance(bound, float) else str(bound)
+
+
+def ranged(default: Any, *, at_least: float | None = None, above: float | None = None, at_most: float | None = None,
+           below: float | None = None, odd: bool = False) -> Any:
+    """A numeric config field with its default and allowed range (``at_least``/``above`` the
+    low end, closed or open; ``at_most``/``below`` the high end; ``odd``), for
+    :func:`check_ranges`. No bound at all: any finite number."""
+    if (at_least is not None and above is not None) or (at_most is not None and below is not None):
+        raise TypeError("a range has one low end and one high end")
+    bounds = Range(above if at_least is None else at_least, below if at_most is None else at_most,
+                   low_open=above is not None, high_open=below is not None, odd=odd)
+    return dataclasses.field(default=default, metadata={"range": bounds})
+
+
+def field_range(cls: type, name: str) -> Range | None:
+    """The :class:`Range` field ``name`` of config ``cls`` declares (:func:`ranged`), if any."""
+    field = {f.name: f for f in dataclasses.fields(cls)}.get(name)  # type: ignore[arg-type]
+    return None if field is None else field.metadata.get("range")
+
+
+#: False while a config is rebuilt from a model file (:func:`config_from_dict` ``from_file``): a
+#: file written before a range was declared keeps loading with the values it was trained with.
+_CHECK_RANGES = contextvars.ContextVar("check_ranges", default=True)
+
+
+def check_ranges(config: Any) -> None:
+    """A ``ValueError`` naming the first field of ``config`` (a config dataclass) whose value is
+    outside its declared :class:`Range`, or whose numeric value is not a number."""
+    if not _CHECK_RANGES.get():
+        return
+    for field in dataclasses.fields(config):
+        bounds = field.metadata.get("range")
+        if bounds is None:
+            continue
+        value = getattr(config, field.name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{field.name} must be a number, not {value!r}")
+        bounds.check(field.name, value)
+
+
 @dataclass
 class TrainingConfig:
     """Training hyper-parameters shared by every model (the papers' recipes are presets)."""
 
     optimizer: str = "sgd"  # sgd | adam
-    lr: float = 0.02
-    momentum: float = 0.0
-    weight_decay: float = 0.0
-    batch_size: int = 1  # sentences per update; 1 = the papers' on-line training
-    max_epochs: int = 30
-    patience: int = 5  # epochs without a better dev score before stopping (0 = never)
+    lr: float = ranged(0.02, above=0)
+    momentum: float = ranged(0.0, at_least=0, below=1)  # SGD only
+    weight_decay: float = ranged(0.0, at_least=0)
+    batch_size: int = ranged(1, at_least=1)  # sentences per update; 1 = the papers' on-line training
+    max_epochs: int = ranged(30, at_least=1)  # training runs at least one epoch
+    patience: int = ranged(5, at_least=0)  # epochs without a better dev score before stopping (0 = never)
     lr_halving: bool = True  # halve lr when |e_prev - e_cur| / e_prev <= halve_threshold
-    halve_threshold: float = 0.005
-    min_lr: float = 0.0005  # halve only while lr >= min_lr
-    clip: float = 5.0  # gradient norm clipping (0 = off)
-    average: float = 0.0  # decay of a moving average of the weights, scored on dev and saved (0 = off)
+    halve_threshold: float = ranged(0.005, at_least=0)
+    min_lr: float = ranged(0.0005, at_least=0)  # halve only while lr >= min_lr
+    clip: float = ranged(5.0, at_least=0)  # gradient norm clipping (0 = off)
+    # decay of a moving average of the weights, scored on dev and saved (0 = off)
+    average: float = ranged(0.0, at_least=0, below=1)
 
     def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be positive, not {self.batch_size}")
+        check_ranges(self)
+
+
+#: The numeric options of ``tagger train``, ``distill`` and ``ablate`` (and of :mod:`tagger.api`)
+#: that are not config keys: their type and :class:`Range` (:func:`option_type`, :func:`check_options`).
+OPTION_RANGES: dict[str, tuple[type, Range]] = {
+    "threads": (int, Range(1)),
+    "jobs": (int, Range(1)),
+    "parsers": (int, Range(1)),
+    "jackknife": (int, Range(2)),
+    "max_sentences": (int, Range(1)),
+    "max_minutes": (float, Range(0, low_open=True)),
+    "budget_minutes": (float, Range(0, low_open=True)),
+    "checkpoint_minutes": (float, Range(0, low_open=True)),
+}
+
+
+def _option_range(name: str) -> tuple[type, Range]:
+    if name in OPTION_RANGES:
+        return OPTION_RANGES[name]
+    bounds = field_range(TrainingConfig, name)
+    if bounds is None:
+        raise KeyError(f"no declared range for {name!r}")
+    return typing.get_type_hints(TrainingConfig)[name], bounds
+
+
+def option_type(name: str) -> Any:
+    """The click type of the numeric option ``name`` (``--max-minutes``: ``max_minutes``): its
+    range in :data:`OPTION_RANGES`, or that of the :class:`TrainingConfig` key it sets."""
+    kind, bounds = _option_range(name)
+    return bounds.click_type(kind)
+
+
+def check_options(**values: Any) -> None:
+    """A :class:`TaggerError` naming the first of the numeric options ``values`` (``None``: not
+    given) outside its range (as :func:`option_type`), for the Python API."""
+    for name, value in values.items():
+        if value is None:
+            continue
+        kind, bounds = _option_range(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TaggerError(f"{name} must be a number, not {value!r}")
+        whole = kind is not int or (math.isfinite(value) and value == int(value))
+        if not whole or not bounds.holds(value):
+            raise TaggerError(f"{name} must be {'' if whole else 'an integer '}{bounds}, not {value}")
 
 
 def _convert(value: Any, kind: Any, key: str, where: str) -> Any:
@@ -175,26 +314,53 @@ def _build(config_cls: type, training_defaults: Mapping[str, Any], presets: Mapp
            preset: str | None, file: str | Path | None, overrides: Sequence[str],
            defaults: Mapping[str, Any] | None) -> tuple[Any, TrainingConfig]:
     both: tuple[dict[str, Any], dict[str, Any]] = ({}, dict(training_defaults))
+    origins: dict[str, str] = {}  # where each key's value came from, for its errors
     _route(defaults or {}, config_cls, TrainingConfig, None, both)
     if preset is not None:
         model, training = resolve_preset(presets, preset)
         both[0].update(model)
         both[1].update(training)
+        origins.update(dict.fromkeys([*model, *training], f"preset {preset}"))
     if file is not None:
-        _route_file(read_config_file(file), config_cls, TrainingConfig, str(file), both)
-    _route(parse_overrides(overrides), config_cls, TrainingConfig, "--set", both)
+        loaded = read_config_file(file)
+        _route_file(loaded, config_cls, TrainingConfig, str(file), both)
+        origins.update(dict.fromkeys([k for part in loaded.values() for k in part] if _sectioned(loaded) else loaded,
+                                     str(file)))
+    settings = parse_overrides(overrides)
+    _route(settings, config_cls, TrainingConfig, "--set", both)
+    origins.update(dict.fromkeys(settings, "--set"))
     where = "--set" if overrides else (str(file) if file else None)
-    return config_from_dict(config_cls, both[0], where), config_from_dict(TrainingConfig, both[1], where)
+    return (config_from_dict(config_cls, both[0], where, origins),
+            config_from_dict(TrainingConfig, both[1], where, origins))
 
 
-def config_from_dict(cls: type[C], values: Mapping[str, Any], where: str | None = None) -> C:
-    """``cls(**values)`` with unknown keys rejected and values converted to the field types."""
+def config_from_dict(cls: type[C], values: Mapping[str, Any], where: str | None = None,
+                     origins: Mapping[str, str] | None = None, from_file: bool = False) -> C:
+    """``cls(**values)`` with unknown keys rejected, values converted to the field types and
+    checked against their ranges (:func:`ranged`). An error about one key names where its value
+    came from (``origins``, else ``where``); one about several, ``where``. ``from_file``: the
+    values are a model file's, which loads whatever its ranges (they were declared after some
+    files were written); what a user asks for is always checked."""
+    if from_file:
+        token = _CHECK_RANGES.set(False)
+        try:
+            return config_from_dict(cls, values, where, origins)
+        finally:
+            _CHECK_RANGES.reset(token)
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     hints = typing.get_type_hints(cls)
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise TaggerError(f"unknown config key(s): {', '.join(unknown)}; known: {', '.join(sorted(fields))}", where)
-    converted = {k: _convert(v, hints.get(k, fields[k].type), k, where or "config") for k, v in values.items()}
+    source = {k: (origins or {}).get(k, where) for k in values}
+    converted = {k: _convert(v, hints.get(k, fields[k].type), k, source[k] or "config") for k, v in values.items()}
+    for key, value in converted.items():
+        bounds = fields[key].metadata.get("range") if _CHECK_RANGES.get() else None
+        try:
+            if bounds is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+                bounds.check(key, value)
+        except ValueError as e:
+            raise TaggerError(str(e), source[key]) from None
     try:
         return cls(**converted)
     except ValueError as e:

@@ -47,24 +47,64 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
     """``write`` a temporary file in the same folder, fsync, then rename it over ``path``: a kill
     leaves the old file or the new one, never half of one.
 
-    Missing parent folders are created; the file gets the mode ``open(path, "w")`` would give
-    it (an existing file's own, else the umask's), not the 0600 of a temporary file."""
-    path = Path(path)
+    What ``path`` names is checked first (:func:`write_target`): a symbolic link has its target
+    replaced (the link stays a link); a character device or FIFO (``--out /dev/null``) is written
+    through, as ``open(path, "w")`` would, never replaced; a folder or any other special file is
+    a one-line error. Missing parent folders are created; the file gets the mode ``open(path,
+    "w")`` would give it (an existing file's own, else the umask's), not the 0600 of a temporary
+    file. A failed write (a full disk) is a one-line error that leaves the old file."""
+    name = os.fspath(path)
+    target, through = write_target(name)
+    if through:
+        try:
+            with open(target, "wb") as f:
+                write(f)
+        except OSError as e:
+            raise TaggerError(f"cannot write: {e.strerror or e}", name) from None
+        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except (FileExistsError, NotADirectoryError):
+        raise TaggerError("cannot write: a folder on its path is a file", name) from None
     except OSError as e:
-        raise TaggerError(f"cannot write: {e.strerror}", str(path)) from None
+        raise TaggerError(f"cannot write: {e.strerror}", name) from None
     try:
-        os.fchmod(fd, stat.S_IMODE(path.stat().st_mode) if path.exists() else umask_mode())
+        os.fchmod(fd, stat.S_IMODE(target.stat().st_mode) if target.exists() else umask_mode())
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+        os.replace(tmp, target)
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise TaggerError(f"cannot write: {e.strerror or e}", name) from None
         raise
+
+
+def write_target(path: str) -> tuple[Path, bool]:
+    """Where writing ``path`` lands, symbolic links followed, and whether it is written through
+    (True: an existing character device or FIFO, which no rename may replace) rather than
+    replaced by a renamed temporary file (False: a regular file, or nothing yet). A folder, a
+    block device or a socket is a one-line error."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target, False
+    except NotADirectoryError:
+        raise TaggerError("cannot write: a folder on its path is a file", path) from None
+    except OSError as e:
+        raise TaggerError(f"cannot write: {e.strerror}", path) from None
+    if stat.S_ISREG(mode):
+        return target, False
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return target, True
+    if stat.S_ISDIR(mode):
+        raise TaggerError("is a folder: give the name of a file to write", path)
+    kind = "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file"
+    raise TaggerError(f"refused to write over {kind}: give the name of a regular file", path)
 
 
 def archive(model: Any, training: Any = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -228,7 +268,7 @@ def model_of(archive: dict[str, Any], name: str) -> torch.nn.Module:
     upgrade = upgrades().get(cls.name)
     if upgrade is not None:
         values, state = upgrade(values, state, archive["format_version"])
-    config = config_from_dict(cls.Config, values, name)
+    config = config_from_dict(cls.Config, values, name, from_file=True)
     model = cls(config, archive["vocabs"])
     try:
         model.load_state_dict(state)

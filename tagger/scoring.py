@@ -28,7 +28,7 @@ from tagger import formats
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.aligned import UD_COLUMNS, AlignedMetric, score_aligned
-from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, score_trees
+from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, foreign_tags, score_trees
 from tagger.evaluation.metrics import AttachmentMetric, ColumnsMetric, Metric, MultiTagMetric, TagMetric
 from tagger.evaluation.report import score
 from tagger.formats import read_corpus
@@ -49,6 +49,11 @@ TREE_COLUMNS = ("head", "deprel")
 #: The task that scores constituency trees (EVALB). A model that predicts them declares the
 #: output column :data:`~tagger.corpus.records.TREE` (its predictions fill :attr:`Sentence.tree`).
 CONST = "const"
+
+#: Whose part-of-speech tags predicted trees are scored with (``preterminals``): ``auto`` the
+#: gold trees' where the predicted ones are of another tagset (:func:`choose_preterminals`),
+#: else their own; ``gold``; ``predicted`` (their own, as EVALB is given them).
+PRETERMINALS = ("auto", "gold", "predicted")
 
 #: What ``task`` may be.
 SCORING_TASKS = tuple(dict.fromkeys(("auto", *TASK_COLUMNS, CONST)))
@@ -105,10 +110,9 @@ def tag_columns(column: str | None) -> list[str]:
 def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", columns: ColumnSpec = None,
                 empty: str = "no sentences in the file", blank_lines: bool = False) -> list[Sentence]:
     """The sentences of a file to score (``-``: stdin); ``empty`` is the error for a file without
-    any. A file named as ``columns`` needs its layout (``columns``). With ``blank_lines``, a
-    ``trees`` file's blank lines are empty sentences (EVALB's skipped ones)."""
-    if fmt == "columns" and not columns:
-        raise TaggerError("the 'columns' format needs --columns, e.g. --columns form=2,tag=6", _name(path))
+    any. A file named as ``columns`` needs its layout (``columns``, or its own header's:
+    :func:`tagger.formats.columns.header_layout`). With ``blank_lines``, a ``trees`` file's
+    blank lines are empty sentences (EVALB's skipped ones)."""
     sentences = _read_keeping_blank_lines(path, fmt, columns) if blank_lines else read_corpus(path, fmt, columns)
     if not any(len(sentence) for sentence in sentences):
         raise TaggerError(empty, _name(path))
@@ -219,14 +223,46 @@ def has_trees(sentences: Sequence[Sentence]) -> bool:
     return any(sentence.tree is not None for sentence in sentences)
 
 
+def _check_preterminals(preterminals: str) -> None:
+    if preterminals not in PRETERMINALS:
+        raise TaggerError(f"--preterminals must be one of {', '.join(PRETERMINALS)}, not {preterminals!r}")
+
+
+def choose_preterminals(preterminals: str, gold: Sequence[Sentence], pred: Sequence[Sentence],
+                        pred_name: str | None = None) -> str:
+    """``gold`` or ``predicted``: whose part-of-speech tags the predicted trees are scored with.
+
+    ``auto`` takes the gold trees' where the predicted ones are not of the gold's tagset
+    (:func:`~tagger.evaluation.evalb.foreign_tags`: a parser's ``XX`` on plain text, UPOS from a
+    UPOS tagger), and says so in a ``note:`` on stderr. That is sound: EVALB scores brackets by
+    label and span, never by a preterminal's tag, except that COLLINS.prm deletes punctuation
+    by its PTB tag (``, : `` '' .``); with the tags of another tagset the punctuation stays,
+    and every sentence is EVALB's ``Length unmatch``. The usual practice for parsers that do not
+    tag (Vinyals et al. 2015) is the same: score against the gold tags."""
+    _check_preterminals(preterminals)
+    if preterminals != "auto":
+        return preterminals
+    tags = foreign_tags([g.tree for g in gold], [p.tree for p in pred])
+    if tags is None:
+        return "predicted"
+    shown = ", ".join(tags[:3]) + (", ..." if len(tags) > 3 else "")
+    print(f"note: {pred_name or 'predicted'}: its trees' part-of-speech tags ({shown}) are not the gold "
+          "file's, so they are scored with the gold tags in their place (EVALB's brackets ignore the tags but "
+          "for punctuation deletion; its tagging accuracy is then 100 by construction); an XPOS tagger before "
+          "the parser gives it PTB tags, --preterminals predicted scores them as they are", file=sys.stderr,
+          flush=True)
+    return "gold"
+
+
 def scored(gold: Sequence[Sentence], pred: Sequence[Sentence], column: str | None, parse: bool,
            train_words: set[str] | None, evalb: EvalbParams | None = None,
-           pred_name: str | None = None) -> EvaluationResult:
+           pred_name: str | None = None, preterminals: str = "predicted") -> EvaluationResult:
     """The metrics of ``pred`` against ``gold``: tagging of ``column`` (unless ``None``) and
     attachment if ``parse``, over the sentences with words (those need the same words in each
     pair); EVALB's bracket scores of the trees with ``evalb`` parameters, over all the sentences
     (EVALB counts an empty test sentence as skipped and a pair whose words differ as an error;
-    ``pred_name`` names the predictions in its errors)."""
+    ``pred_name`` names the predictions in its errors), the predicted trees with their own tags
+    or (``preterminals="gold"``) the gold trees' ones (:func:`choose_preterminals`)."""
     metrics: dict[str, Metric] = {}
     if column is not None or parse:
         tagging, parsing = score([g for g in gold if len(g)], [p for p in pred if len(p)], column, parse, train_words)
@@ -236,7 +272,7 @@ def scored(gold: Sequence[Sentence], pred: Sequence[Sentence], column: str | Non
             metrics["parsing"] = parsing
     if evalb is not None:
         metrics["const"] = score_trees([g.tree for g in gold], [p.tree for p in pred], evalb, pred_name,
-                                       [p.line for p in pred])
+                                       [p.line for p in pred], preterminals)
     return EvaluationResult(column, metrics)
 
 
@@ -266,10 +302,11 @@ def choose_aligned(task: str, column: str | None, gold: Sequence[Sentence], pred
 def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, column: str | None = None,
                        task: str = "auto", train_words: set[str] | None = None, gold_name: str = "gold",
                        pred_name: str = "predicted", evalb_params: EvalbParams | None = None,
-                       aligned: bool | None = None) -> EvaluationResult:
+                       aligned: bool | None = None, preterminals: str = "auto") -> EvaluationResult:
     """Score ``pred`` against ``gold`` as :func:`evaluate_files` does; ``gold_name``/``pred_name``
     name them in errors."""
     _check_task(task)
+    _check_preterminals(preterminals)
     const = choose_const(task, gold, pred, gold_name, pred_name)
     if const and column is None:  # trees on both sides: EVALB's scores (its tagging accuracy included)
         chosen, parse = None, False
@@ -284,13 +321,17 @@ def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, co
     if chosen is None and not parse and not const:
         raise TaggerError("nothing to score: no tag column, heads or trees present in both gold and predicted files",
                           pred_name)
-    return scored(gold, pred, chosen, parse, train_words, (evalb_params or COLLINS) if const else None, pred_name)
+    if not const:
+        return scored(gold, pred, chosen, parse, train_words, None, pred_name)
+    whose = choose_preterminals(preterminals, gold, pred, pred_name)
+    return scored(gold, pred, chosen, parse, train_words, evalb_params or COLLINS, pred_name, whose)
 
 
 def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto",
                    pred_format: str | None = None, columns: ColumnSpec = None, column: str | None = None,
                    task: str = "auto", train_words: set[str] | None = None,
-                   evalb_params: EvalbParams | None = None, aligned: bool | None = None) -> EvaluationResult:
+                   evalb_params: EvalbParams | None = None, aligned: bool | None = None,
+                   preterminals: str = "auto") -> EvaluationResult:
     """Score the predicted file ``pred`` (``-``: stdin) against the gold file ``gold``.
 
     ``format`` is the gold file's format (``auto`` detects it), ``pred_format`` the predicted
@@ -306,14 +347,17 @@ def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: 
     ``aligned``): F1 of Tokens, Sentences and Words, and over aligned words of the tag columns
     (:func:`choose_aligned`) and attachment; the two files must hold the same text. ``aligned``
     True scores so even files with the same words, False never (words that differ are then an
-    error, as for gold tokenisation)."""
+    error, as for gold tokenisation). ``preterminals`` says whose part-of-speech tags predicted
+    trees are scored with (:data:`PRETERMINALS`, :func:`choose_preterminals`): by default the
+    gold trees' where the predicted ones are of another tagset (a parser's ``XX``, UPOS), with
+    a ``note:`` on stderr."""
     _check_task(task)
     gold_sentences = read_scored(gold, format, columns, "no sentences in gold file", blank_lines=True)
     pred_sentences = read_scored(pred, pred_format or format, columns, "no sentences in predicted file",
                                  blank_lines=True)
     return evaluate_sentences(gold_sentences, pred_sentences, column=column, task=task, train_words=train_words,
                               gold_name=os.fspath(gold), pred_name=os.fspath(pred), evalb_params=evalb_params,
-                              aligned=aligned)
+                              aligned=aligned, preterminals=preterminals)
 
 
 def model_targets(model: Any, column: str | None, model_path: str) -> tuple[str | None, bool]:
@@ -415,5 +459,5 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
 
 
 __all__ = ["EvaluationResult", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
-           "same_words", "choose_aligned", "model_targets", "tag_columns", "TASK_COLUMNS", "AUTO_COLUMNS", "CONST",
-           "TREE"]
+           "same_words", "choose_aligned", "choose_preterminals", "model_targets", "tag_columns", "TASK_COLUMNS",
+           "AUTO_COLUMNS", "CONST", "PRETERMINALS", "TREE"]

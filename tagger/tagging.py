@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 
 import torch
 
+from tagger.cli import progress
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
@@ -128,6 +129,7 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
                 counts[key] = counts.get(key, 0) + number
             counts["sentences"] += len(chunk)
             counts["tokens"] += sum(len(s) for s in chunk)
+            progress.advance(len(chunk))
         if error is not None:
             raise error
     return counts

@@ -485,8 +485,9 @@ def test_invalid_utf8_and_missing_file(tmp_path, fmt):
               "text": "a"}[fmt]
     path = tmp_path / "bad.in"
     path.write_bytes(f"{sample}\n\n{sample}\n".encode() + b"\xff\xfe oops\n")
+    layout = {"columns": "form=1,tag=2"} if fmt == "columns" else {}  # a named columns format needs its layout
     with pytest.raises(TaggerError) as info:
-        list(formats.read(path, fmt))
+        list(formats.read(path, fmt, **layout))
     assert (info.value.file, info.value.line) == (str(path), 4) and "invalid UTF-8" in info.value.message
     with pytest.raises(TaggerError) as info:
         list(formats.read(tmp_path / "missing.x", fmt))

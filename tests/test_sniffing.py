@@ -114,7 +114,7 @@ def test_column_files_are_still_detected_and_the_layout_guess_is_noted(capsys):
     long_sentence = "".join(f"w{i}\tNN\n" for i in range(40)) + "\n"  # first block longer than the peek
     assert formats.guess_format(None, long_sentence)[0] == "columns"
     _, replay = peek(io.BytesIO(long_sentence.encode() + b"x\tNN\n\n"))
-    assert [s.words[-1] for s in formats.read(replay, "columns")] == ["w39", "x"]
+    assert [s.words[-1] for s in formats.read(replay, "columns", columns="form=1")] == ["w39", "x"]
 
 
 def test_cli_tag_reads_tab_holding_text_as_text(toy):
@@ -122,8 +122,11 @@ def test_cli_tag_reads_tab_holding_text_as_text(toy):
     assert result.exit_code == 0, result.output
     assert words(result.stdout) == [["Hello", "world", "again"]]
     assert result.stderr.startswith("note: <stdin>: read as plain text") and result.stderr.count("\n") == 1
-    as_columns = run("tag", "--model", toy, "--input-format", "columns", stdin="Hello\tworld\tagain\n")
+    as_columns = run("tag", "--model", toy, "--input-format", "columns", "--columns", "form=1",
+                     stdin="Hello\tworld\tagain\n")
     assert as_columns.exit_code == 0 and words(as_columns.stdout) == [["Hello"]] and as_columns.stderr == ""
+    unlaid = run("tag", "--model", toy, "--input-format", "columns", stdin="Hello\tworld\tagain\n")  # issue 31
+    assert unlaid.exit_code == 1 and unlaid.stderr.startswith("error: <stdin>:1: reading the 'columns' format needs")
 
 
 # --- item 6: comment headers of any reasonable length; tag output piped on ------------------------

@@ -13,6 +13,7 @@ from rich.text import Text
 from tagger.ablation import (COLUMNS, ZOO_TASKS, AblationRequest, display_rows, failure, report_table, run_table,
                              settings_line, title_line)
 from tagger.cli.progress import make_console
+from tagger.config import option_type
 from tagger.plots import ablation_drawer
 
 
@@ -47,14 +48,14 @@ Examples:
 @click.option("--dev", "dev_path", help="Development data: each row keeps its best epoch on it.")
 @click.option("--test", "test_path", help="Test data: each row's best model is scored on it, as tagger evaluate does.")
 @click.option("--format", "-f", "fmt", default="auto", show_default=True, help="Format of --train/--dev/--test.")
-@click.option("--budget-minutes", type=float, help="Training minutes of each row (--max-minutes of tagger train).")
-@click.option("--max-sentences", type=int, help="Train on the first N training sentences only.")
+@click.option("--budget-minutes", type=option_type("budget_minutes"), help="Training minutes of each row (--max-minutes of tagger train).")
+@click.option("--max-sentences", type=option_type("max_sentences"), help="Train on the first N training sentences only.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override one config value of every row (repeatable), e.g. layers=4 or optimizer=adam.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of every row.")
-@click.option("--jobs", type=click.IntRange(1), default=1, show_default=True,
+@click.option("--jobs", type=option_type("jobs"), default=1, show_default=True,
               help="Rows trained at once, each a process.")
-@click.option("--threads", type=click.IntRange(1),
+@click.option("--threads", type=option_type("threads"),
               help="CPU threads of all jobs together, split between them [default: every core].")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N.")
 @click.option("--rows", help="Only these rows (preset names, comma-separated).")

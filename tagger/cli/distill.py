@@ -11,6 +11,7 @@ import torch
 
 from tagger.cli.progress import RichReporter, make_console
 from tagger.cli.train import run_options, summary_line
+from tagger.config import option_type
 from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_PRESET, DEFAULT_TOP_K, DistillRequest, distill
 from tagger.training.run import DataSpec
 from tagger.training.trainer import Interrupted, RunOptions
@@ -35,10 +36,10 @@ from tagger.training.trainer import Interrupted, RunOptions
               help="The gold tags' share of the loss (0: the teachers' distributions alone).")
 @click.option("--top-k", type=click.IntRange(min=1), default=DEFAULT_TOP_K, show_default=True,
               help="Labels kept per token of the teachers' averaged distribution (renormalised).")
-@click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
-@click.option("--batch-size", type=int, help="Sentences per update; same as --set batch_size=N.")
+@click.option("--max-epochs", type=option_type("max_epochs"), help="Same as --set max_epochs=N.")
+@click.option("--batch-size", type=option_type("batch_size"), help="Sentences per update; same as --set batch_size=N.")
 @run_options
-@click.option("--threads", type=int, help="CPU threads for torch.")
+@click.option("--threads", type=option_type("threads"), help="CPU threads for torch.")
 @click.option("--quiet", is_flag=True, help="Print only the final summary lines (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, columns, preset, config_file, overrides,

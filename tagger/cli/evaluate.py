@@ -131,6 +131,9 @@ Examples:
 @click.option("--precision", type=click.Choice(("auto", "fp32", "bf16")), default="auto", show_default=True,
               help="With --model: inference matrix products in bf16 (inputs rounded to bfloat16, sums in float32) "
                    "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32.")
+@click.option("--preterminals", type=click.Choice(("auto", "gold", "predicted")), default="auto", show_default=True,
+              help="Trees: score the predicted trees with the gold trees' part-of-speech tags or their own; auto: the "
+                   "gold ones where the predicted are of another tagset (a parser's XX, UPOS), with a note.")
 @click.option("--allow-missing-columns", is_flag=True,
               help="With --model: run a parser on DATA without the UPOS/FEATS it reads instead of refusing.")
 def command(
@@ -159,6 +162,7 @@ def command(
     threads: int | None,
     precision: str,
     allow_missing_columns: bool,
+    preterminals: str = "auto",
 ) -> None:
     """Score predictions against gold annotation: accuracy table, or --json.
 
@@ -191,7 +195,7 @@ def command(
     else:
         result = evaluate_files(gold_path, pred_path, format=gold_format, pred_format=pred_format,
                                 columns=columns_spec, column=column, task=task, train_words=train_words,
-                                evalb_params=params, aligned=aligned)
+                                evalb_params=params, aligned=aligned, preterminals=preterminals)
         _emit({"gold": gold_path, "pred": pred_path, **header_params}, result, as_json, top, punct, evalb_report)
 
 

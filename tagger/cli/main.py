@@ -1,7 +1,8 @@
 """The ``tagger`` command group: wires the thin command modules together.
 
-Every :class:`~tagger.errors.TaggerError` becomes one line on stderr and exit status 1; a
-closed stdout (``tagger tag ... | head``) ends quietly.
+Every :class:`~tagger.errors.TaggerError` becomes one line on stderr and exit status 1, and so
+does a failed write to stdout (a full disk: ``error: stdout: cannot write: ...``); a closed stdout
+(``tagger tag ... | head``) ends quietly, with status 0.
 """
 
 from __future__ import annotations
@@ -55,9 +56,20 @@ class TaggerGroup(click.Group):
             formatter.write_dl([(name, SUMMARIES[name]) for name in COMMANDS])
 
     def invoke(self, ctx: click.Context):
+        """Run the command with ``sys.stdout`` guarded (:class:`GuardedStream`: a failed write is a
+        :class:`TaggerError` naming ``stdout``) and flushed at its end, so that a full disk is
+        reported here and not by the interpreter's last flush."""
+        from tagger.formats.base import GuardedStream  # (every command imports it: not for --help)
+
+        stdout = sys.stdout
+        sys.stdout = guarded = GuardedStream(stdout, "stdout")
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            guarded.flush()
+            return result
         except TaggerError as e:
+            if guarded.failed:
+                _drop_stdout()
             click.echo(f"error: {e}", err=True)
             sys.exit(1)
         except BrokenPipeError:
@@ -65,15 +77,23 @@ class TaggerGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        finally:
+            if sys.stdout is guarded:
+                sys.stdout = stdout
 
 
-def _quiet_broken_pipe() -> None:
-    # Point stdout at devnull so the interpreter's final flush does not complain again.
+def _drop_stdout() -> None:
+    """Point stdout at devnull, so that the interpreter's final flush of what could not be
+    written does not fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
+
+
+def _quiet_broken_pipe() -> None:
+    _drop_stdout()
     sys.exit(0)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -37,7 +38,7 @@ from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
                    "(needs matplotlib: pip install 'tagger[plot]').")
 @click.option("--chunk-size", type=click.IntRange(1), default=CHUNK_SIZE, show_default=True, help="Sentences read, tagged and written at a time (bounds memory).")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
-@click.option("--threads", type=int, help="CPU threads: a tagger runs this many batches at once (with or without "
+@click.option("--threads", type=click.IntRange(min=1), help="CPU threads: a tagger runs this many batches at once (with or without "
                                          "torch; default: one a core); other models use them for torch's operations.")
 @click.option("--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
               help="Inference matrix products: bf16 (inputs rounded to bfloat16, sums in float32) or fp32; "
@@ -73,33 +74,47 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
     """
     if input_format_alias is not None:
         input_format = input_format_alias
-    if (len(model_paths) <= 2 and device in ("auto", "cpu") and top_k is None and beta is None and beam is None
-            and constrained is None and show_attention is None):
-        # Before numpy is imported (its BLAS reads them once). Without --threads its BLAS gets one
-        # thread: more made the numpy passes' small products wait for each other (on a busy 2-core
-        # machine, EWT dev through the tagger 2.6 s at one thread, 6.4 s at two, 44 s by default;
-        # its text through the tokenizer 0.85 s at one, 9.7 s by default).
-        # numpy's BLAS always gets one (torch, if it is needed, gets --threads; it reads OMP_NUM_THREADS).
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        if threads:
-            os.environ["OMP_NUM_THREADS"] = str(threads)
-        if len(model_paths) == 1 and input_format in ("auto", "text") and not columns:
-            from tagger.tokenization.runtime import tag_file  # a tokenizer alone runs without torch
+    inputs = _stdin_dash(inputs)
+    from tagger.cli.progress import tagging_progress
 
-            if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
-                return
-        # Without torch where it can (tagger.runtime.skip_lstm.products): auto is float32 on a small
-        # input (the first line at once) and bf16 by our AMX kernels on a large one where they run.
-        if on_error == "fail" and precision in ("fp32", "auto", "bf16"):
-            from tagger.runtime.skip_lstm import tag_file as tag_small  # a tagger (after a tokenizer) on a small input
+    with tagging_progress(inputs, to_terminal=output in (None, "-") and sys.stdout.isatty()):
+        if (len(model_paths) <= 2 and device in ("auto", "cpu") and top_k is None and beta is None and beam is None
+                and constrained is None and show_attention is None):
+            # Before numpy is imported (its BLAS reads them once). Without --threads its BLAS gets one
+            # thread: more made the numpy passes' small products wait for each other (on a busy 2-core
+            # machine, EWT dev through the tagger 2.6 s at one thread, 6.4 s at two, 44 s by default;
+            # its text through the tokenizer 0.85 s at one, 9.7 s by default).
+            # numpy's BLAS always gets one (torch, if it is needed, gets --threads; it reads OMP_NUM_THREADS).
+            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+            if threads:
+                os.environ["OMP_NUM_THREADS"] = str(threads)
+            if len(model_paths) == 1 and input_format in ("auto", "text") and not columns:
+                from tagger.tokenization.runtime import tag_file  # a tokenizer alone runs without torch
 
-            if tag_small(model_paths, inputs, output, input_format, columns, output_format, supertag_in, chunk_size,
-                         device, threads, precision) is not None:
-                return
-    from tagger.api import load
-    from tagger.tagging import input_stream
+                if tag_file(model_paths[0], inputs, output, output_format or "conllu", chunk_size, threads) is not None:
+                    return
+            # Without torch where it can (tagger.runtime.skip_lstm.products): auto is float32 on a small
+            # input (the first line at once) and bf16 by our AMX kernels on a large one where they run.
+            if on_error == "fail" and precision in ("fp32", "auto", "bf16"):
+                from tagger.runtime.skip_lstm import tag_file as tag_small  # a tagger (after a tokenizer) on a small input
 
-    model = load(model_paths, device, threads, precision, beam, constrained)
-    model.tag_file(input_stream(inputs), output, output_format, input_format, columns=columns, supertag_in=supertag_in,
-                   top_k=top_k, beta=beta, chunk_size=chunk_size, on_error=on_error,
-                   allow_missing_columns=allow_missing_columns, show_attention=show_attention)
+                if tag_small(model_paths, inputs, output, input_format, columns, output_format, supertag_in, chunk_size,
+                             device, threads, precision) is not None:
+                    return
+        from tagger.api import load
+        from tagger.tagging import input_stream
+
+        model = load(model_paths, device, threads, precision, beam, constrained)
+        model.tag_file(input_stream(inputs), output, output_format, input_format, columns=columns, supertag_in=supertag_in,
+                       top_k=top_k, beta=beta, chunk_size=chunk_size, on_error=on_error,
+                       allow_missing_columns=allow_missing_columns, show_attention=show_attention)
+
+
+def _stdin_dash(inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The input files, none for stdin: ``-`` means stdin (as for ``tagger convert`` and
+    ``evaluate``); with other files it is refused (``./-`` names a file called ``-``)."""
+    if "-" not in inputs:
+        return inputs
+    if len(inputs) > 1:
+        raise click.UsageError("'-' (stdin) is the only input or none: give files, or '-' alone")
+    return ()

@@ -11,6 +11,7 @@ import click
 import torch
 
 from tagger.cli.progress import RichReporter, make_console, plural
+from tagger.config import option_type
 from tagger.models import MODELS
 from tagger.training.distributed import env_context
 from tagger.tasks import get_task
@@ -24,9 +25,10 @@ def run_options(command: Callable) -> Callable:
     """The options ``tagger train`` and ``tagger distill`` share: patience, time and data limits,
     seed and device (in this order in their --help)."""
     options = [
-        click.option("--patience", type=int, help="Same as --set patience=N."),
-        click.option("--max-minutes", type=float, help="Stop training after this many minutes (best model kept)."),
-        click.option("--max-sentences", type=int,
+        click.option("--patience", type=option_type("patience"), help="Same as --set patience=N (0: never stop early)."),
+        click.option("--max-minutes", type=option_type("max_minutes"),
+                     help="Stop training after this many minutes (best model kept)."),
+        click.option("--max-sentences", type=option_type("max_sentences"),
                      help="Use only the first N training sentences (without --dev, dev is held out of these)."),
         click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly."),
         click.option("--device", default="auto", show_default=True,
@@ -57,7 +59,7 @@ def run_options(command: Callable) -> Callable:
 @click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model.")
 @click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU).")
 @click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS).")
-@click.option("--jackknife", type=click.IntRange(min=2), metavar="K",
+@click.option("--jackknife", type=option_type("jackknife"), metavar="K",
               help="Parser: train on POS predicted by K taggers, each trained on the other K-1 folds of --train and "
                    "tagging the one it never saw (10 is the usual; --task pipeline: 10 unless given, none when its parser "
                    "reads no POS); dev is tagged by a tagger trained on all of train.")
@@ -67,22 +69,23 @@ def run_options(command: Callable) -> Callable:
               help="With --jackknife: override one value of the taggers' config (repeatable), e.g. max_epochs=5.")
 @click.option("--jackknife-dir", type=click.Path(file_okay=False),
               help="With --jackknife: the taggers' folder (default: OUT.jackknife beside the model); run again to reuse or resume them.")
-@click.option("--jobs", type=click.IntRange(min=1),
+@click.option("--jobs", type=option_type("jobs"),
               help="With --jackknife: taggers trained at once [default: as many as the cores allow at --threads each].")
 @click.option("--encoder-from", type=click.Path(), help="Parser with contextual features: start its BiLSTM encoder as this trained "
               "tagger's (its vocabularies, input and recurrent layers; fine-tuned with the parser).")
 @click.option("--tokenizer/--no-tokenizer", default=True, show_default=True,
               help="--task pipeline: also train a tokenizer (its first stage: the model then reads raw text) when the "
                    "training CoNLL-U has # text comments.")
-@click.option("--parsers", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--parsers", type=option_type("parsers"), default=1, show_default=True,
               help="--task pipeline: train N parsers (seeds --seed, --seed + 1, ...) on the same tags and parse with all "
                    "of them (an ensemble, as tagger ensemble makes); with --jobs, that many train at once.")
-@click.option("--max-epochs", type=int, help="Same as --set max_epochs=N.")
-@click.option("--batch-size", type=int, help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
+@click.option("--max-epochs", type=option_type("max_epochs"), help="Same as --set max_epochs=N.")
+@click.option("--batch-size", type=option_type("batch_size"),
+              help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
 @run_options
-@click.option("--threads", type=int, help="CPU threads for torch (with --jackknife: for each tagger too [default 1 each]).")
+@click.option("--threads", type=option_type("threads"), help="CPU threads for torch (with --jackknife: for each tagger too [default 1 each]).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C).")
-@click.option("--checkpoint-minutes", type=float, help="Also checkpoint every N minutes within an epoch.")
+@click.option("--checkpoint-minutes", type=option_type("checkpoint_minutes"), help="Also checkpoint every N minutes within an epoch.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none).")
 @click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
@@ -118,6 +121,8 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
     pipeline = bool(get_task(task).tagger_columns)  # --task pipeline always trains a tagger (jackknifed if need be)
     if given and not jackknife and not pipeline:
         raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
+    if gates and not bootstrap:
+        raise click.UsageError("--gates: only with --bootstrap FFN (they name the gates it initialises from the FFN)")
     if parsers > 1 and not pipeline:
         raise click.UsageError("--parsers N: only with --task pipeline (to combine parsers trained apart: tagger ensemble)")
     if pipeline and not jackknife:

@@ -360,6 +360,74 @@ def score_sentence(gold: Forest, test: Forest, params: EvalbParams = COLLINS, id
     return SentenceResult(id, g.length, OK, matched, gold_count, test_count, crossing, len(g.words), correct)
 
 
+# --- another tagset: the gold file's preterminals ------------------------------------------
+
+#: The tags of empty elements (the Penn Treebank's traces): leaves of gold trees that a parser's
+#: input never has.
+EMPTY_TAGS = ("-NONE-",)
+
+
+def _as_tree(forest: Forest) -> Tree | None:
+    if forest is None or isinstance(forest, Tree):
+        return forest
+    return Tree("", tuple(forest))  # the top-level trees of a line, under the wrapper _top_level takes off
+
+
+def _retagged(tree: Tree, tags: Sequence[str]) -> Tree:
+    """``tree`` with its preterminals labelled ``tags``, in order (no recursion)."""
+    next_tag = iter(tags).__next__
+    built: list[list[Union[Tree, str]]] = [[]]  # the children made so far of each open node
+    stack: list[tuple[Union[Tree, str], bool]] = [(tree, False)]
+    while stack:
+        node, closing = stack.pop()
+        if isinstance(node, str):
+            built[-1].append(node)
+        elif closing:
+            children = built.pop()
+            built[-1].append(Tree(node.label, tuple(children)))
+        elif node.is_preterminal:
+            built[-1].append(Tree(next_tag(), node.children))
+        else:
+            stack.append((node, True))
+            built.append([])
+            stack.extend((child, False) for child in reversed(node.children))
+    return built[0][0]  # type: ignore[return-value]
+
+
+def with_gold_preterminals(gold: Forest, test: Forest) -> Forest:
+    """``test`` with the part-of-speech tags of ``gold`` on its preterminals, where the two have
+    the same words in the same order (the gold's empty elements, :data:`EMPTY_TAGS`, aside);
+    ``test`` unchanged otherwise (EVALB then reports the sentence as it would)."""
+    gold_tree, test_tree = _as_tree(gold), _as_tree(test)
+    if gold_tree is None or test_tree is None:
+        return test
+    words = [word for _, word in test_tree.leaves()]
+    leaves = gold_tree.leaves()
+    for candidate in (leaves, [(tag, word) for tag, word in leaves if tag not in EMPTY_TAGS]):
+        if [word for _, word in candidate] == words:
+            return _retagged(test_tree, [tag for tag, _ in candidate])
+    return test
+
+
+def foreign_tags(gold: Sequence[Forest], test: Sequence[Forest]) -> list[str] | None:
+    """The predicted preterminals' tags, most frequent first, when they are not of the gold's
+    tagset: fewer than half of the predicted preterminals carry a tag the gold trees use (a
+    parser's ``XX``, UPOS tags against PTB ones); ``None`` when they are of it (a tagger's
+    errors do not make another tagset). EVALB's ``DELETE_LABEL`` punctuation goes by the tag, so
+    trees in another tagset keep the punctuation the gold trees drop: every sentence is a
+    ``Length unmatch``."""
+    gold_tags = {tag for forest in gold if (tree := _as_tree(forest)) is not None for tag, _ in tree.leaves()}
+    counts: dict[str, int] = {}
+    for forest in test:
+        tree = _as_tree(forest)
+        for tag, _ in tree.leaves() if tree is not None else ():
+            counts[tag] = counts.get(tag, 0) + 1
+    inside = sum(n for tag, n in counts.items() if tag in gold_tags)
+    if not counts or 2 * inside >= sum(counts.values()):
+        return None
+    return sorted(counts, key=lambda tag: -counts[tag])
+
+
 # --- totals ----------------------------------------------------------------------------------
 
 
@@ -472,12 +540,16 @@ class EvalbTotals:
 class BracketMetric(Metric):
     """EVALB's scores of a test set: the per-sentence rows and the two summaries, ``all`` and
     ``short`` (sentences of at most ``params.cutoff_len`` words). ``score`` is the all-sentence
-    bracket F-measure, 0..1 (what a constituency parser's dev score is)."""
+    bracket F-measure, 0..1 (what a constituency parser's dev score is). ``preterminals`` says
+    whose part-of-speech tags the test trees were scored with: ``"predicted"`` (their own) or
+    ``"gold"`` (the gold trees', put in for a parser's ``XX`` or another tagset:
+    :func:`with_gold_preterminals`; the tagging accuracy is then 100 by construction; ``"mixed"`` for a sum of both)."""
 
     score_name = "bracket F1"
 
-    def __init__(self, params: EvalbParams = COLLINS) -> None:
+    def __init__(self, params: EvalbParams = COLLINS, preterminals: str = "predicted") -> None:
         self.params = params
+        self.preterminals = preterminals
         self.rows: list[SentenceResult] = []
         self.all = EvalbTotals()
         self.short = EvalbTotals()
@@ -500,7 +572,9 @@ class BracketMetric(Metric):
             return NotImplemented
         if self.rows and other.rows and self.params != other.params:
             raise ValueError("cannot add EVALB scores made with different parameters")
-        total = BracketMetric(self.params if self.rows or not other.rows else other.params)
+        first = self if self.rows or not other.rows else other
+        kinds = {m.preterminals for m in (self, other) if m.rows} or {first.preterminals}
+        total = BracketMetric(first.params, kinds.pop() if len(kinds) == 1 else "mixed")
         for row in [*self.rows, *other.rows]:
             total.add(row)
         return total
@@ -516,18 +590,23 @@ class BracketMetric(Metric):
 
     def to_dict(self) -> dict:
         """Both summaries (percentages 0..100), and the cut-off length."""
-        return {"cutoff_len": self.params.cutoff_len, "all": self.all.to_dict(), "short": self.short.to_dict()}
+        return {"cutoff_len": self.params.cutoff_len, "preterminals": self.preterminals, "all": self.all.to_dict(),
+                "short": self.short.to_dict()}
 
 
 def score_trees(gold: Sequence[Forest], test: Sequence[Forest], params: EvalbParams = COLLINS,
-                test_name: str | None = None, test_lines: Sequence[int] | None = None) -> BracketMetric:
+                test_name: str | None = None, test_lines: Sequence[int] | None = None,
+                preterminals: str = "predicted") -> BracketMetric:
     """Score a test set as EVALB does, sentence by sentence, and stop where it would: at the
     error after ``params.max_error`` errors (a :class:`TaggerError` naming ``test_name`` and
     the sentence's line in ``test_lines``, as EVALB then prints no summary). The two sides must
-    have as many sentences (EVALB reads line against line)."""
+    have as many sentences (EVALB reads line against line). ``preterminals="gold"`` scores each
+    test tree with the gold tree's tags (:func:`with_gold_preterminals`)."""
     if len(gold) != len(test):
         raise TaggerError(f"the predicted file has {len(test)} tree{'' if len(test) == 1 else 's'}, the gold one {len(gold)}", test_name)
-    metric = BracketMetric(params)
+    if preterminals == "gold":
+        test = [with_gold_preterminals(g, t) for g, t in zip(gold, test)]
+    metric = BracketMetric(params, preterminals)
     errors = 0
     for i, (g, t) in enumerate(zip(gold, test)):
         row = score_sentence(g, t, params, i + 1)
@@ -535,8 +614,12 @@ def score_trees(gold: Sequence[Forest], test: Sequence[Forest], params: EvalbPar
             errors += 1
             if errors > params.max_error + 1:
                 line = test_lines[i] if test_lines is not None else None
+                why = ""
+                if row.error.startswith("Length unmatch") and preterminals != "gold":
+                    why = ("; a length unmatch is punctuation deleted by its tag (COLLINS.prm: , : `` '' .) on one "
+                           "side only: --preterminals gold scores with the gold tags")
                 raise TaggerError(f"sentence {i + 1}: {row.error}: error {errors}, where EVALB stops (MAX_ERROR "
-                                  f"{params.max_error}; a parameter file can allow more)", test_name, line)
+                                  f"{params.max_error}; a parameter file can allow more){why}", test_name, line)
         metric.add(row)
     return metric
 
@@ -604,5 +687,6 @@ def render_errors(metric: BracketMetric) -> str:
     return "".join(f"{row.id} : {row.error}\n" for row in metric.errors)
 
 
-__all__ = ["COLLINS", "ERROR", "OK", "SKIP", "BracketMetric", "EvalbParams", "EvalbTotals", "Forest", "SentenceResult",
-           "read_params", "render_errors", "render_evalb", "score_sentence", "score_trees"]
+__all__ = ["COLLINS", "EMPTY_TAGS", "ERROR", "OK", "SKIP", "BracketMetric", "EvalbParams", "EvalbTotals", "Forest", "SentenceResult",
+           "foreign_tags", "read_params", "render_errors", "render_evalb", "score_sentence", "score_trees",
+           "with_gold_preterminals"]

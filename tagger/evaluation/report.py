@@ -294,7 +294,8 @@ def _render_brackets(metric: BracketMetric, console: Console, title: str) -> Non
     row("average crossing", lambda t: f"{t.average_crossing:.2f}")
     row("no crossing %", lambda t: f"{t.no_crossing_rate:.2f}")
     row("2 or less crossing %", lambda t: f"{t.two_or_less_rate:.2f}")
-    row("tagging accuracy %", lambda t: f"{t.tagging_accuracy:.2f}")
+    gold_tags = " (gold tags)" if metric.preterminals == "gold" else ""  # 100 by construction: say why
+    row(f"tagging accuracy %{gold_tags}", lambda t: f"{t.tagging_accuracy:.2f}")
     row("brackets matched/gold/test", lambda t: f"{t.matched:,}/{t.gold:,}/{t.test:,}")
     row("sentences valid/error/skipped", lambda t: f"{t.valid:,}/{t.errors:,}/{t.skipped:,}")
     console.print(table)

@@ -58,7 +58,8 @@ def guess_format(path: str | os.PathLike | None, sample_text: str) -> tuple[str,
     ``ID=`` lines -> ccgbank; 10 tab columns with a CoNLL ID (in most lines: a bad line is then
     the reader's to report) -> conllu; one token per line with 3-4 tab columns, an integer third,
     in blank-line separated blocks -> dp; the same with any consistent number of tab columns and
-    no spaces -> columns (noted: which column is the word is a guess); a leading ``(`` -> trees
+    no spaces -> columns (noted: which column is the word is a guess, unless a header comment
+    names the layout, :func:`columns.header_layout`); a leading ``(`` -> trees
     where each line's brackets balance (one tree a line, as EVALB reads), else mrg, unless a
     word stands outside every bracket (then plain text, or what else the words say);
     ``======`` or ``[ ]`` chunks -> pos; ``w|P|S`` tokens -> pipe; ``w/TAG`` tokens -> tagged;
@@ -146,6 +147,15 @@ def _tabular(lines: list[str], body: list[str]) -> tuple[str, str | None] | None
         return "dp", None
     if len(widths) > 1:
         return None
+    try:
+        header = columns_format.header_layout(lines)
+    except TaggerError:
+        header = None  # the reader names the bad line
+    if header is not None:
+        layout, spec = header
+        where = ", ".join(f"{name} in {number}" for name, number in layout.items() if name != "form")
+        return "columns", (f"read as columns: the word in column {layout['form']}{', ' if where else ''}{where}, "
+                           f"as its header says (--columns {spec})")
     return "columns", (f"read as columns: the word in column 1, a tag in column 2 (of {widths.pop()}); "
                        "--columns gives the layout, e.g. --columns form=2,upos=4")
 
@@ -267,6 +277,8 @@ def _read(source: Source | Iterable, fmt: str, on_error: OnError | None, layout:
         extra = {"on_error": on_error} if on_error is not None and "on_error" in inspect.signature(reader).parameters else {}
         if layout is not None and kind == columns_format.NAME:
             extra["columns"] = layout
+        elif kind == columns_format.NAME and fmt == columns_format.NAME:
+            extra["guess"] = False  # named, not detected: its layout is given (or in its header), never guessed
         yield from _call(reader, kind, (item,), {**options, **extra})
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator, TextIO, TypeVar, Union
 
@@ -120,7 +123,10 @@ def _line(data: bytes | str, number: int, name: str, lenient: bool) -> str:
 
 def open_output(path: str | os.PathLike | None) -> TextIO:
     """A UTF-8 text stream for ``path`` (missing parent folders are created, as for model
-    files), or stdout for ``None``/``-``."""
+    files), or stdout for ``None``/``-``. A path is an :class:`OutputFile`: written to a
+    temporary file that replaces ``path`` when it is closed, so that an existing file is never
+    truncated before there is output to put in its place, and a failed write is a
+    :class:`TaggerError` naming the file."""
     if path is None or os.fspath(path) == "-":
         return sys.stdout
     parent = Path(path).parent
@@ -130,10 +136,154 @@ def open_output(path: str | os.PathLike | None) -> TextIO:
         raise TaggerError(f"cannot write: {parent} is a file, not a folder", os.fspath(path)) from None
     except OSError as e:
         raise TaggerError(f"cannot create the folder {parent}: {e.strerror}", os.fspath(path)) from None
-    try:
-        return open(path, "w", encoding="utf-8", newline="\n")
-    except OSError as e:
-        raise TaggerError(f"cannot write: {e.strerror}", os.fspath(path)) from None
+    return OutputFile(path)
+
+
+def write_error(error: OSError, name: str) -> TaggerError:
+    """The one-line error of a failed write (a full disk, an I/O error) to ``name``."""
+    return TaggerError(f"cannot write: {error.strerror or error}", name)
+
+
+class GuardedStream:
+    """A text stream passed through, whose failed writes (any :class:`OSError` but a closed pipe,
+    which the command line ends quietly) are a :class:`TaggerError` naming the output: what
+    ``tagger`` puts in place of ``sys.stdout`` while a command runs, and the base of
+    :class:`OutputFile`. Other attributes are the stream's."""
+
+    def __init__(self, stream: TextIO, name: str):
+        self.stream, self.name = stream, name
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            self.failed = True
+            raise write_error(e, self.name) from None
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            self.failed = True
+            raise write_error(e, self.name) from None
+
+    def __getattr__(self, name: str):
+        if name == "stream":  # (not set yet)
+            raise AttributeError(name)
+        return getattr(self.stream, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self.close(failed=kind is not None)
+
+    def close(self, failed: bool | None = None) -> None:
+        self.flush()
+        self.stream.close()
+
+
+class OutputFile(GuardedStream):
+    """``open(path, "w")`` for output (UTF-8, ``\\n`` line ends) that never truncates ``path`` before
+    there is something to put there: a regular file (or a new one) is written through a temporary
+    file in the same folder (a symbolic link's target's), which :meth:`close` renames over it
+    (with the mode ``path`` has, or a new file's). A special file (``/dev/stdout``, a pipe) is
+    written directly.
+
+    Closed after a failure (``close(failed=True)``; by default, when an exception is on its way,
+    that is from a ``finally`` block or ``with``), the output written before it replaces ``path``
+    (a run that fails on malformed input stops after writing what came before it), but where
+    nothing was written ``path`` is left as it was; after a failed write (a full disk) the
+    temporary file is removed and ``path`` left as it was."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.name = os.fspath(path)
+        self.target = os.path.realpath(self.name)  # (a symbolic link stays one: its target is replaced)
+        self.temporary: str | None = None
+        try:
+            stream = self._open()
+        except OSError as e:
+            if self.temporary is not None:
+                Path(self.temporary).unlink(missing_ok=True)
+                self.temporary = None
+            raise TaggerError(f"cannot write: {e.strerror}", self.name) from None
+        super().__init__(stream, self.name)
+
+    def _open(self) -> TextIO:
+        try:
+            mode: int | None = os.stat(self.name).st_mode
+        except FileNotFoundError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):  # /dev/stdout, a FIFO: written through
+            return open(self.name, "w", encoding="utf-8", newline="\n")
+        if mode is not None and not os.access(self.name, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        try:
+            fd, self.temporary = tempfile.mkstemp(prefix=f".{os.path.basename(self.target)}.", suffix=".tmp",
+                                                  dir=os.path.dirname(self.target))
+        except PermissionError:  # a file one may write in a folder one may not: written in place
+            if mode is None:
+                raise
+            return open(self.name, "w", encoding="utf-8", newline="\n")
+        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else _umask_mode())
+        return open(fd, "w", encoding="utf-8", newline="\n")
+
+    def close(self, failed: bool | None = None) -> None:
+        if self.stream.closed:
+            return
+        if failed is None:
+            failed = sys.exc_info()[0] is not None
+        if self.failed:  # a write failed (and said so): nothing to keep
+            self._discard()
+            return
+        try:
+            self.stream.flush()
+            written = self.stream.tell() > 0 if self.temporary is not None else True
+            self.stream.close()
+        except OSError as e:
+            self.failed = True
+            self._discard()
+            raise write_error(e, self.name) from None
+        if self.temporary is None:
+            return
+        if failed and not written:
+            self._discard()
+            return
+        try:
+            os.replace(self.temporary, self.target)
+        except OSError as e:
+            self._discard()
+            raise TaggerError(f"cannot write: {e.strerror}", self.name) from None
+        self.temporary = None
+
+    def _discard(self) -> None:
+        try:
+            self.stream.close()
+        except OSError:
+            pass  # (a full disk: what could not be flushed is dropped with the file)
+        if self.temporary is not None:
+            Path(self.temporary).unlink(missing_ok=True)
+            self.temporary = None
+
+    def __del__(self) -> None:  # never closed (an error before the caller's try): no temporary file is left
+        if getattr(self, "temporary", None) is not None:
+            self._discard()
+
+
+def _umask_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: 0o666 less the process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def blocks(lines: Iterator[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
@@ -207,6 +357,8 @@ class Replay:
 PEEK_LINES = 20
 #: ... and at most this many bytes (a very long comment header, or a first block that never ends).
 PEEK_BYTES = 1 << 20
+#: ... of which at most this many characters of one line (a 50 MB line of plain text).
+PEEK_LINE = 1 << 16
 
 
 class SniffWindow:
@@ -265,6 +417,8 @@ def _head(lines: Iterator, count: int) -> tuple[list, list[str]]:
     for line in lines:
         text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
         text = (text.lstrip("\ufeff") if not head else text).rstrip("\r\n")
+        if len(text) > PEEK_LINE:  # a very long line is sniffed by its start, cut after a space
+            text = text[: text.rfind(" ", 0, PEEK_LINE) + 1 or PEEK_LINE]
         head.append(line)
         texts.append(text)
         if limits.full(text):

@@ -6,10 +6,17 @@ Which column holds what is given by a spec mapping names to 1-based column numbe
 ``{"form": 2, "tag": 6}`` (``parse_column_spec("form=2,tag=6")``). ``form`` is required and
 gives the words; every other name becomes a column of that name, kept as given (``tag`` stays
 ``tag``); ``head`` is read as an integer (``_`` = unknown).
+
+A file may name its own layout in a comment before its first token, as ``data/sample.tsv``
+does: a ``#`` line holding ``--columns SPEC`` (``# form, UPOS, XPOS: read with --columns
+form=1,upos=2,xpos=3``). Read without a layout given, that one is used; a layout given wins.
+Without either, the layout is guessed (``form=1,tag=2``), or, with ``guess=False`` (a format
+named ``columns``, not detected), the reading is refused in one line.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Iterable, Iterator, Mapping, TextIO
 
@@ -22,6 +29,11 @@ EXTENSIONS = (".tsv", ".column", ".columns")
 
 DEFAULT_COLUMNS = {"form": 1, "tag": 2}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+#: ``--columns SPEC`` (or ``--columns=SPEC``) in a header comment; quotes and brackets around it are not part of it.
+_HEADER = re.compile(r"--columns(?:=|\s+)([^\s`'\"()]+)")
+
+#: The refusal of a file read as ``columns`` without a layout (``guess=False``), as ``tagger convert`` words it.
+NEEDS_LAYOUT = "reading the 'columns' format needs --columns, e.g. --columns form=2,xpos=5"
 
 
 def parse_column_spec(spec: str) -> dict[str, int]:
@@ -58,14 +70,62 @@ def _spec(columns: Mapping[str, int] | str | None) -> dict[str, int]:
     return check_columns(columns)
 
 
+def header_layout(lines: Iterable[str], name: str | None = None,
+                  numbers: Iterable[int] | None = None) -> tuple[dict[str, int], str] | None:
+    """The layout a column file's header names, and its spec as written: the first ``#`` line
+    before the first token that holds ``--columns SPEC`` (``None`` if there is none). A
+    malformed spec there is a :class:`TaggerError` naming the line (``numbers``: the lines'
+    numbers; by default 1, 2, ...)."""
+    for number, text in zip(numbers if numbers is not None else itertools.count(1), lines):
+        if not text.strip():
+            continue
+        if not text.startswith("#"):
+            return None
+        found = _HEADER.search(text)
+        if found is not None:
+            spec = found.group(1).rstrip(".,;:")
+            try:
+                return parse_column_spec(spec), spec
+            except TaggerError as e:
+                raise TaggerError(f"the header's --columns: {e.message}", name, number) from None
+    return None
+
+
+def _layout(chunks: Iterator[list[tuple[int, str]]], columns: Mapping[str, int] | str | None, guess: bool,
+            name: str) -> tuple[list[list[tuple[int, str]]], dict[str, int]]:
+    """The blocks up to the first one with a token (read ahead, to be read again) and the
+    layout: ``columns`` if given, else the header's (:func:`header_layout`), else the guess
+    ``form=1,tag=2`` or (without ``guess``) a :class:`TaggerError`."""
+    head: list[list[tuple[int, str]]] = []
+    first = None  # the first token's line
+    for block in chunks:
+        head.append(block)
+        first = next((number for number, text in block if not text.startswith(("#", "-DOCSTART-"))), None)
+        if first is not None:
+            break
+    if columns is not None:
+        return head, _spec(columns)
+    lines = [(number, text) for block in head for number, text in block if not text.startswith("-DOCSTART-")]
+    found = header_layout([text for _, text in lines], name, [number for number, _ in lines])
+    if found is not None:
+        return head, found[0]
+    if not guess and first is not None:
+        raise TaggerError(f"{NEEDS_LAYOUT} (or a '# --columns SPEC' header line)", name, first)
+    return head, dict(DEFAULT_COLUMNS)
+
+
 def read(source: Source, *, columns: Mapping[str, int] | str | None = None,
-         on_error: OnError | None = None) -> Iterator[Sentence]:
+         on_error: OnError | None = None, guess: bool = True) -> Iterator[Sentence]:
     """Yield the sentences of a column file; ``columns`` is a spec (mapping or ``"form=1,tag=2"``
-    string), by default ``form=1,tag=2``. With ``on_error``, malformed sentences are reported
-    to it and skipped."""
-    spec = _spec(columns)
-    needed = max(spec.values())
+    string), by default the one its header names, else (``guess``) ``form=1,tag=2``; without
+    ``guess`` a file with neither is refused. With ``on_error``, malformed sentences are
+    reported to it and skipped."""
+    if columns is not None:
+        _spec(columns)  # a bad spec is an error before anything is read
     name = source_name(source)
+    chunks = blocks(iter_lines(source, name, lenient=on_error is not None))
+    head, spec = _layout(chunks, columns, guess, name)
+    needed = max(spec.values())
 
     def sentence(block: list[tuple[int, str]]) -> Sentence | None:
         rows = [(number, text) for number, text in block if not text.startswith(("#", "-DOCSTART-"))]
@@ -85,7 +145,7 @@ def read(source: Source, *, columns: Mapping[str, int] | str | None = None,
                 values[column].append(parse_head(value, name, number) if column == "head" else value)
         return Sentence(words, values, source=name, line=block[0][0])
 
-    yield from each_sentence(blocks(iter_lines(source, name, lenient=on_error is not None)), sentence, on_error)
+    yield from each_sentence(itertools.chain(head, chunks), sentence, on_error)
 
 
 

@@ -687,13 +687,22 @@ class StackedBiRNN(nn.Module):
     def output_size(self) -> int:
         return 2 * self.hidden
 
+    @property
+    def reads_input(self) -> bool:
+        """Whether a layer's shortcut reads the input itself (h^0: an input as wide as the
+        layers), so that :meth:`forward` needs x even when given the first layer's projection."""
+        return any(found and 0 in found for found in self.sources)
+
     def forward(self, x: torch.Tensor | None, lengths: torch.Tensor, projected: torch.Tensor | None = None) -> torch.Tensor:
         """x: [T, B, D] time-major, right-padded; lengths: [B] → [T, B, 2H] (forward then
         backward states, in sentence order; values at padded positions are meaningless).
 
         ``projected`` [2, T, B, G]: the first layer's input projection, computed by the caller
-        (see :meth:`InputLayer.project_by_type`); x may then be None unless layer 1 has a skip.
+        (see :meth:`InputLayer.project_by_type`); x may then be None unless a layer's shortcut
+        reads it (layer 1's, or a later one's: :attr:`reads_input`).
         """
+        if x is None and self.reads_input:
+            raise ValueError("this stack's shortcuts read its input x: pass it beside the projection")
         first = x if projected is None else projected
         steps = first.shape[1] if projected is not None else first.shape[0]
         mask = padding_mask(lengths, steps)

@@ -33,6 +33,7 @@ from typing import Any, Iterator, Sequence, TextIO
 import numpy as np
 
 from tagger import formats
+from tagger.cli import progress
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.features import InputFeaturizer
 from tagger.modules.fused import _fastscan, bf16_kernel  # the C steps of the torch path; without them, numpy throughout
@@ -594,6 +595,7 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
                 write_chunk(chunk, None, model, stream, output_format, supertag_in)
                 counts["sentences"] += len(chunk)
                 counts["tokens"] += sum(len(s) for s in chunk)
+                progress.advance(len(chunk))
 
             # the next chunk is read and parsed in a thread while this one is tagged (as on the torch
             # path), and a chunk's batches run in the pool while this thread writes the one before and

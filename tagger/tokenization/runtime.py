@@ -285,6 +285,7 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, output_
     :func:`tagger.load`, which says what is wrong)."""
     import sys
 
+    from tagger.cli.progress import counted
     from tagger.formats.base import open_output
     from tagger.tokenization.stream import raw_sentences, tokenised, write_sentences
 
@@ -307,7 +308,7 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, output_
     labeller = SwitchingLabeller(fast, load_full, switch_after)
     stream = open_output(output)
     try:
-        return write_sentences(raw_sentences(labeller, source), stream, output_format, chunk_size)
+        return write_sentences(counted(raw_sentences(labeller, source)), stream, output_format, chunk_size)
     finally:
         if stream is not sys.stdout:
             stream.close()

@@ -1,8 +1,11 @@
 """From text and its character labels to sentences of tokens, and those as CoNLL-U blocks.
 
 Rules (whatever the labels say): a token never holds white space (a token the model did not
-end before a space ends there); a paragraph break (a blank line) and the end of the text end a
-sentence; labels on white space are ignored.
+end before a space ends there); a token never ends inside an extended grapheme cluster (an
+emoji ZWJ sequence, a flag, a letter and its combining marks: :func:`whole_clusters` moves such
+an end to the cluster's last character); a paragraph break (a blank line) and the end of the
+text end a sentence, and so does a sentence's :data:`MAX_TOKENS`\\ th token; labels on white
+space are ignored.
 
 A block's lines: ``# newdoc`` (the first sentence of an input), ``# newpar`` (the first of each
 paragraph), ``# sent_id = N``, ``# text = ...`` (the sentence's characters, each run of white
@@ -16,9 +19,12 @@ give back the text exactly (:func:`tagger.tokenization.labels.rebuild_text`).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
+from itertools import chain
 
 from tagger.corpus.records import Sentence
+from tagger.formats.text import MAX_WORDS
 from tagger.tokenization.labels import INSIDE, MWT_END, MWT_SENTENCE_END, PAR, SENTENCE_END, escape_spaces
 from tagger.tokenization.multiword import Expander
 
@@ -26,6 +32,11 @@ _RUN = re.compile(r"[^ \x00]+")
 _SPACE_RUN = re.compile(r"\s+")
 _ENDS_SENTENCE = (SENTENCE_END, MWT_SENTENCE_END)
 _MULTIWORD = (MWT_END, MWT_SENTENCE_END)
+
+#: The most tokens of a sentence the tokenizer writes (:func:`tagger.tokenization.stream.tokenize`
+#: gives it to :func:`segment`): a longer one is cut there, as a line of plain text is
+#: (:data:`tagger.formats.text.MAX_WORDS`), so that the models after it never read an unbounded sentence.
+MAX_TOKENS = MAX_WORDS
 
 
 @dataclass
@@ -45,9 +56,11 @@ class Span:
         return self.tokens[-1][1]
 
 
-def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True) -> list[Span]:
+def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True, max_tokens: int | None = None) -> list[Span]:
     """The sentences of a text, given its :func:`~tagger.tokenization.labels.normalise`\\ d form
-    ``norm`` and one label per character. ``new_paragraph``: the text starts a paragraph."""
+    ``norm`` and one label per character. ``new_paragraph``: the text starts a paragraph;
+    ``max_tokens``: a sentence that reaches this many tokens ends there (None: no bound)."""
+    most = max_tokens or len(norm) + 1
     if not isinstance(labels, (bytes, bytearray)):
         labels = bytes(labels)
     sentences: list[Span] = []
@@ -66,7 +79,7 @@ def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True) ->
         if labels.count(0, start, stop - 1) == stop - 1 - start:  # the common case: the run is one token
             label = labels[stop - 1]
             current.tokens.append((start, stop, label in _MULTIWORD))
-            if label in _ENDS_SENTENCE:
+            if label in _ENDS_SENTENCE or len(current.tokens) >= most:
                 sentences.append(current)
                 current = Span()
             continue
@@ -75,12 +88,12 @@ def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True) ->
             if label != INSIDE:
                 current.tokens.append((token_start, at + 1, label in _MULTIWORD))
                 token_start = at + 1
-                if label in _ENDS_SENTENCE:
+                if label in _ENDS_SENTENCE or len(current.tokens) >= most:
                     sentences.append(current)
                     current = Span()
         label = labels[stop - 1]
         current.tokens.append((token_start, stop, label in _MULTIWORD))
-        if label in _ENDS_SENTENCE:
+        if label in _ENDS_SENTENCE or len(current.tokens) >= most:
             sentences.append(current)
             current = Span()
     if current.tokens:
@@ -134,3 +147,120 @@ def block(text: str, span: Span, next_start: int, sent_id: int, expander: Expand
         lines.append(f"{n}\t{form}{_BLANK}{misc}")
         words.append(form)
     return Sentence(words, {}, source=source, line=line, raw={"format": "conllu", "lines": lines})
+
+
+# ---------------------------------------------------------------------------------- grapheme clusters
+#: Characters that join the one before them besides the marks (Mn, Me, Mc): ZWNJ, ZWJ, Thai and
+#: Lao AM, the halfwidth sound marks, emoji modifiers, tag characters (UAX #29's Extend and
+#: SpacingMark, GB9 and GB9a), and the Hangul jamo that follow another (V, T: GB7, GB8).
+_JOINING = [(0x200C, 0x200C), (0xFF9E, 0xFF9F), (0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F), (0x0E33, 0x0E33),
+            (0x0EB3, 0x0EB3), (0x200D, 0x200D), (0x1160, 0x11FF), (0xD7B0, 0xD7FF)]
+#: The stretches of code points that hold every mark (Mn, Me, Mc) of Unicode 14 with room for
+#: those added since (tested against :mod:`unicodedata`); their marks are found on first use.
+_MARK_BLOCKS = [(0x300, 0x36F), (0x483, 0x489), (0x591, 0x109F), (0x1350, 0x135F), (0x1700, 0x1DFF),
+                (0x20D0, 0x20FF), (0x2CEF, 0x2CF1), (0x2D7F, 0x2DFF), (0x302A, 0x309A), (0xA600, 0xABFF),
+                (0xFB1E, 0xFB1E), (0xFE00, 0xFE2F), (0x101FD, 0x101FD), (0x102E0, 0x102E0), (0x10376, 0x1037A),
+                (0x10A00, 0x11FFF), (0x16AF0, 0x16FFF), (0x1BC9D, 0x1BC9E), (0x1CF00, 0x1CF4F), (0x1D165, 0x1D244),
+                (0x1DA00, 0x1DAAF), (0x1E000, 0x1E9FF), (0xE0100, 0xE01EF)]
+_ZWJ = "\u200d"
+_LEADING = "\u1100-\u115f\ua960-\ua97f"  # Hangul L jamo
+_CANDIDATES: re.Pattern | None = None
+
+
+def _candidates() -> re.Pattern:
+    """Characters that may belong to the cluster of the one before (made on first use): joining
+    ones and marks, regional indicators (every one, for their pairing), a character after a ZWJ,
+    a Hangul jamo or syllable after an L jamo."""
+    global _CANDIDATES
+    if _CANDIDATES is None:
+        points = [cp for cp in chain.from_iterable(range(a, b + 1) for a, b in _MARK_BLOCKS)
+                  if unicodedata.category(chr(cp)) in ("Mn", "Me", "Mc")]
+        ranges = _JOINING + [(0x1F1E6, 0x1F1FF)]
+        for cp in points:  # runs of marks as one range each (a class of 300 ranges, not 2,400 points, to compile)
+            if ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+        joining = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+        _CANDIDATES = re.compile(f"[{joining}]|(?<={_ZWJ})[^ \\x00]|(?<=[{_LEADING}])[{_LEADING}\\uac00-\\ud7a3]")
+    return _CANDIDATES
+
+
+def _extends(char: str, spacing: bool = True) -> bool:
+    """Whether ``char`` is Extend (GB9; ZWJ has rules of its own) or, with ``spacing``, a
+    SpacingMark (GB9a: Mc, Thai and Lao AM)."""
+    cp = ord(char)
+    category = unicodedata.category(char)
+    return (category in ("Mn", "Me") or any(a <= cp <= b for a, b in _JOINING[:4])
+            or (spacing and (category == "Mc" or cp in (0x0E33, 0x0EB3))))
+
+
+def _pictographic(char: str) -> bool:
+    """Extended_Pictographic, nearly (the emoji planes but regional indicators, symbols So of
+    U+2190-2BFF, a few more)."""
+    cp = ord(char)
+    return ((0x1F000 <= cp <= 0x1FFFD and not 0x1F1E6 <= cp <= 0x1F1FF) or (0x2190 <= cp <= 0x2BFF and unicodedata.category(char) == "So")
+            or cp in (0xA9, 0xAE, 0x203C, 0x2049, 0x2122, 0x2139, 0x3030, 0x303D, 0x3297, 0x3299))
+
+
+def _hangul(char: str) -> str:
+    """The Hangul syllable type of ``char`` (L, V, T, LV, LVT), or ""."""
+    cp = ord(char)
+    if 0x1100 <= cp <= 0x115F or 0xA960 <= cp <= 0xA97F:
+        return "L"
+    if 0x1160 <= cp <= 0x11A7 or 0xD7B0 <= cp <= 0xD7C6:
+        return "V"
+    if 0x11A8 <= cp <= 0x11FF or 0xD7CB <= cp <= 0xD7FB:
+        return "T"
+    if 0xAC00 <= cp <= 0xD7A3:
+        return "LV" if (cp - 0xAC00) % 28 == 0 else "LVT"
+    return ""
+
+
+def joined(text: str, at: int, regional: int | None = None) -> bool:
+    """Whether ``text[at]`` belongs to the extended grapheme cluster of ``text[at - 1]`` (UAX #29
+    without its Prepend and Indic conjunct rules, GB9b and GB9c; white space ends a cluster). ``regional``: how
+    many regional indicators end at ``at - 1`` (counted here if not given)."""
+    if at <= 0 or at >= len(text) or text[at - 1].isspace() or text[at - 1] == PAR:
+        return False
+    char, before = text[at], text[at - 1]
+    if 0x1F1E6 <= ord(char) <= 0x1F1FF:  # a flag: pairs of regional indicators (GB12, GB13)
+        if regional is None:
+            regional = 0
+            while regional < at and 0x1F1E6 <= ord(text[at - 1 - regional]) <= 0x1F1FF:
+                regional += 1
+        return regional % 2 == 1
+    if _extends(char) or char == _ZWJ:
+        return True
+    if before == _ZWJ and _pictographic(char):  # ExtPict Extend* ZWJ × ExtPict (GB11)
+        back = at - 2
+        while back >= 0 and _extends(text[back], spacing=False):
+            back -= 1
+        return back >= 0 and _pictographic(text[back])
+    kinds = _hangul(before), _hangul(char)
+    return kinds in _HANGUL
+
+
+_HANGUL = {("L", b) for b in ("L", "V", "LV", "LVT")} | {(a, b) for a in ("LV", "V") for b in ("V", "T")} | {
+    ("LVT", "T"), ("T", "T")}
+
+
+def whole_clusters(norm: str, labels: bytes | bytearray) -> bytes:
+    """``labels`` (of the normalised text ``norm``) with every token end that falls inside an
+    extended grapheme cluster moved to the cluster's last character (dropped where the model put
+    an end there already): an emoji ZWJ sequence, a flag, a letter and its marks stay one."""
+    if norm.isascii():
+        return bytes(labels)
+    out = bytearray(labels)
+    run_end, run = -2, 0  # the regional indicators seen in a row: where the run ends, how many
+    for match in _candidates().finditer(norm):
+        at = match.start()
+        regional = None
+        if 0x1F1E6 <= ord(norm[at]) <= 0x1F1FF:
+            regional = run if run_end == at - 1 else 0
+            run, run_end = regional + 1, at
+        if out[at - 1] != INSIDE and joined(norm, at, regional):
+            if out[at] == INSIDE:
+                out[at] = out[at - 1]
+            out[at - 1] = INSIDE
+    return bytes(out)

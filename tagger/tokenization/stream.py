@@ -5,8 +5,12 @@
 pieces (at white space where it can), whose concatenation is the input. :func:`tokenize` labels
 each piece (with the text carried over from the one before in front of it), emits the sentences
 that end well before the piece does, and carries the last one over: it is labelled again with
-what follows it. A sentence that grows past :data:`MAX_CARRY` characters is emitted but for
-its last token, so what is carried stays bounded.
+what follows it. Where what would be carried is longer than :data:`MAX_CARRY` characters (a
+long sentence, whether or not the piece holds others before it), all of it is emitted but the
+last token, so what is carried stays bounded and each character is labelled at most
+``1 + MAX_CARRY / (PIECE / 2)`` times: time is linear in the input. A sentence also ends at its
+:data:`~tagger.tokenization.segment.MAX_TOKENS`\\ th token, and no token ends inside a grapheme
+cluster (:func:`~tagger.tokenization.segment.whole_clusters`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from tagger.errors import TaggerError
 from tagger.formats.base import source_name
 from tagger.tokenization.labels import normalise
 from tagger.tokenization.multiword import Expander
-from tagger.tokenization.segment import Span, block, segment
+from tagger.tokenization.segment import MAX_TOKENS, Span, block, joined, segment, whole_clusters
 
 #: Characters decoded and labelled at a time (a thousand windows: batches large enough that the
 #: recurrent scan's fixed cost per step is spread).
@@ -67,19 +71,31 @@ def read_pieces(stream: BinaryIO, name: str, size: int = PIECE) -> Iterator[str]
 
 def _cut(buffer: str, size: int) -> int:
     """Where to end the next piece of ``buffer``: all of it if short enough, else after the last
-    white space between ``size // 2`` and ``size``, else at ``size``."""
+    white space between ``size // 2`` and ``size``, else at ``size`` (moved back to the start of
+    a grapheme cluster there, up to :data:`CLUSTER` characters)."""
     if len(buffer) <= size:
         return len(buffer)
     window = buffer[size // 2 : size]
     at = max(window.rfind(" "), window.rfind("\n"))
-    return size // 2 + at + 1 if at >= 0 else size
+    if at >= 0:
+        return size // 2 + at + 1
+    cut = size
+    while cut > size - CLUSTER and joined(buffer, cut):
+        cut -= 1
+    return cut if not joined(buffer, cut) else size
+
+
+#: The longest grapheme cluster a piece's end is moved back over (a longer one is cut).
+CLUSTER = 64
 
 
 def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, source: str = "<stdin>",
-             sent_ids: Iterator[int] | None = None, margin: int = MARGIN, max_carry: int = MAX_CARRY) -> Iterator[Sentence]:
+             sent_ids: Iterator[int] | None = None, margin: int = MARGIN, max_carry: int = MAX_CARRY,
+             max_tokens: int = MAX_TOKENS) -> Iterator[Sentence]:
     """The CoNLL-U sentences (:func:`tagger.tokenization.segment.block`) of one document given as
     consecutive ``pieces``; ``labeller`` labels a normalised text. ``sent_ids`` numbers the
-    sentences (default 1, 2, ...; pass one counter to number several documents on)."""
+    sentences (default 1, 2, ...; pass one counter to number several documents on); a sentence
+    has at most ``max_tokens`` tokens."""
     sent_ids = sent_ids if sent_ids is not None else itertools.count(1)
     pending, first, new_par, line = "", True, True, 1
     iterator = iter(pieces)
@@ -93,7 +109,7 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
             labels = labeller(norm + " ")[: len(norm)]  # followed, as in training ("Yes." → Yes .)
         else:
             labels = labeller(norm)
-        spans = segment(norm, labels, new_par)
+        spans = segment(norm, whole_clusters(norm, bytes(labels)), new_par, max_tokens)
         emitted, carried = spans, len(text)
         if not final:
             emitted, carried = _split(spans, len(text), margin, max_carry)
@@ -116,19 +132,23 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
 
 def _split(spans: list[Span], size: int, margin: int, max_carry: int) -> tuple[list[Span], int]:
     """The sentences to emit now, and where the text carried over starts: the last sentence is
-    carried, with those that end within ``margin`` of the end; one sentence longer than
-    ``max_carry`` is emitted but for its last token."""
+    carried, with those that end within ``margin`` of the end; where that is longer than
+    ``max_carry``, everything is emitted but the last token (carried if it is not that long
+    itself), the last sentence cut before it."""
     if not spans:
         return [], size
     keep = len(spans) - 1
     while keep > 0 and spans[keep - 1].stop > size - margin:
         keep -= 1
-    if keep > 0 or size - spans[0].start <= max_carry:
+    if size - spans[keep].start <= max_carry:
         return spans[:keep], spans[keep].start
-    span = spans[0]
-    if len(span.tokens) == 1:
-        return [span], size
-    return [Span(span.tokens[:-1], span.new_paragraph)], span.tokens[-1][0]
+    last = spans[-1]
+    start = last.tokens[-1][0]
+    if size - start > max_carry:
+        return spans, size
+    if len(last.tokens) == 1:
+        return spans[:-1], start
+    return spans[:-1] + [Span(last.tokens[:-1], last.new_paragraph)], start
 
 
 def _starts_paragraph(spans: list[Span], carried: int) -> bool:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import torch
@@ -40,7 +39,7 @@ from tagger.evaluation.metrics import TagMetric
 from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
 from tagger.training.run import Data, DataSpec, TrainReporter, TrainRequest, check_columns, configs, read_data
-from tagger.training.trainer import RunOptions, TrainState, fit
+from tagger.training.trainer import NothingTrained, RunOptions, TrainState, check_saved, fit
 
 #: The student's preset when none is given.
 DEFAULT_PRESET = "small"
@@ -275,30 +274,21 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     del teachers  # the student trains without them
     model.to(options.device)
 
-    meta_base = {
-        "task": task,
-        "train": os.path.abspath(request.train.path) if isinstance(request.train.path, str) else request.train.name,
-        "dev": data.dev_source,
-        "train_sentences": len(data.train),
-        "dev_sentences": len(data.dev),
-        "train_tokens": sum(len(s) for s in data.train),
-        "seed": options.seed,
-        "processes": 1,
-        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "distilled_from": distilled_from,
-        "distillation": {"teachers_dev_score": ensemble_dev, "temperature": request.temperature,
-                         "gold_weight": request.gold_weight, "top_k": table.ids.shape[1], "kept_mass": table.kept},
-    }
+    meta_base = _meta_base(request, task, data, distilled_from, ensemble_dev, table)
+    saves: list[int] = []  # the epochs whose model was written
 
     def save_best(meta: dict[str, Any]) -> None:
         model_file.save(request.out, model, {**meta_base, **meta}, training)
+        saves.append(meta["epoch"])
 
     for warning in data.warnings:
         say(warning)
     collate = DistillCollate(model, data.train, table, request.temperature, request.gold_weight)
-    state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter, collate=collate)
-    if not Path(request.out).exists():
-        raise TaggerError("training ended before any model was saved", request.out)
+    try:
+        state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter, collate=collate)
+    except NothingTrained as e:
+        raise TaggerError(e.message, request.train.name) from None
+    check_saved(request.out, len(saves), state, training.max_epochs, options.resume)
     summary = _summary(request, cls.name, task, state, data)
     summary.update({
         "notes": [note],
@@ -311,6 +301,25 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
         "kept_mass": 100.0 * table.kept,
     })
     return summary
+
+
+def _meta_base(request: DistillRequest, task: str, data: Data, distilled_from: list[dict[str, Any]],
+               ensemble_dev: float, table: SoftTable) -> dict[str, Any]:
+    """What the student's model file's meta says of its data and teachers (each save adds its epoch's)."""
+    return {
+        "task": task,
+        "train": os.path.abspath(request.train.path) if isinstance(request.train.path, str) else request.train.name,
+        "dev": data.dev_source,
+        "train_sentences": len(data.train),
+        "dev_sentences": len(data.dev),
+        "train_tokens": sum(len(s) for s in data.train),
+        "seed": request.options.seed,
+        "processes": 1,
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "distilled_from": distilled_from,
+        "distillation": {"teachers_dev_score": ensemble_dev, "temperature": request.temperature,
+                         "gold_weight": request.gold_weight, "top_k": table.ids.shape[1], "kept_mass": table.kept},
+    }
 
 
 def _summary(request: DistillRequest, name: str, task: str, state: TrainState, data: Data) -> dict[str, Any]:

@@ -56,7 +56,8 @@ def has_text(request: "TrainRequest") -> bool:
 def train_tokenizer(request: "TrainRequest", work: Path, reporter: "TrainReporter",
                     say: Callable[[str], None]) -> Path:
     """The pipeline's tokenizer: ``work/tokenizer.model``, trained (with the tokenizer's preset,
-    on the request's train and dev) unless it is there from an earlier run."""
+    on the request's train and dev, at most ``--max-epochs`` epochs as every stage) unless it
+    is there from an earlier run."""
     from tagger.training import run
 
     out = work / TOKENIZER
@@ -65,7 +66,7 @@ def train_tokenizer(request: "TrainRequest", work: Path, reporter: "TrainReporte
         return out
     say(f"pipeline: training the tokenizer {out}")
     run.train(dataclasses.replace(request, task="tokenize", column=None, out=str(out), overrides=(), preset=None,
-                                  config_file=None, arch=None, max_epochs=None, batch_size=None, patience=None,
+                                  config_file=None, arch=None, batch_size=None, patience=None,
                                   jackknife=None, tokenizer=False,
                                   options=dataclasses.replace(request.options, checkpoint_dir=None, resume=False)),
               reporter, say)
@@ -127,6 +128,8 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
                           "train it with --task dep --jackknife and chain it after the tagger")
     columns = tagger_columns(request)
     settings = request.jackknife or JackknifeSettings(PIPELINE_DECIDES)
+    if request.max_epochs is not None:  # --max-epochs is every stage's (--pos-set max_epochs=N: the taggers' own)
+        settings = dataclasses.replace(settings, overrides=(f"max_epochs={request.max_epochs}", *settings.overrides))
     work = Path(settings.work_dir or request.out + WORK_SUFFIX)
     settings = dataclasses.replace(settings, columns=tuple(columns), work_dir=str(work))
     parser_out = work / PARSER
@@ -157,34 +160,9 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
         summary["jackknife"] = {**summary["jackknife"], **{key: fresh[key] for key in
                                                             ("taggers", "wall_seconds", "jobs", "threads_per_job")}}
     tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
-    tagger_file = work / ALL / MODEL
-    parser_files = [Path(r.out) for r in requests]
-    parser_archives = [model_file.read_archive(path) for path in parser_files]
-    parser_stage = parser_archives[0] if len(parser_archives) == 1 else model_file.ensemble_archive(
-        parser_archives, {"task": "dep", "ensemble_of": [{"model": str(path), "seed": r.options.seed,
-                                                          "dev_score": a["meta"].get("dev_score")}
-                                                         for path, r, a in zip(parser_files, requests, parser_archives)]})
-    stages = [model_file.read_archive(tagger_file), parser_stage]
-    if tokenizer is not None:
-        stages.insert(0, model_file.read_archive(tokenizer))
-    meta = {
-        "task": request.task,
-        "tokenizer": str(tokenizer.resolve()) if tokenizer is not None else None,
-        "tagger_columns": columns,
-        "parser_reads": "+".join(cls.pos_columns(config)) or None,
-        "tagger": str(tagger_file.resolve()),
-        "parser": str(parser_out.resolve()),
-        "train": parser_archives[0]["meta"].get("train"),
-        "dev": parser_archives[0]["meta"].get("dev"),
-        "dev_score": parser_archives[0]["meta"].get("dev_score"),
-        "dev_metric": parser_archives[0]["meta"].get("dev_metric"),
-        "jackknife": parser_archives[0]["meta"].get("jackknife"),
-    }
-    if len(requests) > 1:
-        meta["parsers"] = [str(path.resolve()) for path in parser_files]
-        meta["ensemble_dev_score"] = ensemble_dev_score(stages[-1], request, taggers, columns)
-        meta["dev_score"] = meta["ensemble_dev_score"]
-    model_file.save_pipeline(request.out, stages, meta)
+    tagger_file, parser_files = work / ALL / MODEL, [Path(r.out) for r in requests]
+    meta = write_pipeline(request, requests, tokenizer, tagger_file, "+".join(cls.pos_columns(config)) or None,
+                          taggers, columns)
     first = f"tokens and sentences by {tokenizer}, " if tokenizer is not None else ""
     reads = f"reads {meta['parser_reads']}" if meta["parser_reads"] else "reads the words only"
     parsed_by = str(parser_out) if len(requests) == 1 else (f"an ensemble of {len(requests)} parsers "
@@ -201,6 +179,37 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
         extra["best_dev"] = round(100.0 * meta["dev_score"], 4)
     return {**summary, **extra, "model": request.out, "task": request.task, "tagger_columns": columns,
             "stages": ([str(tokenizer)] if tokenizer is not None else []) + [str(tagger_file)] + [str(p) for p in parser_files]}
+
+
+def write_pipeline(request: "TrainRequest", requests: list["TrainRequest"], tokenizer: Path | None, tagger_file: Path,
+                   parser_reads: str | None, taggers: Any, columns: list[str]) -> dict[str, Any]:
+    """Write the pipeline file ``request.out``: the tokenizer (if any), the all-train tagger and
+    the parser (an ensemble of the parsers of ``requests`` where there are several); its meta."""
+    parser_files = [Path(r.out) for r in requests]
+    parser_archives = [model_file.read_archive(path) for path in parser_files]
+    parser_stage = parser_archives[0] if len(parser_archives) == 1 else model_file.ensemble_archive(
+        parser_archives, {"task": "dep", "ensemble_of": [{"model": str(path), "seed": r.options.seed,
+                                                          "dev_score": a["meta"].get("dev_score")}
+                                                         for path, r, a in zip(parser_files, requests, parser_archives)]})
+    stages = [model_file.read_archive(tagger_file), parser_stage]
+    if tokenizer is not None:
+        stages.insert(0, model_file.read_archive(tokenizer))
+    first = parser_archives[0]["meta"]
+    meta = {
+        "task": request.task,
+        "tokenizer": str(tokenizer.resolve()) if tokenizer is not None else None,
+        "tagger_columns": columns,
+        "parser_reads": parser_reads,
+        "tagger": str(tagger_file.resolve()),
+        "parser": str(parser_files[0].resolve()),
+        **{key: first.get(key) for key in ("train", "dev", "dev_score", "dev_metric", "jackknife")},
+    }
+    if len(requests) > 1:
+        meta["parsers"] = [str(path.resolve()) for path in parser_files]
+        meta["ensemble_dev_score"] = ensemble_dev_score(stages[-1], request, taggers, columns)
+        meta["dev_score"] = meta["ensemble_dev_score"]
+    model_file.save_pipeline(request.out, stages, meta)
+    return meta
 
 
 def ensemble_dev_score(ensemble: dict[str, Any], request: "TrainRequest", taggers: Any, columns: list[str]) -> float:

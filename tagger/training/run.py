@@ -20,7 +20,7 @@ from tagger.models import MODELS
 from tagger.tasks import TASKS as TASK_TABLE
 from tagger.tasks import get_task
 from tagger.training import distributed
-from tagger.training.trainer import Reporter, RunOptions, TrainState, fit
+from tagger.training.trainer import NothingTrained, Reporter, RunOptions, TrainState, check_saved, fit
 
 if TYPE_CHECKING:
     from tagger.training.jackknife import Jackknife, JackknifeSettings
@@ -365,16 +365,21 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
     for note in notes:  # before training starts, not after it
         reporter.note(note)
 
+    saves: list[int] = []  # the epochs whose model this process wrote
+
     def save_best(meta: dict[str, Any]) -> None:
         model_file.save(request.out, model, {**meta_base, **meta}, training)
+        saves.append(meta["epoch"])
 
     for warning in data.warnings:
         say(warning)
-
-    state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter,
-                            net=net, shard=(context.rank, context.world))
-    if context.is_main and not Path(request.out).exists():
-        raise TaggerError("training ended before any model was saved", request.out)
+    try:
+        state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter,
+                                net=net, shard=(context.rank, context.world))
+    except NothingTrained as e:
+        raise TaggerError(e.message, request.train.name) from None
+    if context.is_main:
+        check_saved(request.out, len(saves), state, training.max_epochs, resumed is not None)
     summary = _summary(request, cls, state, data, context, notes)
     if jackknife_summary is not None:
         summary["jackknife"] = jackknife_summary
@@ -418,8 +423,8 @@ def retag_for_parser(pos_model: str, cls: type, config: Any, sentences: list[Sen
 def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None:
     """Replace ``column`` of ``sentences`` with the predictions of the tagger in ``pos_model``, so
     that a parser trains (and selects its best epoch) on the POS it will see at tagging time.
-    ``column`` gets the tagger's column of that name, or else its first; a tagger of several
-    columns (``upos,feats``) also replaces its other columns (FEATS, which a parser of
+    ``column`` gets the tagger's column of that name (a tagger without it is refused); a tagger
+    of several columns (``upos,feats``) also replaces its other columns (FEATS, which a parser of
     ``upos+feats`` reads), each under its own name."""
     from tagger.inference import predict
 
@@ -429,12 +434,13 @@ def retag(pos_model: str, column: str | None, sentences: list[Sentence]) -> None
     if column is None:
         raise TaggerError("--pos-model retags the POS column a parser reads (--task dep)", pos_model)
     outputs = tagger.output_columns
-    source = column if column in outputs else outputs[0]
+    if column not in outputs:  # a CCG supertagger is no parser's UPOS
+        raise TaggerError(f"--pos-model: this tagger predicts {', '.join(outputs)}, not the {column} the parser reads: "
+                          f"give a tagger of {column} (or a parser of its column, --set tag_column=NAME)", pos_model)
     for sentence, prediction in zip(sentences, predict(tagger, sentences)):
         predicted = Sentence(sentence.words, {})
         tagger.annotate(predicted, prediction)
-        sentence.columns.update({name: predicted.columns[name] for name in outputs if name != source})
-        sentence.columns[column] = predicted.columns[source]
+        sentence.columns.update({name: predicted.columns[name] for name in outputs})
 
 
 def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: str, column_key: str = "column") -> None:
@@ -449,7 +455,9 @@ def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: s
             for name in str(value).split(",")}
 
     def hint(name: str) -> str:
-        key = keys.get(name, column_key)
+        if name not in keys:  # no option named it: the model's own (a parser's heads and relations)
+            return f"a {cls.name} model learns from it: the training data needs it in every sentence"
+        key = keys[name]
         return "choose another with --column" if key == column_key else f"{key} must name a column the training data has"
 
     for sentence in sentences:

@@ -26,14 +26,15 @@ import torch
 from tagger.config import TrainingConfig
 from tagger.corpus.batching import bucket_batches
 from tagger.corpus.records import Sentence
+from tagger.errors import TaggerError
 from tagger.inference import predict
 from tagger.training import distributed
 from tagger.training.averaging import WeightAverage, averager
 from tagger.training.checkpoint import Checkpoints
 from tagger.training.control import Budget, Schedule, StopSignals
 
-__all__ = ["Interrupted", "Reporter", "RunOptions", "StopSignals", "TrainState", "WeightAverage", "epoch_batches",
-           "evaluate", "fit", "make_optimizer", "tokens_per_second"]
+__all__ = ["Interrupted", "NothingTrained", "Reporter", "RunOptions", "StopSignals", "TrainState", "WeightAverage", "epoch_batches",
+           "check_saved", "evaluate", "fit", "make_optimizer", "tokens_per_second"]
 
 
 class Reporter(Protocol):
@@ -95,6 +96,35 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, checkpoint: Path | None, epoch: int, batch: int):
         super().__init__(f"interrupted at epoch {epoch}, batch {batch}")
         self.checkpoint, self.epoch, self.batch = checkpoint, epoch, batch
+
+
+class NothingTrained(TaggerError):
+    """An epoch trained on no example at all (every one left out of its batch, or none): the
+    model would be saved untrained. The caller names the training file."""
+
+
+def check_trained(state: TrainState, complete: bool) -> None:
+    """:class:`NothingTrained` when no process has learned from a single token so far (the batch
+    counts are summed over processes: every one calls this at the same point)."""
+    if distributed.total(state.tokens) == 0:
+        raise NothingTrained(f"nothing to train on: no training example was left in the "
+                             f"{'batches of epoch' if complete else 'first batches of epoch'} {state.epoch} "
+                             f"(every one was skipped), so no model was written")
+
+
+def check_saved(out: str, saves: int, state: TrainState, max_epochs: int, resumed: bool) -> None:
+    """A one-line error, never a claim that a model was written, when training ended and wrote
+    none to ``out`` (``saves``: the models this process wrote): no epoch ran (``max_epochs`` below
+    1), or no dev score ever counted as a best (one that is not a number). A resumed run whose
+    earlier part saved its best epoch (the file is there) counts as written."""
+    if saves or (resumed and state.best_epoch > 0 and Path(out).exists()):
+        return
+    if not state.history:
+        raise TaggerError(f"no epoch ran (max_epochs is {max_epochs}; it must be at least 1), so no model was "
+                          "written (an existing file is left as it was)", out)
+    scores = ", ".join(str(record.get("dev")) for record in state.history[:3])
+    raise TaggerError(f"no epoch's dev score could be compared ({scores}), so no model was written "
+                      "(an existing file is left as it was)", out)
 
 
 def make_optimizer(params, config: TrainingConfig) -> torch.optim.Optimizer:
@@ -202,6 +232,7 @@ def fit(
                 if late:
                     stopped = True
                     break
+            check_trained(state, state.batch >= len(batches))
             with average.swapped_in():  # with a weight average, the average is what is scored and saved
                 record, best = score_epoch(model, dev, state, state.batch >= len(batches), budget.elapsed(),
                                            options.eval_max_tokens)

@@ -28,6 +28,7 @@ from tagger.transitions.arc_standard import (
     n_actions,
     oracle,
     root_label,
+    tree_problem,
 )
 from tagger.transitions.features import FEATURE_NAMES, FIRST_CHILD_SLOT, N_FEATURES, TOKEN_SLOTS, token_slots
 from tagger.transitions.pseudo_projective import (
@@ -72,4 +73,5 @@ __all__ = [
     "root_label",
     "split_lifted",
     "token_slots",
+    "tree_problem",
 ]

@@ -256,6 +256,37 @@ def is_projective(heads: Sequence[int]) -> bool:
     return True
 
 
+#: Why arc-standard cannot build a gold tree (:func:`tree_problem`), in the order they are checked.
+MISSING_HEADS, CYCLE, SEVERAL_ROOTS, NONPROJECTIVE = "missing heads", "cycle", "several roots", "non-projective"
+
+
+def tree_problem(heads: Sequence[int]) -> str | None:
+    """Why the static :func:`oracle` cannot build the tree of ``heads``: :data:`MISSING_HEADS` (a
+    head that is no position: ``_``, -1, past the end), :data:`CYCLE` (words whose heads never
+    lead to ROOT, a word its own head included), :data:`SEVERAL_ROOTS` (more than one word
+    headed by ROOT), :data:`NONPROJECTIVE` (crossing arcs); None when it can build it."""
+    n = len(heads)
+    if any(not isinstance(h, int) or not 0 <= h <= n for h in heads):
+        return MISSING_HEADS
+    reaches_root = [True] + [False] * n  # position 0 is ROOT
+    for start in range(1, n + 1):
+        path, j = set(), start
+        while not reaches_root[j]:
+            if j in path:
+                return CYCLE
+            path.add(j)
+            j = heads[j - 1]
+        for j in path:
+            reaches_root[j] = True
+    if sum(h == 0 for h in heads) > 1:
+        return SEVERAL_ROOTS
+    try:
+        oracle(heads, [0] * n)
+    except ValueError:
+        return NONPROJECTIVE
+    return None
+
+
 def oracle(heads: Sequence[int], labels: Sequence[int]) -> list[int]:
     """The static arc-standard oracle: the actions that build the gold tree.
 

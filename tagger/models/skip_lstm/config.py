@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tagger.config import check_ranges, ranged
 from tagger.modules.recurrent import COMPOSITIONS, CellSpec
 
 #: How a ``feats`` column is predicted (``feats_mode``): ``bundle``, one label per whole FEATS
@@ -21,58 +22,52 @@ class TaggerConfig:
     column: str = "upos"
     feats_mode: str = "bundle"  # how a feats column is predicted: "bundle" or "feature" (FEATS_MODES; docs/tagger.md)
     # input layer
-    word_dim: int = 100
-    caps_dim: int = 5
-    char_dim: int = 5
-    char_length: int = 5  # first-l and last-l characters (l_w)
-    char_cnn: int = 0  # filters of the character CNN over the whole word (0 = off)
-    char_cnn_width: int = 3  # its convolution width, in characters (boundary symbols included)
-    char_cnn_dim: int = 0  # its own character embedding size; 0 = the same size as char_dim
-    char_cnn_max: int = 20  # characters it reads; longer words keep their first ⌈m/2⌉ and last ⌊m/2⌋
-    window: int = 3
+    word_dim: int = ranged(100, at_least=0)  # 0: no word embedding (the character-only presets)
+    caps_dim: int = ranged(5, at_least=0)
+    char_dim: int = ranged(5, at_least=0)
+    char_length: int = ranged(5, at_least=0)  # first-l and last-l characters (l_w)
+    char_cnn: int = ranged(0, at_least=0)  # filters of the character CNN over the whole word (0 = off)
+    char_cnn_width: int = ranged(3, at_least=1)  # its convolution width, in characters (boundary symbols included)
+    char_cnn_dim: int = ranged(0, at_least=0)  # its own character embedding size; 0 = the same size as char_dim
+    char_cnn_max: int = ranged(20, at_least=1)  # characters it reads; longer words keep their first ⌈m/2⌉ and last ⌊m/2⌋
+    window: int = ranged(3, at_least=1, odd=True)  # tokens read: the word and (window - 1) / 2 on each side
     window_gates: bool = True
-    min_word_count: int = 1
-    rare_word_dropout: float = 0.0  # replace training words seen once by UNK with this probability
-    rare_tag_count: int = 0  # tags seen fewer times than this map to RARE (CCGbank: 10), in each column learned
+    min_word_count: int = ranged(1, at_least=1)  # words seen fewer times are UNK
+    rare_word_dropout: float = ranged(0.0, at_least=0, below=1)  # replace training words seen once by UNK with this probability
+    rare_tag_count: int = ranged(0, at_least=0)  # tags seen fewer times than this map to RARE (CCGbank: 10), in each column learned
     # stacked bidirectional layers
-    layers: int = 3
-    hidden: int = 128
+    layers: int = ranged(3, at_least=1, at_most=64)
+    hidden: int = ranged(128, at_least=1)
     cell: str = "lstm"
     skip: str = "output"
     gate: str = "recurrent"
     skip_map: str = "identity"
-    skip_span: int = 1  # k = h^{l - skip_span - 1}; 0: k = h^1 for every l >= 2
+    skip_span: int = ranged(1, at_least=0)  # k = h^{l - skip_span - 1}; 0: k = h^1 for every l >= 2
     composition: str = "chain"  # "chain" (as skip_span says), "nested" (+ h^{l - 2·skip_span - 2}), "adjacent" (l-1)
     skip_source: str = "output"  # k from the sources' outputs h^j, cells c^j ("internal"), or both ("separate")
     skip_mix: str = "add"  # "add": v + γ⊙k; "highway": (1-γ)⊙v + γ⊙k
     skip_ungated: str = ""  # "internal" or "output": no gate on the shortcut there
-    rhn_depth: int = 3  # cell=rhn: micro-steps per time step
-    forget_bias: float = 0.0
-    init_scale: float = 0.1  # weights N(0, 1/sqrt(fan_in)) × init_scale; the papers' 0.1 suits on-line SGD
+    rhn_depth: int = ranged(3, at_least=1)  # cell=rhn: micro-steps per time step
+    forget_bias: float = ranged(0.0)
+    init_scale: float = ranged(0.1, at_least=0)  # weights N(0, 1/sqrt(fan_in)) × init_scale; the papers' 0.1 suits on-line SGD
     # dropout: on the window input, and on the outputs of the first and last hidden layers
-    input_dropout: float = 0.25
-    hidden_dropout: float = 0.5
-    middle_dropout: float = 0.0  # dropout on the outputs of the layers between the first and the last
-    label_smoothing: float = 0.0  # cross-entropy against (1-ε)·gold + ε·uniform
+    input_dropout: float = ranged(0.25, at_least=0, below=1)
+    hidden_dropout: float = ranged(0.5, at_least=0, below=1)
+    middle_dropout: float = ranged(0.0, at_least=0, below=1)  # dropout on the outputs of the layers between the first and the last
+    label_smoothing: float = ranged(0.0, at_least=0, below=1)  # cross-entropy against (1-ε)·gold + ε·uniform
     # a column learned beside `column` but never output (multi-task, e.g. xpos for upos); "" = none.
     # `column=upos,xpos` learns and outputs both instead.
     aux_column: str = ""
-    aux_weight: float = 0.5  # its share of the loss: Σ CE(columns) + aux_weight · CE(aux_column)
+    aux_weight: float = ranged(0.5, at_least=0)  # its share of the loss: Σ CE(columns) + aux_weight · CE(aux_column)
 
     def __post_init__(self) -> None:
+        check_ranges(self)
         self.cell_spec  # validates the names and their combination
         if self.composition not in COMPOSITIONS:
             raise ValueError(f"composition must be one of {', '.join(COMPOSITIONS)}, not {self.composition!r}")
-        if self.skip_span < 0:
-            raise ValueError("skip_span must be ≥ 0")
-        if not 1 <= self.layers <= 64:
-            raise ValueError(f"layers must be between 1 and 64, not {self.layers}")
-        if self.hidden < 1:
-            raise ValueError("hidden must be positive")
-        if self.char_cnn < 0 or self.char_cnn_dim < 0:
-            raise ValueError("char_cnn and char_cnn_dim must be ≥ 0")
-        if self.char_cnn_width < 1 or self.char_cnn_max < 1:
-            raise ValueError("char_cnn_width and char_cnn_max must be ≥ 1")
+        if not self.word_dim + self.caps_dim + self.char_dim * self.char_length + self.char_cnn:
+            raise ValueError("every input feature is switched off: set word_dim, caps_dim, char_dim with char_length, "
+                             "or char_cnn")
         columns = [name.strip() for name in self.column.split(",")]
         if not all(columns):
             raise ValueError(f"column must name one column or several separated by commas (upos,xpos,feats), "

@@ -379,22 +379,30 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         (:meth:`InputLayer.project_by_type`), which is exact without dropout; training builds
         the window input per token, so that dropout and rare-word dropout act per token. The
         character CNN runs once per distinct word on either path, and is gathered per token.
+        Where a later layer's shortcut reads the input itself (h^0: an input as wide as the
+        layers, :attr:`StackedBiRNN.reads_input`), evaluation builds it per token too, for that
+        shortcut alone.
         """
         types = batch.types.t()  # [T, B]
         if not self.training and self.rnn.sources[0] is None:
             first = self.rnn.layers[0]
             projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.input_weight(), first.bias, batch.spelled,
                                                     batch.forms)
-            hidden = self.rnn(None, batch.lengths, projected)
+            x = self.token_input(batch, types) if self.rnn.reads_input else None
+            hidden = self.rnn(x, batch.lengths, projected)
         else:
-            words = batch.words[types]
-            if self.training and self.config.rare_word_dropout > 0:
-                rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
-                words = words.masked_fill(rare, self.word_vocab.unk_index)
-            spelling = self.input.spelling(batch.spelled)[types] if self.config.char_cnn else None  # [T, B, K]
-            x = self.input_dropout(self.input(words, batch.caps[types], batch.chars[types], spelling))  # [T, B, D]
-            hidden = self.rnn(x, batch.lengths)
+            hidden = self.rnn(self.input_dropout(self.token_input(batch, types)), batch.lengths)
         return self.output(hidden).transpose(0, 1)
+
+    def token_input(self, batch: TaggerBatch, types: torch.Tensor) -> torch.Tensor:
+        """The window input x [T, B, D] of every token (``types`` [T, B]: the batch's rows of
+        its distinct words), before input dropout; in training, with rare-word dropout."""
+        words = batch.words[types]
+        if self.training and self.config.rare_word_dropout > 0:
+            rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
+            words = words.masked_fill(rare, self.word_vocab.unk_index)
+        spelling = self.input.spelling(batch.spelled)[types] if self.config.char_cnn else None  # [T, B, K]
+        return self.input(words, batch.caps[types], batch.chars[types], spelling)  # [T, B, D]
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
         """The sum over the heads of each one's mean cross-entropy over the batch's tokens (the

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tagger.config import check_ranges, ranged
+
 #: The recurrent layer (``recurrent``): ``torch``, ``torch.nn.LSTM`` (one fused kernel per
 #: layer: 1.4-1.6× faster on one CPU thread at these sizes, docs/tokenizer.md); ``project``, the
 #: project's own scan (:class:`tagger.modules.recurrent.StackedBiRNN` with a plain LSTM cell).
@@ -13,24 +15,21 @@ RECURRENT = ("torch", "project")
 
 @dataclass
 class TokenizerConfig:
-    segment: int = 240  # characters labelled per window
-    context: int = 16  # characters read on each side of a window besides those it labels
-    char_dim: int = 32
-    category_dim: int = 8  # the embedding of a character's Unicode category (Lu, Ll, Lo, Nd, Po, Zs, ...)
-    min_char_count: int = 2  # characters seen fewer times in training are one unknown character
-    char_dropout: float = 0.02  # training: a character read as unknown (its category stays) with this probability
-    hidden: int = 32
-    layers: int = 1
+    segment: int = ranged(240, at_least=1)  # characters labelled per window
+    context: int = ranged(16, at_least=0)  # characters read on each side of a window besides those it labels
+    char_dim: int = ranged(32, at_least=1)
+    category_dim: int = ranged(8, at_least=0)  # the embedding of a character's Unicode category (Lu, Ll, Lo, Nd, Po, Zs, ...)
+    min_char_count: int = ranged(2, at_least=1)  # characters seen fewer times in training are one unknown character
+    char_dropout: float = ranged(0.02, at_least=0, below=1)  # training: a character read as unknown (its category stays) with this probability
+    hidden: int = ranged(32, at_least=1)
+    layers: int = ranged(1, at_least=1, at_most=8)
     recurrent: str = "torch"  # RECURRENT
-    dropout: float = 0.1  # on the input and on the recurrent output
+    dropout: float = ranged(0.1, at_least=0, below=1)  # on the input and on the recurrent output
 
     def __post_init__(self) -> None:
-        if self.segment < 1 or self.context < 0:
-            raise ValueError("segment must be ≥ 1 and context ≥ 0")
+        check_ranges(self)
         if self.recurrent not in RECURRENT:
             raise ValueError(f"recurrent must be one of {', '.join(RECURRENT)}, not {self.recurrent!r}")
-        if not 1 <= self.layers <= 8 or self.hidden < 1 or self.char_dim < 1:
-            raise ValueError("layers must be 1 to 8, hidden and char_dim positive")
 
     @property
     def window(self) -> int:

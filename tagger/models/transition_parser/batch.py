@@ -79,11 +79,12 @@ def collate(sentences: Sequence[Sentence], with_gold: bool, word_id: Callable[[s
     """Number ``sentences`` (words by ``word_id``, tags of ``tag_column`` by ``tag_ids``); with
     gold, also replay the static oracle on each tree (labels numbered by ``label_index``).
 
-    With gold, sentences whose tree arc-standard cannot build (non-projective, several roots,
-    missing heads) or that use a label unseen in training are left out of the batch
+    With gold, sentences whose tree arc-standard cannot build (non-projective, a cycle, several
+    roots, missing heads) or that use a label unseen in training are left out of the batch
     (``batch.kept`` lists the ones in it). With ``lift``, a non-projective tree is projectivised
     instead (:func:`lifted_tree`; a lifted label missing from ``label_index``, one too rare to be
-    learnt, counts as its plain label): only trees with several roots or missing heads are left out.
+    learnt, counts as its plain label): only trees with a cycle, several roots or missing heads are
+    left out.
     """
     if with_gold:
         kept, oracles = _oracles(sentences, label_index, lift)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tagger.config import check_ranges, ranged
+
 ARCHS = ("ffn", "lstm", "gru", "elman")
 #: What training does with a tree arc-standard cannot build because it is non-projective.
 NONPROJECTIVE = ("lift", "skip")
@@ -18,60 +20,49 @@ ENCODER_SKIPS = ("output", "none")  # the skip-LSTM's gated shortcut to the outp
 class ParserConfig:
     arch: str = "ffn"  # ffn | lstm | gru | elman
     tag_column: str = "upos"  # the POS column the parser reads: upos, xpos, or joined (upos+feats)
-    word_dim: int = 100
-    tag_dim: int = 100
-    label_dim: int = 100
-    hidden: int = 256
-    hidden_bias_init: float = 0.02  # b of the hidden layer (and of the recurrent gates)
-    init_range: float = 0.01  # weights and embeddings U(-init_range, init_range)
-    dropout: float = 0.3  # on the hidden layer's output
-    input_dropout: float = 0.3  # on the embedding layer
-    bptt: int = 5  # truncated BPTT: detach the recurrent state every bptt transitions; 0 = full
-    forget_bias: float = 1.0  # LSTM: constant added to the forget gate pre-activation
-    min_word_count: int = 1
-    rare_word_dropout: float = 0.25  # training: words seen once become UNK with this probability
-    precompute: int = 10000  # most frequent words whose W·e rows are precomputed for decoding; 0 = off
-    precompute_mb: float = 256.0  # memory cap of those rows (fewer words for the wider recurrent layers)
+    word_dim: int = ranged(100, at_least=1)
+    tag_dim: int = ranged(100, at_least=1)
+    label_dim: int = ranged(100, at_least=1)
+    hidden: int = ranged(256, at_least=1)
+    hidden_bias_init: float = ranged(0.02)  # b of the hidden layer (and of the recurrent gates)
+    init_range: float = ranged(0.01, at_least=0)  # weights and embeddings U(-init_range, init_range)
+    dropout: float = ranged(0.3, at_least=0, below=1)  # on the hidden layer's output
+    input_dropout: float = ranged(0.3, at_least=0, below=1)  # on the embedding layer
+    bptt: int = ranged(5, at_least=0)  # truncated BPTT: detach the recurrent state every bptt transitions; 0 = full
+    forget_bias: float = ranged(1.0)  # LSTM: constant added to the forget gate pre-activation
+    min_word_count: int = ranged(1, at_least=1)  # words seen fewer times are UNK
+    rare_word_dropout: float = ranged(0.25, at_least=0, below=1)  # training: words seen once become UNK with this probability
+    precompute: int = ranged(10000, at_least=0)  # most frequent words whose W·e rows are precomputed for decoding; 0 = off
+    precompute_mb: float = ranged(256.0, at_least=0)  # memory cap of those rows (fewer words for the wider recurrent layers)
     # non-projective training trees: lift = pseudo-projective (Nivre & Nilsson 2005: lift the arcs,
     # label them d↑h, move them back after decoding); skip = leave those trees out (arc-standard as in
     # the paper). Model files without this key were trained by skipping and load as "skip".
     nonprojective: str = "lift"
-    lift_min_count: int = 5  # lift: a decorated label d↑h seen fewer times in training is learnt as plain d
+    lift_min_count: int = ranged(5, at_least=1)  # lift: a decorated label d↑h seen fewer times in training is learnt as plain d
     # contextual features (docs/parser.md "Contextual features"): a BiLSTM over the sentence
     encoder: str = "none"  # none | bilstm: the tagger's skip-LSTM encoder, trained with the parser
     features: str = "beside"  # replace: token slots read the encoder's vector only; beside: it and word/tag embeddings
-    encoder_layers: int = 2
-    encoder_hidden: int = 128  # per direction: the vector of a token is 2 × encoder_hidden wide
+    encoder_layers: int = ranged(2, at_least=1, at_most=16)
+    encoder_hidden: int = ranged(128, at_least=1)  # per direction: the vector of a token is 2 × encoder_hidden wide
     encoder_skip: str = "output"  # output | none (the tagger's skip connections)
-    encoder_word_dim: int = 100  # its own word embeddings (0 = none)
-    encoder_caps_dim: int = 5  # capitalisation class
-    encoder_char_dim: int = 20  # first/last-character embeddings (0 = none)
-    encoder_char_length: int = 5  # first-l and last-l characters
-    encoder_char_cnn: int = 0  # filters of a character CNN over the whole word (width 3; 0 = off)
-    encoder_window: int = 1  # the input layer's gated context window (odd; the tagger's is 3)
-    encoder_tag_dim: int = 0  # the POS tag of tag_column as an encoder input too (0 = not read)
-    encoder_dropout: float = 0.25  # on the encoder's input and on its layers' outputs
-    encoder_slots: int = 18  # the first k token slots read the encoder's vector (4: s0 s1 s2 b0; 6: + b1 b2)
+    encoder_word_dim: int = ranged(100, at_least=0)  # its own word embeddings (0 = none)
+    encoder_caps_dim: int = ranged(5, at_least=0)  # capitalisation class
+    encoder_char_dim: int = ranged(20, at_least=0)  # first/last-character embeddings (0 = none)
+    encoder_char_length: int = ranged(5, at_least=0)  # first-l and last-l characters
+    encoder_char_cnn: int = ranged(0, at_least=0)  # filters of a character CNN over the whole word (width 3; 0 = off)
+    encoder_window: int = ranged(1, at_least=1, odd=True)  # the input layer's gated context window (odd; the tagger's is 3)
+    encoder_tag_dim: int = ranged(0, at_least=0)  # the POS tag of tag_column as an encoder input too (0 = not read)
+    encoder_dropout: float = ranged(0.25, at_least=0, below=1)  # on the encoder's input and on its layers' outputs
+    encoder_slots: int = ranged(18, at_least=1, at_most=18)  # the first k token slots read the encoder's vector (4: s0 s1 s2 b0; 6: + b1 b2)
 
     def __post_init__(self) -> None:
+        check_ranges(self)
         if self.arch not in ARCHS:
             raise ValueError(f"arch must be one of {', '.join(ARCHS)}, not {self.arch!r}")
         if not self.tag_column:
             raise ValueError("tag_column must name a column (upos or xpos)")
-        for name, value in (("word_dim", self.word_dim), ("tag_dim", self.tag_dim), ("label_dim", self.label_dim),
-                            ("hidden", self.hidden)):
-            if value < 1:
-                raise ValueError(f"{name} must be positive, not {value}")
-        for name, value in (("dropout", self.dropout), ("input_dropout", self.input_dropout),
-                            ("rare_word_dropout", self.rare_word_dropout)):
-            if not 0.0 <= value < 1.0:
-                raise ValueError(f"{name} must be in [0, 1), not {value}")
         if self.nonprojective not in NONPROJECTIVE:
             raise ValueError(f"nonprojective must be one of {', '.join(NONPROJECTIVE)}, not {self.nonprojective!r}")
-        if self.lift_min_count < 1:
-            raise ValueError(f"lift_min_count must be >= 1, not {self.lift_min_count}")
-        if self.bptt < 0 or self.precompute < 0 or self.precompute_mb < 0:
-            raise ValueError("bptt, precompute and precompute_mb must be >= 0")
         for name, value, allowed in (("encoder", self.encoder, ENCODERS), ("features", self.features, FEATURES),
                                      ("encoder_skip", self.encoder_skip, ENCODER_SKIPS)):
             if value not in allowed:
@@ -80,23 +71,11 @@ class ParserConfig:
             self._check_encoder()
 
     def _check_encoder(self) -> None:
-        if not 1 <= self.encoder_layers <= 16 or self.encoder_hidden < 1:
-            raise ValueError("encoder_layers must be between 1 and 16 and encoder_hidden positive")
-        dims = ("encoder_word_dim", "encoder_caps_dim", "encoder_char_dim", "encoder_char_length", "encoder_char_cnn",
-                "encoder_tag_dim")
-        if any(getattr(self, name) < 0 for name in dims):
-            raise ValueError(f"{', '.join(dims)} must be >= 0")
         if not self.encoder_word_dim + self.encoder_caps_dim + self.encoder_char_dim * self.encoder_char_length \
                 + self.encoder_char_cnn:
             raise ValueError("the encoder must read the words: set encoder_word_dim, encoder_char_dim or encoder_char_cnn")
         if self.encoder_char_cnn and not self.encoder_char_dim:
             raise ValueError("encoder_char_cnn needs encoder_char_dim > 0 (its character embedding size)")
-        if self.encoder_window < 1 or self.encoder_window % 2 == 0:
-            raise ValueError(f"encoder_window must be an odd number >= 1, not {self.encoder_window}")
-        if not 1 <= self.encoder_slots <= 18:
-            raise ValueError(f"encoder_slots must be between 1 and 18 (the token slots), not {self.encoder_slots}")
-        if not 0.0 <= self.encoder_dropout < 1.0:
-            raise ValueError(f"encoder_dropout must be in [0, 1), not {self.encoder_dropout}")
 
     @property
     def reads_static(self) -> bool:

@@ -186,7 +186,7 @@ class TokenEncoder(nn.Module):
         if self.tag_emb is not None:
             positions = torch.where(inside, bases.unsqueeze(1) + 1 + torch.arange(steps, device=types.device), 0)
             tag_ids = tags[positions.t()]  # [T, B]
-        if not self.training and self.rnn.sources[0] is None:
+        if not self.training and self.rnn.sources[0] is None and not self.rnn.reads_input:
             hidden = self.rnn(None, lengths, self._projected(batch, types, tag_ids))
         else:
             words = batch.words[types]

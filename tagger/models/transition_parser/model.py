@@ -51,7 +51,8 @@ from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the pack
 from tagger.models.transition_parser.precompute import RowTable, precomputed_words, slot_blocks, weights_key
 from tagger.modules.cells import step
 from tagger.modules.input_layer import normalize
-from tagger.transitions.arc_standard import mask_templates, n_actions, oracle, root_label
+from tagger.transitions.arc_standard import (CYCLE, MISSING_HEADS, NONPROJECTIVE, SEVERAL_ROOTS, mask_templates, n_actions,
+                                             oracle, root_label, tree_problem)
 from tagger.transitions.pseudo_projective import SEPARATOR, label_parts, split_lifted
 
 GATES = {"ffn": (), "lstm": ("i", "j", "f", "o"), "gru": ("r", "z", "h"), "elman": ("h",)}
@@ -176,8 +177,8 @@ class TransitionParser(GreedyDecoding, NoDistillation, nn.Module):
 
     @classmethod
     def count_nonprojective(cls, sentences: Sequence[Sentence]) -> int:
-        """Sentences whose gold tree arc-standard cannot build as it is (non-projective, several
-        roots, missing heads): what ``nonprojective="skip"`` leaves out."""
+        """Sentences whose gold tree arc-standard cannot build as it is (non-projective, a cycle,
+        several roots, missing heads): what ``nonprojective="skip"`` leaves out."""
         return len(_unbuildable(sentences))
 
     @classmethod
@@ -189,38 +190,41 @@ class TransitionParser(GreedyDecoding, NoDistillation, nn.Module):
     def training_meta(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
         """What the model file's meta records about the training sentences, and the notes that
         report it before training: with ``nonprojective="skip"`` how many trees arc-standard
-        cannot build (non-projective, several roots, missing heads), which training skips; with
-        ``"lift"`` how many trees (and arcs) are projectivised, and how many are still skipped
-        (several roots, missing heads: lifting cannot help those)."""
+        cannot build, which training skips; with ``"lift"`` how many trees (and arcs) are
+        projectivised, and how many are still skipped (a cycle, several roots, missing heads:
+        lifting cannot help those). The note on skipped trees counts each reason
+        (:func:`~tagger.transitions.arc_standard.tree_problem`). A one-line error naming the
+        training file when every tree would be skipped: the parser would learn nothing."""
         n = len(sentences)
-        unbuildable = _unbuildable(sentences)
-        if config.nonprojective == "skip":
-            count = len(unbuildable)
-            notes = [f"{count} non-projective training tree{'s' * (count != 1)} will be skipped (of {n})"] if count else []
-            return {"nonprojective_skipped": count}, notes
-        trees = arcs = skipped = 0
+        trees = arcs = 0
         decorated: Counter = Counter()
-        for heads, rels in unbuildable:
-            tree = lifted_tree(heads, rels)
+        skipped: Counter = Counter()  # trees skipped, by reason
+        for heads, rels in _unbuildable(sentences):
+            tree = lifted_tree(heads, rels) if config.nonprojective == "lift" else None
             if tree is None:
-                skipped += 1
+                skipped[tree_problem(heads) or NONPROJECTIVE] += 1
                 continue
             trees += 1
             for old, new, label in zip(heads, tree[0], tree[1]):
                 if old != new:
                     arcs += 1
                     decorated[label] += 1
-        notes = []
+        count = sum(skipped.values())
+        if n and count == n:
+            hint = ("--set nonprojective=lift learns from non-projective trees" if skipped[NONPROJECTIVE] else
+                    "the parser learns from trees with every head given, one root word and no cycle")
+            raise TaggerError(f"no training tree to learn from: all {n} would be skipped ({_reasons(skipped)}); {hint}",
+                              sentences[0].source)
+        notes = [_skip_note(skipped, n)] if count else []
+        if config.nonprojective == "skip":
+            return {"nonprojective_skipped": count}, notes
         if trees:
             kept = sum(count >= config.lift_min_count for count in decorated.values())
-            notes.append(f"{trees} non-projective training tree{'s' * (trees != 1)} of {n} projectivised "
-                         f"({arcs} arc{'s' * (arcs != 1)} lifted; {len(decorated)} lifted labels, {kept} seen "
-                         f">= {config.lift_min_count} times learnt as such)")
-        if skipped:
-            notes.append(f"{skipped} training tree{'s' * (skipped != 1)} with several roots or missing heads "
-                         f"will be skipped (of {n})")
+            notes.insert(0, f"{trees} non-projective training tree{'s' * (trees != 1)} of {n} projectivised "
+                            f"({arcs} arc{'s' * (arcs != 1)} lifted; {len(decorated)} lifted labels, {kept} seen "
+                            f">= {config.lift_min_count} times learnt as such)")
         return {"nonprojective_lifted_trees": trees, "nonprojective_lifted_arcs": arcs,
-                "nonprojective_skipped": skipped}, notes
+                "nonprojective_skipped": count}, notes
 
     @classmethod
     def vocabs_from(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
@@ -473,6 +477,28 @@ def _unbuildable(sentences: Sequence[Sentence]) -> list[tuple[Sequence[int], Seq
         except ValueError:
             trees.append((heads, sentence.columns.get("deprel") or ["_"] * len(heads)))
     return trees
+
+
+#: How :func:`_skip_note` words each reason a tree is skipped for (before or after "training tree").
+_REASON_WORDS = {NONPROJECTIVE: ("non-projective ", ""), CYCLE: ("", " with a cycle"),
+                 SEVERAL_ROOTS: ("", " with several roots"), MISSING_HEADS: ("", " with missing heads")}
+
+
+def _reasons(skipped: Counter) -> str:
+    """``skipped`` (trees by reason) as ``2 with a cycle, 1 with several roots``."""
+    return ", ".join(f"{count} {_REASON_WORDS[reason][0].strip() or _REASON_WORDS[reason][1].strip()}"
+                     for reason, count in sorted(skipped.items(), key=lambda item: -item[1]))
+
+
+def _skip_note(skipped: Counter, n: int) -> str:
+    """The note on the training trees that will be skipped, of ``n``: one reason named in the
+    sentence (``3 training trees with a cycle will be skipped (of 8)``), several counted each."""
+    count = sum(skipped.values())
+    trees = f"training tree{'s' * (count != 1)}"
+    if len(skipped) == 1:
+        before, after = _REASON_WORDS[next(iter(skipped))]
+        return f"{count} {before}{trees}{after} will be skipped (of {n})"
+    return f"{count} {trees} will be skipped (of {n}): {_reasons(skipped)}"
 
 
 def _lifted_labels(sentences: Sequence[Sentence], plain: set[str]) -> Counter:
