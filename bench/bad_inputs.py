@@ -260,7 +260,7 @@ def writer_cases(m: dict[str, str]) -> list[Case]:
 
 SKIP_LSTM_BAD = ["lr=-1", "lr=0", "weight_decay=-1", "input_dropout=1.5", "hidden_dropout=-0.1", "label_smoothing=1.5",
                  "char_length=-1", "window=0", "window=2", "momentum=-1", "clip=-1", "rare_word_dropout=2",
-                 "halve_threshold=-1", "min_lr=-1", "aux_weight=-1", "word_dim=0", "patience=-1", "max_epochs=0",
+                 "halve_threshold=-1", "min_lr=-1", "aux_weight=-1", "word_dim=-1", "patience=-1", "max_epochs=0",
                  "lr=abc", "no_such_key=1", "layers=0", "hidden=-4", "batch_size=0"]
 
 

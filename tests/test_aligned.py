@@ -287,7 +287,7 @@ def test_a_file_that_ends_early_or_goes_on(tmp_path):
     gold_text = FR_GOLD.read_text(encoding="utf-8")
     short = tmp_path / "short.conllu"
     short.write_text(gold_text.split("\n\n")[0] + "\n\n", encoding="utf-8")
-    with pytest.raises(TaggerError, match=rf"short.conllu:13: the predicted file ends after 1 sentences, at character "
+    with pytest.raises(TaggerError, match=rf"short.conllu:13: the predicted file ends after 1 sentence, at character "
                                           rf"23 of the text, but the gold file goes on: 'Jeparle.*' at {FR_GOLD}:17$"):
         evaluate_files(FR_GOLD, short)
     with pytest.raises(TaggerError, match=rf"^{FR_GOLD}:17: the predicted file goes on after the end of the gold "

@@ -93,7 +93,8 @@ def _train(tmp_path, family: str, preset: str, sizes: dict[str, Any]) -> dict[st
 @pytest.mark.parametrize(("family", "preset"), CASES, ids=[f"{f}:{p}" for f, p in CASES])
 def test_preset_trains_and_scores_dev(tmp_path, one_thread, family, preset):
     summary = _train(tmp_path, family, preset, FAMILIES[family][3](preset))
-    assert summary, summary
+    assert summary["name"] == family and summary["train_sentences"] == 1 and summary["dev_sentences"] > 1, summary
+    assert summary["epochs"] == summary["best_epoch"] == 1, summary  # dev scored after the step
 
 
 def test_every_preset_is_run():

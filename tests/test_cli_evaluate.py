@@ -161,7 +161,7 @@ def test_evaluate_sentence_count_mismatch(files, tmp_path):
     short.write_text(PRED.split("\n\n")[0] + "\n\n", encoding="utf-8")
     result = run("evaluate", "--gold", gold, "--pred", short)
     assert result.exit_code == 1
-    assert "ends after 1 sentences" in one_error_line(result.stderr, short)
+    assert "ends after 1 sentence," in one_error_line(result.stderr, short)
 
 
 def test_evaluate_missing_file(files, tmp_path):

@@ -62,7 +62,8 @@ def test_the_pieces_of_a_long_line_are_its_tokens_in_order(monkeypatch):
         monkeypatch.setattr(text, "STRETCH", stretch)
         for _ in range(25):
             tokens = [rng.choice("ab") * rng.choice([1, 2, 5, 40, 300]) for _ in range(rng.randint(0, 3000))]
-            line = " " * rng.randint(0, 2) + "".join(t + rng.choice([" ", "  ", "\t", " \u3000 "]) for t in tokens)
+            spaces = [rng.choice([" ", "  ", "\t", " \u3000 "]) for _ in tokens]
+            line = " " * rng.randint(0, 2) + "".join(t + space for t, space in zip(tokens, spaces))
             size = rng.choice([1, 7, 100, 1000])
             pieces = list(text._pieces(line.rstrip() if rng.random() < 0.5 else line, size))
             assert [w for p in pieces for w in p] == line.split()

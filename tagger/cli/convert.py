@@ -5,7 +5,9 @@ Thin over :func:`tagger.formats.conversion.convert`.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -56,9 +58,20 @@ def command(
     supertag_in: str,
     output_path: str | None,
 ) -> None:
-    """Convert INPUT (a file, or '-' for stdin) from one corpus format to another."""
+    """Convert INPUT (a file, a folder of files of one format, or '-' for stdin) from one corpus
+    format to another."""
     if columns_spec is None and target_format == "columns":
         raise click.UsageError("--to columns needs --columns, e.g. --columns form=1,xpos=2")
     source: Source = sys.stdin if input_path == "-" else input_path
+    if source_format == "auto" and input_path != "-" and os.path.isdir(input_path):
+        source_format = folder_format(input_path, columns_spec is not None)
     convert(source, output_path, target_format, source_format=source_format, columns=columns_spec,
             supertag_in=supertag_in)
+
+
+def folder_format(folder: str, columns_given: bool) -> str:
+    """The format of the files of ``folder`` that ``--from auto`` reads, as
+    :func:`tagger.formats.read` finds them (by extension, all of one format)."""
+    from tagger.formats import _files
+
+    return _files(Path(folder), "auto", columns_given)[0][1]

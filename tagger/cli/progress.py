@@ -162,7 +162,7 @@ class TagProgress:
         self.meter, self.sentences, self.task = meter, 0, None
         known = meter.total is not None
         columns = [SpinnerColumn(), TextColumn("tagging"), BarColumn(), *([DownloadColumn()] if known else []),
-                   TextColumn("{task.fields[sentences]:,} sentences"), TimeElapsedColumn(),
+                   TextColumn("{task.fields[sentences]}"), TimeElapsedColumn(),
                    *([TimeRemainingColumn()] if known else [])]
         poll = self.poll
 
@@ -173,18 +173,18 @@ class TagProgress:
 
         self.progress: Progress = Polled(*columns, console=console, transient=True, refresh_per_second=4,
                                          redirect_stdout=False, redirect_stderr=True)
-        self.task = self.progress.add_task("tag", total=meter.total, sentences=0)
+        self.task = self.progress.add_task("tag", total=meter.total, sentences=plural(0, "sentence"))
 
     def poll(self) -> None:
         if self.task is not None:
-            self.progress.update(self.task, completed=self.meter.position(), sentences=self.sentences)
+            self.progress.update(self.task, completed=self.meter.position(), sentences=plural(self.sentences, "sentence"))
 
     def start(self) -> None:
         self.progress.start()
 
     def finish(self) -> None:
         task, self.task = self.task, None  # polled no more
-        self.progress.update(task, completed=self.meter.total or 0, sentences=self.sentences)
+        self.progress.update(task, completed=self.meter.total or 0, sentences=plural(self.sentences, "sentence"))
         self.progress.refresh()
         self.progress.stop()
 

@@ -267,11 +267,13 @@ def check_same_text(gold: Document, system: Document) -> None:
     at_gold, at_system = _token_at(gold, low), _token_at(system, low)
     gold_line = f"{gold.name}:{gold.token_lines[at_gold]}"
     if low == len(system.text):
-        message = (f"the predicted file ends after {len(system.sentences)} sentences, at character {low + 1} of the "
+        count = len(system.sentences)
+        message = (f"the predicted file ends after {count} sentence{'s' * (count != 1)}, at character {low + 1} of the "
                    f"text, but the gold file goes on: {gold.text[low:low + 20]!r} at {gold_line}")
     elif low == len(gold.text):
+        count = len(gold.sentences)
         message = (f"the predicted file goes on after the end of the gold file's text (character {low + 1}, after "
-                   f"{len(gold.sentences)} sentences in {gold.name}): {system.text[low:low + 20]!r}")
+                   f"{count} sentence{'s' * (count != 1)} in {gold.name}): {system.text[low:low + 20]!r}")
     else:
         message = (f"the text (tokens without spaces) differs from the gold file's at character {low + 1}, in the "
                    f"token {_token(system, at_system)!r} ({_token(gold, at_gold)!r} at {gold_line}): "

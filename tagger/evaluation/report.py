@@ -52,7 +52,7 @@ def paired(gold: Iterable[Sentence], pred: Iterable[Sentence]) -> Iterator[tuple
                 f"predicted file has more sentences than the {gold_name} ({count})", p.source, p.line
             )
         if p is None:
-            where = f"after {count} sentences" if count else "with no sentences"
+            where = f"after {count} sentence{'s' * (count != 1)}" if count else "with no sentences"
             raise TaggerError(
                 f"predicted file ends {where}, but the gold file has more (next at {g.source}:{g.line})",
                 last_pred.source if last_pred is not None else None,
@@ -75,7 +75,7 @@ def _check_same_words(gold: Sentence, pred: Sentence) -> None:
     there = f"'{gold.words[first]}'" if first < len(gold.words) else "the end of the sentence"
     counts = ""
     if len(gold.words) != len(pred.words):
-        counts = f"sentence has {len(pred.words)} words, gold has {len(gold.words)}; "
+        counts = f"sentence has {len(pred.words)} word{'s' * (len(pred.words) != 1)}, gold has {len(gold.words)}; "
     raise TaggerError(
         f"{counts}word {first + 1} is {here} but {there} in the gold file {gold.source}:{gold.line}",
         pred.source,

@@ -136,7 +136,8 @@ def read(source: Source, *, columns: Mapping[str, int] | str | None = None,
         for number, text in rows:
             fields = text.split("\t") if "\t" in text else text.split()
             if len(fields) < needed:
-                raise TaggerError(f"line has {len(fields)} columns, the column spec needs {needed}", name, number)
+                raise TaggerError(f"line has {len(fields)} column{'s' * (len(fields) != 1)}, the column spec needs "
+                                  f"{needed}", name, number)
             if not fields[spec["form"] - 1]:
                 raise TaggerError(f"empty word in column {spec['form']}", name, number)
             words.append(fields[spec["form"] - 1])

@@ -56,7 +56,8 @@ class Span:
         return self.tokens[-1][1]
 
 
-def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True, max_tokens: int | None = None) -> list[Span]:
+def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True,
+            max_tokens: int | None = None) -> list[Span]:
     """The sentences of a text, given its :func:`~tagger.tokenization.labels.normalise`\\ d form
     ``norm`` and one label per character. ``new_paragraph``: the text starts a paragraph;
     ``max_tokens``: a sentence that reaches this many tokens ends there (None: no bound)."""
@@ -150,11 +151,10 @@ def block(text: str, span: Span, next_start: int, sent_id: int, expander: Expand
 
 
 # ---------------------------------------------------------------------------------- grapheme clusters
-#: Characters that join the one before them besides the marks (Mn, Me, Mc): ZWNJ, ZWJ, Thai and
-#: Lao AM, the halfwidth sound marks, emoji modifiers, tag characters (UAX #29's Extend and
-#: SpacingMark, GB9 and GB9a), and the Hangul jamo that follow another (V, T: GB7, GB8).
-_JOINING = [(0x200C, 0x200C), (0xFF9E, 0xFF9F), (0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F), (0x0E33, 0x0E33),
-            (0x0EB3, 0x0EB3), (0x200D, 0x200D), (0x1160, 0x11FF), (0xD7B0, 0xD7FF)]
+#: Extend besides the marks Mn and Me (UAX #29, GB9): ZWNJ, the halfwidth sound marks, emoji
+#: modifiers, tag characters. With the marks Mc and Thai and Lao AM (SpacingMark, GB9a), ZWJ,
+#: and Hangul V and T jamo (GB7, GB8), they are what may join the character before.
+_EXTEND = [(0x200C, 0x200C), (0xFF9E, 0xFF9F), (0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F)]
 #: The stretches of code points that hold every mark (Mn, Me, Mc) of Unicode 14 with room for
 #: those added since (tested against :mod:`unicodedata`); their marks are found on first use.
 _MARK_BLOCKS = [(0x300, 0x36F), (0x483, 0x489), (0x591, 0x109F), (0x1350, 0x135F), (0x1700, 0x1DFF),
@@ -163,26 +163,23 @@ _MARK_BLOCKS = [(0x300, 0x36F), (0x483, 0x489), (0x591, 0x109F), (0x1350, 0x135F
                 (0x10A00, 0x11FFF), (0x16AF0, 0x16FFF), (0x1BC9D, 0x1BC9E), (0x1CF00, 0x1CF4F), (0x1D165, 0x1D244),
                 (0x1DA00, 0x1DAAF), (0x1E000, 0x1E9FF), (0xE0100, 0xE01EF)]
 _ZWJ = "\u200d"
-_LEADING = "\u1100-\u115f\ua960-\ua97f"  # Hangul L jamo
 _CANDIDATES: re.Pattern | None = None
+_REGIONAL = re.compile("[\U0001f1e6-\U0001f1ff]")
+#: After these a character may join (a ZWJ's pictograph, an L jamo's jamo or syllable).
+_BEFORE_JOINING = re.compile("[\u200d\u1100-\u115f\ua960-\ua97f]")
 
 
 def _candidates() -> re.Pattern:
-    """Characters that may belong to the cluster of the one before (made on first use): joining
-    ones and marks, regional indicators (every one, for their pairing), a character after a ZWJ,
-    a Hangul jamo or syllable after an L jamo."""
+    """Characters that may belong to the cluster of the one before (made on first use): the
+    joining ones and the marks of the Basic Multilingual Plane (a class re scans fast) and every
+    character beyond it (emoji, their modifiers, regional indicators, tags, the other planes' marks)."""
     global _CANDIDATES
     if _CANDIDATES is None:
-        points = [cp for cp in chain.from_iterable(range(a, b + 1) for a, b in _MARK_BLOCKS)
+        points = [cp for cp in chain.from_iterable(range(a, min(b, 0xFFFF) + 1) for a, b in _MARK_BLOCKS)
                   if unicodedata.category(chr(cp)) in ("Mn", "Me", "Mc")]
-        ranges = _JOINING + [(0x1F1E6, 0x1F1FF)]
-        for cp in points:  # runs of marks as one range each (a class of 300 ranges, not 2,400 points, to compile)
-            if ranges[-1][1] == cp - 1:
-                ranges[-1] = (ranges[-1][0], cp)
-            else:
-                ranges.append((cp, cp))
-        joining = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
-        _CANDIDATES = re.compile(f"[{joining}]|(?<={_ZWJ})[^ \\x00]|(?<=[{_LEADING}])[{_LEADING}\\uac00-\\ud7a3]")
+        joining = "".join(re.escape(chr(cp)) for cp in points)
+        _CANDIDATES = re.compile(f"[{joining}\\u200c\\u200d\\u0e33\\u0eb3\\uff9e\\uff9f\\u1160-\\u11ff\\ud7b0-\\ud7ff"
+                                 f"\\U00010000-\\U0010ffff]")
     return _CANDIDATES
 
 
@@ -191,7 +188,7 @@ def _extends(char: str, spacing: bool = True) -> bool:
     SpacingMark (GB9a: Mc, Thai and Lao AM)."""
     cp = ord(char)
     category = unicodedata.category(char)
-    return (category in ("Mn", "Me") or any(a <= cp <= b for a, b in _JOINING[:4])
+    return (category in ("Mn", "Me") or any(a <= cp <= b for a, b in _EXTEND)
             or (spacing and (category == "Mc" or cp in (0x0E33, 0x0EB3))))
 
 
@@ -199,8 +196,11 @@ def _pictographic(char: str) -> bool:
     """Extended_Pictographic, nearly (the emoji planes but regional indicators, symbols So of
     U+2190-2BFF, a few more)."""
     cp = ord(char)
-    return ((0x1F000 <= cp <= 0x1FFFD and not 0x1F1E6 <= cp <= 0x1F1FF) or (0x2190 <= cp <= 0x2BFF and unicodedata.category(char) == "So")
-            or cp in (0xA9, 0xAE, 0x203C, 0x2049, 0x2122, 0x2139, 0x3030, 0x303D, 0x3297, 0x3299))
+    return ((0x1F000 <= cp <= 0x1FFFD and not 0x1F1E6 <= cp <= 0x1F1FF)
+            or (0x2190 <= cp <= 0x2BFF and unicodedata.category(char) == "So") or cp in _PICTOGRAPHS)
+
+
+_PICTOGRAPHS = frozenset((0xA9, 0xAE, 0x203C, 0x2049, 0x2122, 0x2139, 0x3030, 0x303D, 0x3297, 0x3299))
 
 
 def _hangul(char: str) -> str:
@@ -219,8 +219,8 @@ def _hangul(char: str) -> str:
 
 def joined(text: str, at: int, regional: int | None = None) -> bool:
     """Whether ``text[at]`` belongs to the extended grapheme cluster of ``text[at - 1]`` (UAX #29
-    without its Prepend and Indic conjunct rules, GB9b and GB9c; white space ends a cluster). ``regional``: how
-    many regional indicators end at ``at - 1`` (counted here if not given)."""
+    without its Prepend and Indic conjunct rules, GB9b and GB9c; white space ends a cluster).
+    ``regional``: how many regional indicators end at ``at - 1`` (counted here if not given)."""
     if at <= 0 or at >= len(text) or text[at - 1].isspace() or text[at - 1] == PAR:
         return False
     char, before = text[at], text[at - 1]
@@ -241,8 +241,9 @@ def joined(text: str, at: int, regional: int | None = None) -> bool:
     return kinds in _HANGUL
 
 
-_HANGUL = {("L", b) for b in ("L", "V", "LV", "LVT")} | {(a, b) for a in ("LV", "V") for b in ("V", "T")} | {
-    ("LVT", "T"), ("T", "T")}
+#: The pairs of Hangul syllable types that do not break (GB6, GB7, GB8).
+_HANGUL = ({("L", b) for b in ("L", "V", "LV", "LVT")} | {(a, b) for a in ("LV", "V") for b in ("V", "T")}
+           | {("LVT", "T"), ("T", "T")})
 
 
 def whole_clusters(norm: str, labels: bytes | bytearray) -> bytes:
@@ -251,12 +252,17 @@ def whole_clusters(norm: str, labels: bytes | bytearray) -> bytes:
     an end there already): an emoji ZWJ sequence, a flag, a letter and its marks stay one."""
     if norm.isascii():
         return bytes(labels)
+    places = [match.start() for match in _candidates().finditer(norm, 1)]
+    if _BEFORE_JOINING.search(norm):  # rare: the characters after a ZWJ or an L jamo too
+        places = sorted(set(places).union(m.end() for m in _BEFORE_JOINING.finditer(norm) if m.end() < len(norm)))
     out = bytearray(labels)
+    flags = _REGIONAL.search(norm) is not None
     run_end, run = -2, 0  # the regional indicators seen in a row: where the run ends, how many
-    for match in _candidates().finditer(norm):
-        at = match.start()
+    for at in places:
+        if out[at - 1] == INSIDE and not flags:  # the common case: no end to move
+            continue
         regional = None
-        if 0x1F1E6 <= ord(norm[at]) <= 0x1F1FF:
+        if flags and 0x1F1E6 <= ord(norm[at]) <= 0x1F1FF:
             regional = run if run_end == at - 1 else 0
             run, run_end = regional + 1, at
         if out[at - 1] != INSIDE and joined(norm, at, regional):

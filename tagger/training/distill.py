@@ -267,7 +267,8 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     names = [os.path.abspath(p) for p in teachers.paths]
     distilled_from = [{"model": name, "dev_score": score, "own_dev_score": meta.get("dev_score")}
                       for name, score, meta in zip(names, teacher_dev, teachers.metas)]
-    note = (f"soft targets of {len(names)} teachers on {len(data.train)} sentences in {soft_seconds}s "
+    teachers_ = f"{len(names)} teacher{'s' * (len(names) != 1)}"
+    note = (f"soft targets of {teachers_} on {len(data.train)} sentences in {soft_seconds}s "
             f"(top {table.ids.shape[1]} labels keep {100 * table.kept:.2f}% of the mass); teachers' dev accuracy "
             f"{', '.join(f'{100 * s:.2f}' for s in teacher_dev)}, averaged {100 * ensemble_dev:.2f}")
     reporter.note(note)

@@ -33,8 +33,8 @@ from tagger.training.averaging import WeightAverage, averager
 from tagger.training.checkpoint import Checkpoints
 from tagger.training.control import Budget, Schedule, StopSignals
 
-__all__ = ["Interrupted", "NothingTrained", "Reporter", "RunOptions", "StopSignals", "TrainState", "WeightAverage", "epoch_batches",
-           "check_saved", "evaluate", "fit", "make_optimizer", "tokens_per_second"]
+__all__ = ["Interrupted", "NothingTrained", "Reporter", "RunOptions", "StopSignals", "TrainState", "WeightAverage",
+           "check_saved", "epoch_batches", "evaluate", "fit", "make_optimizer", "tokens_per_second"]
 
 
 class Reporter(Protocol):
