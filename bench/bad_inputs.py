@@ -285,7 +285,7 @@ def number_cases(m: dict[str, str]) -> list[Case]:
         Case("numbers", "api train(settings={'lr': -1})",
              ["python", "-c", "import tagger\nfrom tagger.errors import TaggerError\ntry:\n tagger.train(train="
               f"'{ROOT}/data/sample.conllu', out='never.model', settings={{'lr': -1}})\nexcept TaggerError as e:\n"
-              " print('refused:', e)\n raise SystemExit(1)"], check=err_has()),
+              " raise SystemExit(f'error: {e}')"], check=err_has("lr")),
     ]
     return out
 

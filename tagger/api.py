@@ -202,18 +202,18 @@ class Model:
         distributed engine needs (:class:`BatchTagger`)."""
         self._refuse_raw("tag_lines takes tokenised lines")
         check_output(self.module.output_columns, format, supertag_in)
-        lines = list(lines)
-        sentences = {i: Sentence(line.split(), {}, source="<lines>", line=i + 1) for i, line in enumerate(lines)
-                     if line.split()}
-        records = list(sentences.values())
+        from tagger.formats.text import MAX_WORDS, pieces
+
+        lines = list(lines)  # a line of more than MAX_WORDS tokens is several sentences, as in tagger tag
+        sentences = [[Sentence(words, {}, source="<lines>", line=i + 1) for words in pieces(line, MAX_WORDS)]
+                     for i, line in enumerate(lines)]
+        records = [s for line in sentences for s in line]
         self._annotate(records, None, None, InputCheck(self.module, allow_missing_columns, self.meta))
         out = []
-        for i in range(len(lines)):
-            if i not in sentences:
-                out.append("")
-                continue
+        for line in sentences:
             buffer = io.StringIO()
-            write_chunk([sentences[i]], None, self.module, buffer, format, supertag_in)
+            if line:
+                write_chunk(line, None, self.module, buffer, format, supertag_in)
             out.append(buffer.getvalue())
         return out
 

@@ -291,7 +291,7 @@ def test_a_file_that_ends_early_or_goes_on(tmp_path):
                                           rf"23 of the text, but the gold file goes on: 'Jeparle.*' at {FR_GOLD}:17$"):
         evaluate_files(FR_GOLD, short)
     with pytest.raises(TaggerError, match=rf"^{FR_GOLD}:17: the predicted file goes on after the end of the gold "
-                                          rf"file's text \(character 23, after 1 sentences in {short}\): 'Jeparle"):
+                                          rf"file's text \(character 23, after 1 sentence in {short}\): 'Jeparle"):
         evaluate_files(short, FR_GOLD)
 
 

@@ -65,7 +65,7 @@ def test_the_pieces_of_a_long_line_are_its_tokens_in_order(monkeypatch):
             spaces = [rng.choice([" ", "  ", "\t", " \u3000 "]) for _ in tokens]
             line = " " * rng.randint(0, 2) + "".join(t + space for t, space in zip(tokens, spaces))
             size = rng.choice([1, 7, 100, 1000])
-            pieces = list(text._pieces(line.rstrip() if rng.random() < 0.5 else line, size))
+            pieces = list(text.pieces(line.rstrip() if rng.random() < 0.5 else line, size))
             assert [w for p in pieces for w in p] == line.split()
             assert all(len(p) == size for p in pieces[:-1]) and all(pieces)
 
@@ -232,3 +232,16 @@ def test_a_piece_is_not_cut_inside_a_cluster():
     text_in = "👍🏽" * 300  # no white space: cut where the size says, then back to a cluster's start
     pieces = list(read_pieces(io.BytesIO(text_in.encode()), "<t>", 101))
     assert "".join(pieces) == text_in and all(len(p) % 2 == 0 for p in pieces)
+
+
+def test_api_tag_lines_splits_a_long_line_as_tagger_tag_does(sample_tagger) -> None:
+    """``Model.tag_lines`` gives each line ``tagger tag``'s output for it: a line of more than
+    MAX_WORDS tokens is several sentences there too."""
+    import tagger
+
+    model = tagger.load(str(sample_tagger))
+    line = " ".join(["cat"] * (text.MAX_WORDS + 5))
+    out = model.tag_lines(["", line])
+    assert out[0] == ""
+    blocks = [b for b in out[1].split("\n\n") if b.strip()]
+    assert [sum(1 for row in b.splitlines() if row[0].isdigit()) for b in blocks] == [text.MAX_WORDS, 5]

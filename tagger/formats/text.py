@@ -36,7 +36,7 @@ _FINAL_PERIOD = re.compile(r"^(?=.*\w)[^.]*\w[.!?]+$")
 #: this many tokens (the last one fewer). UD's longest sentences hold a few hundred tokens; the
 #: tokenizer's sentences are bounded alike (:data:`tagger.tokenization.segment.MAX_TOKENS`).
 MAX_WORDS = 1000
-#: Characters of a long line split at a time (see :func:`_pieces`).
+#: Characters of a long line split at a time (see :func:`pieces`).
 STRETCH = 1 << 16
 
 
@@ -73,8 +73,7 @@ def read(source: Source, *, on_error: OnError | None = None, warn: TextIO | None
 
     def sentences(item: tuple[int, str]) -> Iterator[Sentence]:
         number, line = item
-        pieces = _pieces(line, max_words)
-        for index, words in enumerate(pieces):
+        for index, words in enumerate(pieces(line, max_words)):
             if index == 0 and not told["warned"] and number <= CHECK_LINES:
                 attached = attached_punctuation(words, ends_line=len(words) < max_words)
                 if attached:
@@ -90,7 +89,7 @@ def read(source: Source, *, on_error: OnError | None = None, warn: TextIO | None
         yield from group
 
 
-def _pieces(line: str, size: int) -> Iterator[list[str]]:
+def pieces(line: str, size: int) -> Iterator[list[str]]:
     """The tokens of a line, at most ``size`` at a time; a long line's found a stretch of
     :data:`STRETCH` characters at a time (split there, its last token completed), not all at once."""
     if len(line) < 2 * size:  # fewer than size + 1 tokens, however they are spaced
