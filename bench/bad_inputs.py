@@ -27,6 +27,7 @@ import argparse
 import gzip
 import os
 import pickle
+import re
 import shutil
 import stat
 import subprocess
@@ -410,7 +411,8 @@ def prepare(fixtures: Path, case_dir: Path) -> dict[str, str]:
 def run_case(case: Case, case_dir: Path, kinds: dict[str, str]) -> Outcome:
     if isinstance(case.argv, str):
         tagger = " ".join(PY)
-        argv = ["bash", "-c", "set -o pipefail; " + case.argv.replace("T ", tagger + " ")]
+        command = re.sub(r"(^|\| |&& |; )T ", lambda m: m.group(1) + tagger + " ", case.argv)  # T: tagger
+        argv = ["bash", "-c", "set -o pipefail; " + command]
     elif case.argv[0] == "python":
         argv = [sys.executable, *case.argv[1:]]
     else:

@@ -168,6 +168,8 @@ def test_tag_reads_a_column_file_by_its_own_header(models):
         assert [(r[1], r[4]) for r in out] == [(r[0], r[2]) for r in rows]  # words, and XPOS from column 3
     piped = invoke("tag", "--model", models["upos"], stdin=(DATA / "sample.tsv").read_text(encoding="utf-8"))
     assert piped.exit_code == 0 and "as its header says (--columns form=1,upos=2,xpos=3)" in piped.stderr
+    converted = invoke("convert", "--to", "conllu", "data/sample.tsv")  # convert reads the header too
+    assert converted.exit_code == 0 and converted.stdout.startswith("1\tThe\t_\tDET\tDT\t"), converted.output
     [first] = list(formats.read(DATA / "sample.tsv"))[:1]
     assert first.columns["upos"][:2] == ["DET", "NOUN"] and first.columns["xpos"][:2] == ["DT", "NN"]
 
@@ -224,7 +226,8 @@ def test_missing_heads_do_not_suggest_another_column(tmp_path):
 def test_docs_name_the_real_options_and_what_crlf_and_a_bom_become(models, tmp_path):
     assert "--input-format" not in (DATA / "README.md").read_text(encoding="utf-8")
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert "CoNLL-U input comes back byte for byte with only the predicted columns changed, but for two things" in readme
+    assert ("CoNLL-U input comes back byte for byte with only the predicted columns changed, but for two "
+            "things") in readme
     assert "a leading BOM is dropped and CRLF line ends are read as LF" in readme
     crlf = tmp_path / "crlf.conllu"
     crlf.write_bytes(b"\xef\xbb\xbf" + (DATA / "sample.conllu").read_bytes().replace(b"\n", b"\r\n"))

@@ -49,7 +49,9 @@ class OutputFormat(click.Choice):
 @click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
               help="Where CoNLL files carry CCG supertags: MISC 'supertag=CAT', or XPOS (the POS tag then "
               "moves to MISC 'xpos=TAG').")
-@click.option("--output", "-o", "output_path", metavar="FILE", help="Output file [default: stdout]; missing parent folders are created.")
+@click.option("--output", "-o", "output_path", metavar="FILE", help="Output file [default: stdout]; missing parent folders are created. "
+              "Written to a temporary file that replaces it at the end: a run that fails before any output leaves it "
+              "as it was.")
 def command(
     input_path: str,
     source_format: str,

@@ -16,7 +16,8 @@ from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
               help="A model file from `tagger train`. Repeat it to chain models in one process: each reads the "
                    "columns the ones before it filled (--model pos.tagger --model dep.model).")
 @click.argument("inputs", nargs=-1, type=click.Path())
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: stdout; missing parent folders are created).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: stdout; missing parent folders are created). Written to a "
+                   "temporary file that replaces it at the end: a run that fails before any output leaves it as it was.")
 @click.option("--format", "-f", "input_format", default="auto", show_default=True, help="Input format: text, conllu, tagged, auto, ... (auto detects).")
 @click.option("--input-format", "input_format_alias", hidden=True, help="Old name of --format.")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=1.")
@@ -62,6 +63,8 @@ def command(model_paths, inputs, output, input_format, input_format_alias, colum
     column (--columns form=1,tag=2) in XPOS; in tagged and pipe output the tag is the predicted
     one. A format that cannot hold the prediction (a tree as tagged text) is refused. A parser
     refuses input without the POS (or FEATS) it reads: pipe it through a tagger first, as below.
+    Where stderr is a terminal (and the output goes elsewhere), a bar there shows how much of the
+    input has been read and how many sentences are tagged.
 
     \b
     Examples:

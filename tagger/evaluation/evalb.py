@@ -687,6 +687,6 @@ def render_errors(metric: BracketMetric) -> str:
     return "".join(f"{row.id} : {row.error}\n" for row in metric.errors)
 
 
-__all__ = ["COLLINS", "EMPTY_TAGS", "ERROR", "OK", "SKIP", "BracketMetric", "EvalbParams", "EvalbTotals", "Forest", "SentenceResult",
-           "foreign_tags", "read_params", "render_errors", "render_evalb", "score_sentence", "score_trees",
-           "with_gold_preterminals"]
+__all__ = ["COLLINS", "EMPTY_TAGS", "ERROR", "OK", "SKIP", "BracketMetric", "EvalbParams", "EvalbTotals", "Forest",
+           "SentenceResult", "foreign_tags", "read_params", "render_errors", "render_evalb", "score_sentence",
+           "score_trees", "with_gold_preterminals"]

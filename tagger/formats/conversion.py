@@ -15,7 +15,8 @@ from typing import Iterator, Mapping, TextIO
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats import OUTPUT_ALIASES, column_layout, read, sniff, write
-from tagger.formats.base import Source, open_output, source_name
+from tagger.formats import columns as columns_format
+from tagger.formats.base import Source, open_output, peek, source_name
 from tagger.formats.placement import map_columns
 
 
@@ -26,7 +27,8 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
     What can be refused before anything is read is refused here, at the call: ``auto``
     detects the input's format (CCGbank AUTO files included, with a ``note:`` on stderr where
     the guess is unsure); ``columns``, the layout of a ``columns`` file, is needed to read one
-    and to write one (a layout is never guessed here); ``supertag_in``: where CoNLL files carry
+    and to write one (a layout is never guessed here; a column file's header may name it);
+    ``supertag_in``: where CoNLL files carry
     CCG supertags (``misc`` or ``xpos``)."""
     target_format = OUTPUT_ALIASES.get(target_format, target_format)
     layout = column_layout(columns)
@@ -34,8 +36,10 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
         raise TaggerError("writing the 'columns' format needs --columns, e.g. --columns form=1,xpos=2")
     name = source_name(source)
     resolved, source = (source_format, source) if source_format != "auto" else sniff(source, columns_given=True)
-    if resolved == "columns" and layout is None:
-        raise TaggerError("reading the 'columns' format needs --columns, e.g. --columns form=2,xpos=5", name)
+    if resolved == "columns" and layout is None:  # the file's own header may name it (formats.columns.header_layout)
+        lines, source = peek(source)
+        if columns_format.header_layout(lines, name) is None:
+            raise TaggerError(f"{columns_format.NEEDS_LAYOUT} (or a '# --columns SPEC' header line)", name)
     sentences = read(source, resolved, columns=layout if resolved == "columns" else None)
     names = list(layout) if target_format == "columns" and layout else []
     return (map_columns(s, resolved, target_format, supertag_in, names) for s in sentences)
