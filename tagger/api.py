@@ -354,15 +354,18 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
 
 
 def score(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto", pred_format: str | None = None,
-          task: str = "auto", column: str | None = None, aligned: bool | None = None) -> dict[str, Any]:
+          task: str = "auto", column: str | None = None, aligned: bool | None = None,
+          preterminals: str = "auto") -> dict[str, Any]:
     """``tagger evaluate --gold GOLD --pred PRED --json`` without a model: a predicted file scored
     against a gold one, as a plain dict (scores in percent). Files whose words differ (a
     tokenizer's output) are scored as the CoNLL 2018 shared task scores them, under
-    ``"aligned"`` (``aligned`` True/False forces either; :func:`tagger.scoring.evaluate_files`)."""
+    ``"aligned"`` (``aligned`` True/False forces either; :func:`tagger.scoring.evaluate_files`).
+    Trees: ``preterminals`` as ``--preterminals`` (auto: the gold tags where the predicted ones
+    are not the gold file's tag set, as EVALB deletes punctuation by its tag)."""
     from tagger.scoring import evaluate_files
 
     return evaluate_files(gold, pred, format=format, pred_format=pred_format, task=task, column=column,
-                          aligned=aligned).to_dict()
+                          aligned=aligned, preterminals=preterminals).to_dict()
 
 
 def presets(model: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
