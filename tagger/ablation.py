@@ -5,8 +5,10 @@ skip-LSTM tagger, trained row by row under one budget and printed beside the pap
 
 A table (``TABLES`` in :mod:`tagger.models.skip_lstm.presets`) is the presets whose ``table`` key
 names it, in the order they are written. ``run_table`` trains each row in a process of its own
-(``python -m tagger.ablation SPEC``, run by :mod:`tagger.training.jobs`: train, score the best
-model on the test file, write ``DIR/ROW.json`` atomically), ``jobs`` at a time, and skips the
+(``python -m tagger.ablation SPEC``, the stamped-job protocol of :mod:`tagger.training.jobs`:
+train through :func:`tagger.training.dispatch.train`, score the best model on the test file,
+write ``DIR/ROW.json`` atomically, stamped with the run's :func:`identity` under ``run``),
+``jobs`` at a time, and skips the
 rows whose result is there from a run with the same data, budget, seed and overrides (another
 run's result is an error, never mixed in). A row killed on the way resumes from its checkpoint in ``DIR/ckpt/ROW``.
 """
@@ -29,7 +31,7 @@ from tagger.model_file import atomic_write
 from tagger.models import MODELS
 from tagger.models.skip_lstm import presets as zoo_presets
 from tagger.tasks import TASKS, get_task
-from tagger.training.jobs import Job, die_with_parent, last_error, run_jobs, threads_per_job
+from tagger.training.jobs import EpochLines, Job, child_main, clear_stale, run_stamped, threads_per_job, write_json
 
 #: The model family whose presets hold the papers' rows (and ``TABLES``).
 ZOO_FAMILY = "skip_lstm"
@@ -268,30 +270,25 @@ def run_settings(request: AblationRequest) -> dict[str, Any]:
 
 def _job(request: AblationRequest, name: str, threads: int) -> Job:
     """Row ``name``'s process (:mod:`tagger.training.jobs`): ``python -m tagger.ablation SPEC``,
-    its output to ``train.log`` in its work folder."""
+    its output to ``train.log`` in its work folder, its result ``DIR/ROW.json`` stamped with the
+    run's :func:`identity` under ``run``."""
     work = work_dir(request.out_dir, name)
-    return Job(name, "tagger.ablation", work / "spec.json", work / "train.log", threads)
+    return Job(name, "tagger.ablation", work / "spec.json", work / "train.log", threads,
+               result=result_path(request.out_dir, name), stamp=identity(request), stamp_key="run",
+               checkpoint=work / "last.ckpt")
 
 
 def _prepare(request: AblationRequest, name: str, threads: int) -> None:
     """Write row ``name``'s spec and whole config to its work folder, just before its process
     starts (a checkpoint left by a run with other settings is deleted first)."""
-    work = work_dir(request.out_dir, name)
-    work.mkdir(parents=True, exist_ok=True)
-    spec_path = work / "spec.json"
-    ours = identity(request)
-    if spec_path.exists():
-        try:
-            before = json.loads(spec_path.read_text(encoding="utf-8")).get("run")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            before = None
-        if before != ours:
-            (work / "last.ckpt").unlink(missing_ok=True)
+    job = _job(request, name, threads)
+    clear_stale(job, ("last.ckpt",), keep_without_spec=True)
     model, training = row_configs(request, name)
-    write_text_atomic(work / "config.json", json.dumps({"model": model, "training": training}, indent=1))
-    spec = {"preset": name, "table": request.table, "run": ours, "out_dir": os.path.abspath(request.out_dir),
+    work = job.spec.parent
+    write_json(work / "config.json", {"model": model, "training": training}, ensure_ascii=True, newline=False)
+    spec = {"preset": name, "table": request.table, "run": job.stamp, "out_dir": os.path.abspath(request.out_dir),
             "threads": threads, "device": request.device, "jobs": request.jobs}
-    write_text_atomic(spec_path, json.dumps(spec, indent=1))
+    write_json(job.spec, spec, ensure_ascii=True, newline=False)
 
 
 def describe_result(result: Mapping[str, Any]) -> str:
@@ -317,31 +314,30 @@ def run_table(request: AblationRequest, say: Callable[[str], None] = lambda line
             say(f"row {index}/{total} {name}: done before ({describe_result(done[name])}), skipped")
         else:
             pending.append((index, name))
-    failed: list[str] = []
     index_of = {name: index for index, name in pending}
+    failed: list[str] = []
 
     def start(job: Job) -> None:
-        resumed = (work_dir(request.out_dir, job.name) / "last.ckpt").exists()
+        resumed = job.checkpoint is not None and job.checkpoint.exists()
         _prepare(request, job.name, threads)
         say(f"row {index_of[job.name]}/{total} {job.name}: {'resuming' if resumed else 'training'} "
             f"(budget {request.budget_minutes:g} min, {threads} thread{'s' * (threads != 1)})")
 
-    def end(job: Job, status: int) -> None:
-        result = load_results(request.out_dir, [job.name]).get(job.name)
-        if status == 0 and result is not None:
-            done[job.name] = result
+    def ended(job: Job, result: dict[str, Any] | None, error: str | None) -> None:
+        if result is not None:
             say(f"row {index_of[job.name]}/{total} {job.name} done: {describe_result(result)}")
-            (work_dir(request.out_dir, job.name) / "last.ckpt").unlink(missing_ok=True)
         else:
             failed.append(job.name)
-            say(f"row {index_of[job.name]}/{total} {job.name} failed: {last_error(job.log)}")
+            say(f"row {index_of[job.name]}/{total} {job.name} failed: {error}")
         write_report(request.out_dir, table_report(request.table, done, settings, failed))
 
     def stopped(running: list[Job]) -> None:
         say(f"stopped {', '.join(job.name for job in running)} (checkpoints in {Path(request.out_dir) / 'ckpt'}); "
             f"run the same command again to continue")
 
-    run_jobs([_job(request, name, threads) for _, name in pending], request.jobs, start, end, stopped, poll_seconds)
+    run_stamped([_job(request, name, threads) for _, name in pending], request.jobs, start, ended, stopped,
+                collect=lambda job: load_results(request.out_dir, [job.name]).get(job.name), done=done,
+                poll_seconds=poll_seconds)
     report = table_report(request.table, done, settings, failed)
     write_report(request.out_dir, report)
     return report
@@ -457,9 +453,39 @@ def write_report(out_dir: str | os.PathLike, report: Mapping[str, Any]) -> None:
 
 # -- one row, in its own process ---------------------------------------------------------------
 
-def _epoch_line(record: Mapping[str, Any]) -> None:
-    print(f"epoch {record['epoch']} loss {record['loss']:.4f} dev {100 * record['dev']:.2f} lr {record['lr']:.4g} "
-          f"{record['seconds']:.0f}s{' best' if record.get('best') else ''}", file=sys.stderr, flush=True)
+def row_request(run: Mapping[str, Any], spec: Mapping[str, Any], config_file: Path, model_path: Path) -> Any:
+    """The training request of a row: ``tagger train`` of the run's data, budget and seed with the
+    row's whole config (:func:`tagger.training.request.build_request`)."""
+    from tagger.training.request import build_request
+
+    return build_request(task=run["task"], train=run["train"], dev=run["dev"], out=model_path, format=run["format"],
+                         column=run["column"], config_file=str(config_file),
+                         overrides=[f"{key}={value}" for key, value in parse_overrides(run["overrides"]).items()],
+                         max_minutes=run["budget_minutes"], max_sentences=run["max_sentences"], seed=run["seed"],
+                         device=spec["device"], threads=spec["threads"], checkpoint_dir=config_file.parent,
+                         resume=True)
+
+
+def score_on_test(model_path: Path, test: str, fmt: str, device: str) -> tuple[float, int]:
+    """The row's best model scored on ``test`` as ``tagger evaluate`` scores it (fp32 products):
+    the score (percent) and the sentences scored."""
+    from tagger import model_file
+    from tagger.devices import resolve_device
+    from tagger.inference import InputCheck, predict
+    from tagger.modules.precision import apply
+    from tagger.training.request import DataSpec, read_sentences
+
+    model, meta = model_file.load(model_path, resolve_device(device))
+    apply(model, "fp32", in_place=True)
+    model.set_decoding(None, None)
+    gold = read_sentences(DataSpec(test, fmt, None))
+    if not gold:
+        raise TaggerError("no sentences to evaluate", test)
+    for name in model.output_columns:
+        if not any(sentence.has(name) for sentence in gold):
+            raise TaggerError(f"no gold '{name}' column to score the model's output against", test)
+    InputCheck(model, False, meta)(gold)
+    return 100.0 * model.metric(gold, predict(model, gold)).score, len(gold)
 
 
 def run_row(spec_path: str | os.PathLike) -> dict[str, Any]:
@@ -467,54 +493,40 @@ def run_row(spec_path: str | os.PathLike) -> dict[str, Any]:
     config (``config.json`` beside it) and the run's overrides, resuming from its checkpoint;
     score the best model on the test file as ``tagger evaluate`` does; write ``DIR/ROW.json``
     atomically (last: a row killed before has no result and is run again)."""
-    from tagger import api
+    import torch
+
+    from tagger.training import dispatch
 
     work = Path(spec_path).parent
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     run, name, out_dir = spec["run"], spec["preset"], Path(spec["out_dir"])
     model_path = out_dir / f"{name}.model"
     started = time.monotonic()
-    summary = api.train(train=run["train"], dev=run["dev"], out=model_path, task=run["task"], format=run["format"],
-                        column=run["column"], config_file=str(work / "config.json"),
-                        settings=parse_overrides(run["overrides"]), max_minutes=run["budget_minutes"],
-                        max_sentences=run["max_sentences"], seed=run["seed"], device=spec["device"],
-                        threads=spec["threads"], checkpoint_dir=work, resume=True, on_epoch=_epoch_line)
-    scored = api.evaluate(model_path, run["test"], format=run["format"], device=spec["device"],
-                          threads=spec["threads"], precision="fp32")
+    torch.set_num_threads(spec["threads"])
+    summary = dispatch.train(row_request(run, spec, work / "config.json", model_path), EpochLines(notes=False),
+                             lambda line: print(line, file=sys.stderr, flush=True) if line.startswith("warning:") else None)
+    test, test_sentences = score_on_test(model_path, run["test"], run["format"], spec["device"])
     config = json.loads((work / "config.json").read_text(encoding="utf-8"))
     result = {
-        "preset": name, "table": spec["table"], "dev": summary["best_dev"], "test": scored["score"],
+        "preset": name, "table": spec["table"], "dev": summary["best_dev"], "test": test,
         "metric": summary["dev_metric"], "epochs": summary["epochs"], "best_epoch": summary["best_epoch"],
         "seconds": summary["seconds"], "tokens_per_second": summary["train_tokens_per_second"],
         "seed": run["seed"], "overrides": run["overrides"], "budget_minutes": run["budget_minutes"],
         "train_sentences": summary["train_sentences"], "dev_sentences": summary["dev_sentences"],
-        "test_sentences": scored["sentences"], "model_file": model_path.name, "model": config["model"],
+        "test_sentences": test_sentences, "model_file": model_path.name, "model": config["model"],
         "training": config["training"], "threads": spec["threads"], "jobs": spec["jobs"],
         "device": device_name(spec["device"]),
         "cpu": cpu_name(), "wall_seconds": round(time.monotonic() - started, 1),
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"), "run": run,
     }
-    write_text_atomic(result_path(out_dir, name), json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    write_json(result_path(out_dir, name), result)
     return result
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m tagger.ablation SPEC``: :func:`run_row`; a :class:`TaggerError` is one line,
-    an interrupted row (its checkpoint saved) exits 130."""
-    from tagger.training.trainer import Interrupted
-
-    die_with_parent()
-    try:
-        result = run_row(argv[0])
-    except TaggerError as e:
-        print(f"error: {e}", file=sys.stderr, flush=True)
-        return 1
-    except Interrupted as stop:
-        print(f"interrupted at epoch {stop.epoch}, batch {stop.batch}; checkpoint in {stop.checkpoint}",
-              file=sys.stderr, flush=True)
-        return 130
-    print(f"done: {describe_result(result)}", file=sys.stderr, flush=True)
-    return 0
+    """``python -m tagger.ablation SPEC``: :func:`run_row` (:func:`tagger.training.jobs.child_main`:
+    a :class:`TaggerError` is one line, an interrupted row, its checkpoint saved, exits 130)."""
+    return child_main(argv, run_row, describe_result)
 
 
 if __name__ == "__main__":

@@ -10,37 +10,31 @@
     tagger.train(task="pos", train="train.conllu", dev="dev.conllu", out="pos.tagger")
     tagger.evaluate(model, "test.conllu")              # {"score": 97.1, "tagging": {...}, ...}
 
-``tagger tag`` is built on :meth:`Model.tag_file`. Called from a worker process (a
-``multiprocessing`` child, a Ray worker) torch gets one thread unless ``threads=`` says
-otherwise: an engine runs one worker per core, and torch's default of one thread per core in
-each of them oversubscribes the machine. See docs/api.md.
+``tagger tag`` is :func:`load` and :meth:`Model.tag_file`. :func:`load` chooses the engine
+(:mod:`tagger.engines`): a skip-LSTM tagger or a tokenizer on the CPU is read without torch, and
+``tag_file`` runs it by the torch-free runtimes (numpy, or the bf16 kernels) where they apply, as
+fast as ``tagger tag`` and byte for byte its output; torch is imported, and the model loaded for
+it, only when something needs it. This module imports neither at its own import. Called from a
+worker process (a ``multiprocessing`` child, a Ray worker) a model gets one thread unless
+``threads=`` says otherwise: an engine runs one worker per core, and torch's default of one
+thread per core in each of them oversubscribes the machine. See docs/api.md.
 """
 
 from __future__ import annotations
 
 import io
-import multiprocessing
 import os
 import sys
-from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
-import torch
-
-from tagger import formats, model_file
+from tagger import engines, formats
 from tagger.corpus.batching import chunks
 from tagger.corpus.records import Sentence
-from tagger.devices import resolve_device
 from tagger.errors import TaggerError
-from tagger.formats.base import open_output
-from tagger.formats.placement import check_output
-from tagger.inference import InputCheck, predict
-from tagger.modules.precision import apply
-from tagger.pipeline import Pipeline, chain, split_raw
-from tagger.tagging import (CHUNK_SIZE, MAX_TOKENS, SkipReport, annotate, default_output_format, keep_first,
-                            multitag_decoder, raw_sentences, tag as tag_stream, write_chunk,
-                            write_sentences)
-from tagger.tokenization.stream import tokenised
+from tagger.options import CHUNK_SIZE, MAX_TOKENS, TagRequest, in_worker_process  # noqa: F401 (tagger.in_worker_process)
+
+if TYPE_CHECKING:
+    import torch
 
 #: What :meth:`Model.tag` takes for one sentence: its tokens, or a record from a reader.
 SentenceLike = Union[Sequence[str], Sentence]
@@ -48,52 +42,43 @@ SentenceLike = Union[Sequence[str], Sentence]
 Inputs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], IO[bytes], None]
 
 
-
-def in_worker_process() -> bool:
-    """Whether this process is a worker of a parallel engine: a ``multiprocessing`` child
-    (``Pool``, ``ProcessPoolExecutor``) or a Ray worker (task or actor)."""
-    if multiprocessing.parent_process() is not None:
-        return True
-    ray = sys.modules.get("ray")  # a Ray worker has always imported ray; never import it here
-    if ray is None:
-        return False
-    try:
-        return ray.get_runtime_context().worker.mode == ray.WORKER_MODE
-    except Exception:  # noqa: BLE001 - an old or partly initialised ray: not a worker we can tell
-        return False
-
-
 def set_threads(threads: int | None) -> int:
     """Set torch's CPU threads (process-wide): ``threads`` if given, else 1 in a worker process
-    (:func:`in_worker_process`), else torch's own default is left. Returns the number in use."""
-    if threads:
-        torch.set_num_threads(threads)
-    elif in_worker_process():
-        torch.set_num_threads(1)
-    return torch.get_num_threads()
+    (:func:`in_worker_process`), else torch's own default is left. Returns the number in use
+    (:func:`tagger.inference.set_threads`; imports torch)."""
+    from tagger.inference import set_threads as set_torch_threads
+
+    return set_torch_threads(threads)
 
 
 def load(path: str | os.PathLike | Sequence[str | os.PathLike], device: str = "cpu", threads: int | None = None,
-         precision: str = "auto", beam: int | None = None, constrained: bool | None = None) -> "Model":
+         precision: str = "auto", beam: int | None = None, constrained: bool | None = None,
+         engine: str = "auto") -> "Model":
     """The model in the file at ``path``, ready to tag; several paths: their models chained in
     that order (:class:`tagger.pipeline.Pipeline`: each reads the columns the ones before it
     filled, as ``tagger tag --model pos.tagger --model dep.model`` runs them).
 
-    ``device``: cpu, cuda, cuda:N, mps or auto (GPU if present). ``threads``: torch's CPU threads
-    (default: 1 in a worker process, else torch's default; see :func:`set_threads`).
-    ``precision``: auto, fp32 or bf16 inference products, as ``tagger tag --precision``.
-    ``beam``, ``constrained``: a constituency parser's beam width (1: greedy) and whether it
-    decodes only well-formed trees (default: as its model file says)."""
-    set_threads(threads)
+    ``device``: cpu, cuda, cuda:N, mps or auto (GPU if present). ``threads``: the CPU threads
+    (torch's: default 1 in a worker process, else torch's default, see :func:`set_threads`; the
+    runtimes': default 1 in a worker process, else one a core). ``precision``: auto, fp32 or
+    bf16 inference products, as ``tagger tag --precision``. ``beam``, ``constrained``: a
+    constituency parser's beam width (1: greedy) and whether it decodes only well-formed trees
+    (default: as its model file says). ``engine``: ``auto`` chooses it here
+    (:func:`tagger.engines.choose`; a model the torch-free runtimes run is loaded for torch on
+    first need, ``model.module``), ``torch`` runs torch on every input."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise TaggerError("no model file given")
-    loaded = [model_file.load(p, resolve_device(device)) for p in paths]
-    module = chain([stage for stage, _ in loaded])
-    apply(module, precision, in_place=True)
-    module.set_decoding(beam, constrained)
-    meta = loaded[-1][1] if len(loaded) == 1 else {"stages": [m for _, m in loaded], **loaded[-1][1]}
-    return Model(module, meta, " + ".join(os.fspath(p) for p in paths))
+    chosen = engines.choose(paths, device, threads, precision, beam, constrained, engine)
+    name = " + ".join(chosen.paths)
+    if chosen.runtime:
+        if "torch" in sys.modules:  # torch's threads as if it were loaded now (it is, on first need)
+            set_threads(threads)
+        return Model(None, None, name, engine=chosen)
+    from tagger.inference import load_module
+
+    module, meta = load_module(paths, device, threads, precision, beam, constrained)
+    return Model(module, meta, name)
 
 
 def _sentence(item: SentenceLike, index: int) -> Sentence:
@@ -106,15 +91,53 @@ def _sentence(item: SentenceLike, index: int) -> Sentence:
     return Sentence(list(item), {}, source="<tag>", line=index + 1)
 
 
+def _source(path_in: Inputs) -> Any:
+    """What :func:`tagger.formats.read` reads for ``path_in`` (None: stdin's bytes)."""
+    if path_in is None:
+        return sys.stdin.buffer
+    return list(path_in) if isinstance(path_in, (list, tuple)) else path_in
+
+
 class Model:
     """A loaded model (:func:`load`): ``module`` (the torch model, in eval mode), the model
-    file's ``meta`` and ``path``. One per process: each worker of an engine loads its own."""
+    file's ``meta`` and ``path``. One per process: each worker of an engine loads its own.
+    ``engine`` (:class:`tagger.engines.Engine`), where :func:`load` chose the torch-free
+    runtimes: ``module`` and ``meta`` are then loaded on first use."""
 
-    def __init__(self, module: torch.nn.Module, meta: dict[str, Any], path: str | None = None):
-        self.module, self.meta, self.path = module, meta, path
+    def __init__(self, module: torch.nn.Module | None, meta: dict[str, Any] | None, path: str | None = None, *,
+                 engine: engines.Engine | None = None):
+        if module is None and engine is None:
+            raise TaggerError("a Model needs its torch module, or the engine to load it by")
+        self._module, self._meta, self.path, self.engine = module, meta, path, engine
+        self._torch: dict[tuple, Any] = {}  # torch models the runtimes fell back on, by their arguments
 
     def __repr__(self) -> str:
         return f"<tagger.Model {self.name} ({self.kind}: {', '.join(self.output_columns)}) from {self.path}>"
+
+    @property
+    def module(self) -> torch.nn.Module:
+        """The torch model (loaded now, where :func:`load` did not)."""
+        if self._module is None:
+            from tagger.inference import load_module
+
+            engine = self.engine
+            self._module, self._meta = load_module(engine.paths, engine.device, engine.threads, engine.precision)
+        return self._module
+
+    @module.setter
+    def module(self, module: torch.nn.Module) -> None:
+        self._module = module
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The model file's ``meta`` (several files: the last one's, every file's under ``stages``)."""
+        if self._meta is None:
+            self.module  # noqa: B018 - loads both
+        return self._meta if self._meta is not None else {}
+
+    @meta.setter
+    def meta(self, meta: dict[str, Any]) -> None:
+        self._meta = meta
 
     @property
     def name(self) -> str:
@@ -146,6 +169,8 @@ class Model:
         The records ``tagger tag --output-format jsonl`` writes. ``sentences``: lists of tokens,
         or :class:`Sentence` records (a parser reads their UPOS/FEATS; refused without them
         unless ``allow_missing_columns``)."""
+        from tagger.inference import InputCheck
+
         self._refuse_raw("model.tag takes tokens")
         records = [_sentence(item, i) for i, item in enumerate(sentences)]
         extra = self._annotate(records, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta))
@@ -163,6 +188,10 @@ class Model:
         dep])``, or a pipeline model with one): one record per sentence, ``{"text": ..., "words":
         [...], COLUMN: [...]}`` for each column the later stages fill (as :meth:`tag`'s). Words
         are the syntactic words: a multiword token (``du``) comes as its words (``de``, ``le``)."""
+        from tagger.inference import InputCheck
+        from tagger.pipeline import split_raw
+        from tagger.tokenization.stream import raw_sentences
+
         tokenizer, module = split_raw(self.module)
         if tokenizer is None:
             raise TaggerError("tag_text reads raw text and this model has no tokenizer first (tagger train --task "
@@ -179,6 +208,8 @@ class Model:
     def _refuse_raw(self, what: str) -> None:
         """A one-line error for a tokenizer alone, which reads raw text, where tokens are given (a
         pipeline that begins with one runs its later stages on them)."""
+        from tagger.pipeline import split_raw
+
         if split_raw(self.module)[1] is None:
             raise TaggerError(f"a tokenizer reads raw text, but {what}: use tag_file (tagger tag)")
 
@@ -186,6 +217,8 @@ class Model:
                   check: Callable[[list[Sentence]], None]) -> list | None:
         """Predict and write the model's columns into ``sentences``, batched as ``tagger tag``
         does; returns the multi-tags (``top_k``/``beta``), else None."""
+        from tagger.inference import annotate, multitag_decoder
+
         multi = top_k is not None or beta is not None
         decode = multitag_decoder(self.module, top_k, beta) if multi else None
         extra: list = []
@@ -200,9 +233,12 @@ class Model:
         text ``tagger tag`` writes for it in output ``format`` (a blank line gives ``""``), so
         that the outputs joined are ``tagger tag``'s output for the lines: what a batch of a
         distributed engine needs (:class:`BatchTagger`)."""
+        from tagger.formats.placement import check_output, write_chunk
+        from tagger.formats.text import MAX_WORDS, pieces
+        from tagger.inference import InputCheck
+
         self._refuse_raw("tag_lines takes tokenised lines")
         check_output(self.module.output_columns, format, supertag_in)
-        from tagger.formats.text import MAX_WORDS, pieces
 
         lines = list(lines)  # a line of more than MAX_WORDS tokens is several sentences, as in tagger tag
         sentences = [[Sentence(words, {}, source="<lines>", line=i + 1) for words in pieces(line, MAX_WORDS)]
@@ -229,58 +265,38 @@ class Model:
         command's (``columns``: a ``--columns`` spec such as ``form=1``; ``show_attention``: a
         picture file of the attention matrix of the first sentence, for models with attention).
         Returns the counts ``{"sentences", "tokens"}`` and the model's own (``repaired``: trees
-        that needed repair), which a note on stderr reports."""
-        tokenizer, module = split_raw(self.module)
-        source = sys.stdin.buffer if path_in is None else list(path_in) if isinstance(path_in, (list, tuple)) else path_in
-        if tokenizer is not None and tokenised(source, input_format):
-            if module is None:
-                raise TaggerError(f"a tokenizer reads raw text, and this input is {input_format if input_format != 'auto' else 'CoNLL-U'} "
-                                  f"(give raw text, or --format text)")
-            tokenizer = None  # a pipeline on tokenised input: its later stages run on the input's tokens
-        if format is None:
-            format = default_output_format(module, top_k is not None or beta is not None) if module else "conllu"
-        draw = None
-        if show_attention is not None:
-            from tagger.plots import attention_drawer
+        that needed repair), which a note on stderr reports. The engine :func:`load` chose runs
+        it (:func:`tagger.engines.tag_file`: the torch-free runtimes, paths in and out), else torch
+        (:func:`tagger.tagging.tag_file`): the same bytes either way."""
+        request = TagRequest(format, input_format, columns, supertag_in, top_k, beta, chunk_size, on_error,
+                             allow_missing_columns, show_attention)
+        if self.engine is not None:
+            counts = engines.tag_file(self.engine, path_in, path_out, request, self._torch_model)
+            if counts is not None:
+                return counts
+        from tagger.tagging import tag_file
 
-            draw = attention_drawer(self.module, show_attention)  # fails before any output
-        skipped = SkipReport() if on_error == "skip" else None
-        if tokenizer is not None:
-            sentences = raw_sentences(tokenizer, source)
-        else:
-            sentences = formats.read(source, input_format, on_error=skipped, columns=columns or None)
-        first: list[Sentence] = []
-        if draw is not None:
-            sentences = keep_first(sentences, first)
-        named = path_out is None or isinstance(path_out, (str, os.PathLike))
-        stream = open_output(path_out) if named else path_out
-        try:
-            if module is None:  # a tokenizer alone
-                counts = write_sentences(sentences, stream, format, chunk_size)
-            else:
-                counts = tag_stream(module, sentences, stream, format, top_k, beta, chunk_size, on_error=on_error,
-                                    supertag_in=supertag_in, check=InputCheck(module, allow_missing_columns, self.meta))
-            if counts.get("repaired"):
-                print(f"note: {counts['repaired']} of {counts['sentences']} outputs were not well-formed trees and "
-                      f"were repaired (docs/constituency.md says how)", file=sys.stderr, flush=True)
-            if draw is not None:
-                if first:
-                    draw(self.module.attention(first[0]), show_attention)
-                else:
-                    print("warning: --show-attention: no sentence to draw, no picture written", file=sys.stderr,
-                          flush=True)
-            return counts
-        finally:
-            if skipped is not None and skipped.count:
-                print(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped",
-                      file=sys.stderr, flush=True)
-            if named and stream is not sys.stdout:
-                stream.close()
+        return tag_file(self.module, self.meta, _source(path_in), path_out, request)
+
+    def _torch_model(self, paths: Sequence[str], device: str, threads: int | None, precision: str = "fp32") -> Any:
+        """The torch model of some of this model's files, for the runtimes to fall back on: this
+        model's own where they ask for all of its files as loaded, else one kept for next time."""
+        engine, key = self.engine, (tuple(os.fspath(p) for p in paths), device, threads, precision)
+        if key == (engine.paths, engine.device, engine.threads, engine.precision):
+            return self.module
+        if key not in self._torch:
+            from tagger.inference import load_module
+
+            self._torch[key] = load_module(*key)[0]
+        return self._torch[key]
 
     def evaluate(self, data: str | os.PathLike | Sequence[Sentence], format: str = "auto",
                  columns: str | None = None, allow_missing_columns: bool = False) -> dict[str, Any]:
         """Tag (parse) ``data`` (a file, or :class:`Sentence` records with gold columns) and score
         it against its gold columns with the model's own metric: see :func:`evaluate`."""
+        from tagger.inference import InputCheck, predict
+        from tagger.pipeline import Pipeline
+
         self._refuse_raw("evaluate scores given tokens (score its output with tagger evaluate --gold G --pred P)")
         gold = _gold(data, format, columns)
         for name in self.module.output_columns:
@@ -301,11 +317,11 @@ class Model:
             "tagging" if self.kind == "tagger" else "parsing": metric.to_dict(),
         }
 
-
     def _evaluate_pipeline(self, gold: list[Sentence], name: str) -> dict[str, Any]:
         """:meth:`evaluate` of a pipeline: its stages fill copies of the gold sentences (nothing
         gold but the words), then every output tag column and the trees are scored
         (:func:`tagger.scoring.evaluate_sentences`); the score is the last stage's (a parser's LAS)."""
+        from tagger.inference import annotate
         from tagger.scoring import evaluate_sentences
 
         outputs = set(self.output_columns)
@@ -327,7 +343,7 @@ def _name(data: Any) -> str:
 def _gold(data: str | os.PathLike | Sequence[Sentence], fmt: str, columns: str | None) -> list[Sentence]:
     """The gold sentences to score on: read from a file as ``tagger train`` reads them
     (supertags from CoNLL MISC), or the records given; a :class:`TaggerError` if there are none."""
-    from tagger.training.run import DataSpec, read_sentences
+    from tagger.training.request import DataSpec, read_sentences
 
     if isinstance(data, (str, os.PathLike)):
         gold = read_sentences(DataSpec(os.fspath(data), fmt, columns))
@@ -354,18 +370,22 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
 
 
 def score(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto", pred_format: str | None = None,
-          task: str = "auto", column: str | None = None, aligned: bool | None = None,
-          preterminals: str = "auto") -> dict[str, Any]:
+          task: str = "auto", column: str | None = None, aligned: bool | None = None, preterminals: str = "auto",
+          columns: str | None = None, train: str | os.PathLike | None = None, train_format: str = "auto",
+          evalb_params: str | os.PathLike | None = None) -> dict[str, Any]:
     """``tagger evaluate --gold GOLD --pred PRED --json`` without a model: a predicted file scored
-    against a gold one, as a plain dict (scores in percent). Files whose words differ (a
+    against a gold one, as a plain dict (scores in percent); the keywords are the command's
+    options, built into the same :class:`tagger.scoring.ScoreRequest`. Files whose words differ (a
     tokenizer's output) are scored as the CoNLL 2018 shared task scores them, under
     ``"aligned"`` (``aligned`` True/False forces either; :func:`tagger.scoring.evaluate_files`).
     Trees: ``preterminals`` as ``--preterminals`` (auto: the gold tags where the predicted ones
     are not the gold file's tag set, as EVALB deletes punctuation by its tag)."""
-    from tagger.scoring import evaluate_files
+    from tagger.scoring import ScoreRequest
 
-    return evaluate_files(gold, pred, format=format, pred_format=pred_format, task=task, column=column,
-                          aligned=aligned, preterminals=preterminals).to_dict()
+    request = ScoreRequest(format=format, pred_format=pred_format, columns=columns, column=column, task=task,
+                           aligned=aligned, preterminals=preterminals, train=train, train_format=train_format,
+                           evalb_params=evalb_params)
+    return request.files(gold, pred).to_dict()
 
 
 def presets(model: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
@@ -396,11 +416,6 @@ class _QuietReporter:
         pass  # the notes are in the summary's "notes"
 
 
-def _data_source(path: str | os.PathLike | Sequence[str | os.PathLike]) -> str | list[Path]:
-    """A ``DataSpec`` path: a file or folder's name, or a list of files."""
-    return [Path(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
-
-
 def _settings(values: Mapping[str, Any] | None) -> list[str]:
     """``--set`` values from a dict: ``{"lr_halving": False}`` as ``["lr_halving=false"]``."""
     return [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in (values or {}).items()]
@@ -429,38 +444,18 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
     (``{"hidden": 128, "lr": 0.01}``), ``pos_settings`` the ``--pos-set`` values of the
     ``jackknife`` taggers. Warnings go to stderr, each epoch's record (scores 0-1) to
     ``on_epoch``. Returns the summary ``tagger train --json`` prints (scores in percent)."""
-    from tagger.config import check_options
-    from tagger.tasks import get_task
-    from tagger.training.jackknife import JackknifeSettings
-    from tagger.training.run import DataSpec, TrainRequest, train as run_train
-    from tagger.training.trainer import RunOptions
+    from tagger.training.dispatch import train as run_train
+    from tagger.training.request import build_request
 
-    check_options(max_epochs=max_epochs, batch_size=batch_size, patience=patience, max_minutes=max_minutes,
-                  max_sentences=max_sentences, threads=threads, jackknife=jackknife, jobs=jobs, parsers=parsers,
-                  checkpoint_minutes=checkpoint_minutes)
-    if gates and not bootstrap:
-        raise TaggerError("gates: only with bootstrap (they name the gates it initialises from the FFN)")
+    request = build_request(
+        task=task, train=train, out=out, dev=dev, format=format, columns=columns, column=column, model=model,
+        preset=preset, config_file=config_file, overrides=_settings(settings), max_epochs=max_epochs,
+        batch_size=batch_size, patience=patience, max_minutes=max_minutes, max_sentences=max_sentences, seed=seed,
+        device=device, threads=threads, embeddings=embeddings, bootstrap=bootstrap, gates=gates, pos_model=pos_model,
+        jackknife=jackknife, pos_preset=pos_preset, pos_config=pos_config, pos_overrides=_settings(pos_settings),
+        jackknife_dir=jackknife_dir, jobs=jobs, parsers=parsers, checkpoint_dir=checkpoint_dir,
+        checkpoint_minutes=checkpoint_minutes, resume=resume)
     set_threads(threads)
-    if jackknife is None and get_task(task).tagger_columns:  # a pipeline: it jackknifes if its parser reads POS
-        from tagger.training.pipeline import PIPELINE_DECIDES
-
-        jackknife = PIPELINE_DECIDES
-    overrides = [f"{key}={value}" for key, value in (("max_epochs", max_epochs), ("batch_size", batch_size),
-                                                     ("patience", patience)) if value is not None]
-    overrides += _settings(settings)
-    request = TrainRequest(
-        task=task, train=DataSpec(_data_source(train), format, columns, max_sentences),
-        dev=DataSpec(_data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
-        column=column, model=model, preset=preset, config_file=config_file, overrides=tuple(overrides),
-        embeddings=embeddings, bootstrap=bootstrap, gates=gates, pos_model=pos_model,
-        jackknife=JackknifeSettings(jackknife, pos_preset, pos_config, tuple(_settings(pos_settings)),
-                                    os.fspath(jackknife_dir) if jackknife_dir else None, jobs, threads)
-        if jackknife is not None else None,
-        parsers=parsers,
-        options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
-                           checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
-                           checkpoint_minutes=checkpoint_minutes, resume=resume),
-    )
     return run_train(request, _QuietReporter(on_epoch), _warn)
 
 
@@ -484,9 +479,9 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
     distributions of the trained taggers ``teachers`` over ``train``, keep its best epoch on gold
     ``dev`` and write it to ``out``. Returns the summary ``tagger distill --json`` prints."""
     from tagger.config import check_options
-    from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_TOP_K, DistillRequest, distill as run_distill
-    from tagger.training.run import DataSpec
-    from tagger.training.trainer import RunOptions
+    from tagger.training.dispatch import distill as run_distill
+    from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_TOP_K, DistillRequest
+    from tagger.training.request import DataSpec, RunOptions, data_source
 
     if isinstance(teachers, (str, os.PathLike)):
         raise TaggerError("teachers takes a list of model files, not one path")
@@ -494,8 +489,8 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
                   max_sentences=max_sentences, threads=threads)
     set_threads(threads)
     request = DistillRequest(
-        teachers=tuple(os.fspath(t) for t in teachers), train=DataSpec(_data_source(train), format, columns, max_sentences),
-        dev=DataSpec(_data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
+        teachers=tuple(os.fspath(t) for t in teachers), train=DataSpec(data_source(train), format, columns, max_sentences),
+        dev=DataSpec(data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
         preset=preset, config_file=config_file, overrides=tuple(_settings(settings)), max_epochs=max_epochs,
         batch_size=batch_size, patience=patience, temperature=temperature,
         gold_weight=DEFAULT_GOLD_WEIGHT if gold_weight is None else gold_weight,

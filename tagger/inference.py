@@ -1,7 +1,13 @@
-"""Applying a model: batched prediction in input order, and the check of what it reads."""
+"""Applying a model with torch: the models of model files loaded for it (:func:`load_module`),
+batched prediction in input order, the predictions written into the sentences (:func:`annotate`,
+a :class:`~tagger.pipeline.Pipeline` stage by stage), and the check of what a model reads.
+
+Below :mod:`tagger.tagging` (streams in and out) and the torch-free runtimes, which load their
+torch fallback here; above :mod:`tagger.pipeline` and the models."""
 
 from __future__ import annotations
 
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator, Sequence, TextIO, TypeVar
@@ -11,6 +17,8 @@ import torch
 from tagger.corpus.batching import token_batches
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.options import MAX_TOKENS, in_worker_process
+from tagger.pipeline import Pipeline, chain
 
 #: A sentence at least this long that has only ``_`` in a column the model reads is taken as
 #: untagged there; shorter ones may be gold sentences with nothing to say (every EWT sentence
@@ -19,6 +27,39 @@ UNTAGGED_LENGTH = 5
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def set_threads(threads: int | None) -> int:
+    """Set torch's CPU threads (process-wide): ``threads`` if given, else 1 in a worker process
+    (:func:`~tagger.options.in_worker_process`), else torch's own default is left. Returns the
+    number in use."""
+    if threads:
+        torch.set_num_threads(threads)
+    elif in_worker_process():
+        torch.set_num_threads(1)
+    return torch.get_num_threads()
+
+
+def load_module(paths: Sequence[str | os.PathLike], device: str = "cpu", threads: int | None = None,
+                precision: str = "auto", beam: int | None = None,
+                constrained: bool | None = None) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The torch model of the files at ``paths`` (several: chained, :func:`tagger.pipeline.chain`)
+    in eval mode on ``device``, its products at ``precision`` (converted in place) and decoding
+    set (``beam``, ``constrained``), torch's threads set (:func:`set_threads`); and the model
+    file's ``meta`` (several files: the last one's, with every file's under ``stages``)."""
+    from tagger import model_file
+    from tagger.devices import resolve_device
+    from tagger.modules.precision import apply
+
+    set_threads(threads)
+    if not paths:
+        raise TaggerError("no model file given")
+    loaded = [model_file.load(p, resolve_device(device)) for p in paths]
+    module = chain([stage for stage, _ in loaded])
+    apply(module, precision, in_place=True)
+    module.set_decoding(beam, constrained)
+    meta = loaded[-1][1] if len(loaded) == 1 else {"stages": [m for _, m in loaded], **loaded[-1][1]}
+    return module, meta
 
 
 @torch.inference_mode()
@@ -48,6 +89,57 @@ def predict(model: torch.nn.Module, sentences: Sequence[Sentence], max_tokens: i
         for i, result in zip(ids, decoded):
             results[i] = result
     return results
+
+
+def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | None) -> Callable[[Any], list]:
+    """A decode function giving, per token, the tags with p ≥ beta·p_best (at most top_k), with p."""
+    if not model.gives_distribution:
+        raise TaggerError(f"--top-k/--beta need a tagger; {model.name} gives no tag distribution")
+    itos = model.distribution_labels
+
+    def decode(batch: Any) -> list:
+        probs = model.distribution(batch)  # [B, T, C]
+        k = min(top_k or probs.shape[-1], probs.shape[-1])
+        values, indices = probs.topk(k, dim=-1)
+        if beta is not None:
+            keep = values >= beta * values[..., :1]
+        else:
+            keep = torch.ones_like(values, dtype=torch.bool)
+        values, indices, keep = values.tolist(), indices.tolist(), keep.tolist()
+        out = []
+        for b, n in enumerate(batch.lengths.tolist()):
+            out.append([[(itos[i], round(p, 6)) for i, p, ok in zip(indices[b][t], values[b][t], keep[b][t]) if ok] for t in range(n)])
+        return out
+
+    return decode
+
+
+def annotate(model: torch.nn.Module, chunk: list[Sentence], max_tokens: int = MAX_TOKENS,
+             decode: Callable[[Any], list] | None = None) -> list:
+    """Predict ``chunk`` (batched, in input order) and write the predictions into its sentences'
+    columns; with a multi-tag ``decode`` (:func:`multitag_decoder`) each word gets its best tag
+    in the model's first column (the one multi-tagging reads), and a model of several columns
+    fills the others as without it (a second pass over the chunk). Returns the predictions
+    (with ``decode``, its multi-tags). A :class:`tagger.pipeline.Pipeline` runs its stages in
+    turn (each reads what the ones before it wrote; a tokenizer first has nothing to do on
+    sentences already made and is passed over, ``[]``) and returns each stage's predictions."""
+    if isinstance(model, Pipeline):
+        return [[] if stage.reads_raw_text else annotate(stage, chunk, max_tokens) for stage in model.stages]
+    predictions = predict(model, chunk, max_tokens, decode)
+    if decode is None:
+        for sentence, prediction in zip(chunk, predictions):
+            model.annotate(sentence, prediction)
+        return predictions
+    best = [[t[0][0] if t else "_" for t in prediction] for prediction in predictions]
+    first, *others = model.output_columns
+    if not others:
+        for sentence, tags in zip(chunk, best):
+            model.annotate(sentence, tags)
+        return predictions
+    for sentence, prediction, tags in zip(chunk, predict(model, chunk, max_tokens), best):
+        model.annotate(sentence, prediction)
+        sentence.columns[first] = tags
+    return predictions
 
 
 def in_threads(function: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:

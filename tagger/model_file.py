@@ -4,9 +4,10 @@
 config it was trained with (None when not known). Format 1 files (tagger 0.1, up to issue 15)
 kept both in one flat ``config``: they still load, split by field names (:func:`configs_of`).
 
-Plain data only (dicts, lists, strings, numbers, tensors), written atomically and read with
-``torch.load(weights_only=True)``: a model file can never run code, and loads on CPU whatever
-device trained it. Scores in ``meta`` (``dev_score``, each history record's ``dev``) are
+Plain data only (dicts, lists, strings, numbers, tensors), written atomically and read by the
+torch-free reader :func:`tagger.archive.read` (its arrays made tensors here), or, for what it
+does not take, ``torch.load(weights_only=True)``: a model file can never run code, and loads on
+CPU whatever device trained it. Scores in ``meta`` (``dev_score``, each history record's ``dev``) are
 fractions (0-1), in every format version; ``tagger info`` shows them as percentages.
 """
 
@@ -20,22 +21,18 @@ import warnings
 from pathlib import Path
 from typing import IO, Any, Callable
 
+import numpy as np
 import torch
 
 from tagger import __version__
+from tagger import archive as plain
 from tagger.errors import TaggerError
+from tagger.formats.base import umask_mode  # noqa: F401 - the mode a new file gets, here as before
 
 FORMAT_VERSION = 3  # 3: the ablation zoo's layer (tagger.models.skip_lstm.upgrade reads 2)
 
 #: How every file ``torch.save`` writes begins: a zip archive (torch >= 1.6) or a pickle (older).
 MAGIC = (b"PK\x03\x04", b"\x80")
-
-
-def umask_mode() -> int:
-    """The mode ``open(path, "w")`` gives a new file: 0o666 less the process's umask."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def atomic_save(obj: Any, path: str | os.PathLike) -> None:
@@ -130,23 +127,13 @@ def save(path: str | os.PathLike, model: torch.nn.Module, meta: dict[str, Any], 
 
 
 def read_archive(path: str | os.PathLike) -> dict[str, Any]:
-    """The archive's plain data, checked; a :class:`TaggerError` for anything not ours."""
+    """The archive's plain data, checked, its tensors on the CPU; a :class:`TaggerError` for
+    anything not ours. Read by :func:`tagger.archive.read` (torch-free, weights only), else by
+    ``torch.load(weights_only=True)`` (older layouts; the refusals and their messages)."""
     name = os.fspath(path)
     check_magic(name)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            archive = torch.load(name, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise TaggerError("no such model file", name) from None
-    except IsADirectoryError:
-        raise TaggerError("is a directory, not a model file", name) from None
-    except pickle.UnpicklingError as e:
-        reason = next((line.strip() for line in str(e).splitlines() if "Unsupported" in line or "GLOBAL" in line), "")
-        raise TaggerError("refused: not a plain-data tagger model file; loading it could run code"
-                          + (f" ({reason.split('. Please')[0].rstrip('.')})" if reason else ""), name) from None
-    except Exception as e:  # noqa: BLE001 - torch raises many types for corrupt or truncated archives
-        raise TaggerError(f"not a tagger model file, or truncated ({type(e).__name__})", name) from None
+    archive = plain.read(name)
+    archive = _tensors(archive) if archive is not None else _torch_load(name)
     if not isinstance(archive, dict) or "format_version" not in archive or "state_dict" not in archive:
         raise TaggerError("not a tagger model file", name)
     version = archive["format_version"]
@@ -157,6 +144,36 @@ def read_archive(path: str | os.PathLike) -> dict[str, Any]:
             name,
         )
     return archive
+
+
+def _torch_load(name: str) -> Any:
+    """``torch.load(weights_only=True)`` of what :func:`tagger.archive.read` does not take, its
+    errors one line."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.load(name, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise TaggerError("no such model file", name) from None
+    except IsADirectoryError:
+        raise TaggerError("is a directory, not a model file", name) from None
+    except pickle.UnpicklingError as e:
+        reason = next((line.strip() for line in str(e).splitlines() if "Unsupported" in line or "GLOBAL" in line), "")
+        raise TaggerError("refused: not a plain-data tagger model file; loading it could run code"
+                          + (f" ({reason.split('. Please')[0].rstrip('.')})" if reason else ""), name) from None
+    except Exception as e:  # noqa: BLE001 - torch raises many types for corrupt or truncated archives
+        raise TaggerError(f"not a tagger model file, or truncated ({type(e).__name__})", name) from None
+
+
+def _tensors(value: Any) -> Any:
+    """``value`` (plain data of :func:`tagger.archive.read`) with its numpy arrays as tensors."""
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value)
+    if isinstance(value, dict):
+        return type(value)((key, _tensors(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_tensors(item) for item in value)
+    return value
 
 
 def check_magic(name: str) -> None:

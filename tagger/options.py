@@ -1,10 +1,13 @@
 """The settings ``tagger tag`` offers, as plain data without torch: the command's options are
 built from them before any model is loaded (a tokenizer alone then runs without torch,
 :mod:`tagger.tokenization.runtime`). :mod:`tagger.tagging` and :mod:`tagger.modules.precision`
-use them."""
+use them, and :func:`in_worker_process` says how many threads a model gets by default."""
 
 import functools
+import os
 import re
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 #: ``--output-format`` values.
@@ -19,6 +22,37 @@ MAX_TOKENS = 2048
 PRECISIONS = ("auto", "fp32", "bf16")
 
 
+@dataclass(frozen=True)
+class TagRequest:
+    """How ``tagger tag`` and :meth:`tagger.api.Model.tag_file` read and write, the options of
+    both (the model, device, threads and precision are :func:`tagger.load`'s): ``format`` the
+    output format (None: the model's default), ``input_format`` (auto detects), ``columns`` a
+    ``--columns`` spec, ``supertag_in``, multi-tagging ``top_k``/``beta``, ``chunk_size``
+    sentences at a time, ``on_error`` (fail, skip), ``allow_missing_columns``, and
+    ``show_attention`` a picture file of the first sentence's attention."""
+
+    format: str | None = None
+    input_format: str = "auto"
+    columns: str | None = None
+    supertag_in: str = "misc"
+    top_k: int | None = None
+    beta: float | None = None
+    chunk_size: int = CHUNK_SIZE
+    on_error: str = "fail"
+    allow_missing_columns: bool = False
+    show_attention: str | os.PathLike | None = None
+
+    @property
+    def multi(self) -> bool:
+        """Several tags a word (``top_k``/``beta``)."""
+        return self.top_k is not None or self.beta is not None
+
+    @property
+    def plain(self) -> bool:
+        """One label a word and no picture: what the torch-free runtimes write."""
+        return not self.multi and self.show_attention is None
+
+
 @functools.cache
 def cpu_has_bf16() -> bool:
     """Whether this CPU multiplies bf16 natively (Linux ``/proc/cpuinfo`` flags; False elsewhere)."""
@@ -27,3 +61,19 @@ def cpu_has_bf16() -> bool:
     except OSError:
         return False
     return re.search(r"\b(avx512_bf16|amx_bf16)\b", info) is not None
+
+
+def in_worker_process() -> bool:
+    """Whether this process is a worker of a parallel engine: a ``multiprocessing`` child
+    (``Pool``, ``ProcessPoolExecutor``) or a Ray worker (task or actor). Neither is imported
+    here: a worker has always imported its engine (``tagger tag`` starts without them)."""
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is not None and multiprocessing.parent_process() is not None:
+        return True
+    ray = sys.modules.get("ray")  # a Ray worker has always imported ray; never import it here
+    if ray is None:
+        return False
+    try:
+        return ray.get_runtime_context().worker.mode == ray.WORKER_MODE
+    except Exception:  # noqa: BLE001 - an old or partly initialised ray: not a worker we can tell
+        return False

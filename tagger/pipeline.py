@@ -6,11 +6,12 @@ pipeline model file (``tagger train --task pipeline``) loads as. Each chunk of s
 through every stage before it is written: stage ``k`` reads the columns stages ``< k`` wrote into
 the sentence records, so nothing is written out and read back between stages.
 
-It shows the callers of a model (:mod:`tagger.tagging`, :mod:`tagger.api`, ``tagger evaluate``)
-the parts of :class:`tagger.models.base.Model` that applying a model needs: ``output_columns``
-(every stage's, in order), ``input_columns`` (what the input must bring: columns a stage reads
-that no earlier stage fills), decoding and precision settings (passed to the stages that have
-them), :meth:`annotate_chunk`. It is not trained as one model: each stage is trained on its own
+It shows the callers of a model (:mod:`tagger.inference`, :mod:`tagger.tagging`, :mod:`tagger.api`,
+``tagger evaluate``) the parts of :class:`tagger.models.base.Model` that applying a model needs:
+``output_columns`` (every stage's, in order), ``input_columns`` (what the input must bring: columns
+a stage reads that no earlier stage fills), decoding and precision settings (passed to the stages
+that have them), :meth:`output_counts`; :func:`tagger.inference.annotate` runs its stages in turn
+(this module imports nothing that applies a model). It is not trained as one model: each stage is trained on its own
 (``--task pipeline`` trains them in turn) and keeps its own model file layout inside the
 pipeline's file (:func:`tagger.model_file.save_pipeline`).
 """
@@ -103,14 +104,6 @@ class Pipeline(nn.Module):
         raise TaggerError("a pipeline has no attention to show: run its constituency parser alone")
 
     # ----------------------------------------------------------------------------- applying it
-    def annotate_chunk(self, chunk: list[Sentence], max_tokens: int) -> list[list]:
-        """Every stage in turn predicts ``chunk`` and writes its columns into the sentences (the
-        next stage reads them); returns each stage's predictions. A tokenizer first has nothing
-        to do on sentences already made (the input's own tokens): it is passed over (``[]``)."""
-        from tagger.tagging import annotate
-
-        return [[] if stage.reads_raw_text else annotate(stage, chunk, max_tokens) for stage in self.stages]
-
     def output_counts(self, predictions: Sequence[list]) -> dict[str, int]:
         """The stages' own counts (:meth:`tagger.models.base.Model.output_counts`), summed."""
         counts: dict[str, int] = {}

@@ -390,7 +390,7 @@ def _data_files(data: str | os.PathLike, split: str | None, task: str, meta: dic
 def _predictions(model: Any, gold: Sequence[Sentence], beta: float | None) -> tuple[list[Sentence], list | None]:
     """Copies of ``gold`` annotated with the model's predictions; with ``beta``, also each
     token's kept tags, best first (one pass gives both: the 1-best tag is the first kept)."""
-    from tagger.tagging import annotate, multitag_decoder
+    from tagger.inference import annotate, multitag_decoder
 
     pred = [replace(sentence, columns=dict(sentence.columns), tree=None) for sentence in gold]  # trees: the model's
     decode = multitag_decoder(model, None, beta) if beta is not None else None
@@ -458,6 +458,58 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     return result
 
 
-__all__ = ["EvaluationResult", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What ``tagger evaluate`` scores and how, as its options say, for files and models alike:
+    the command, :func:`tagger.score` and the CLI's ``--model`` run build it and call
+    :meth:`files` or :meth:`model`. ``train`` (read in ``train_format``): the training file, for
+    accuracy on unseen words; ``evalb_params``: an EVALB parameter file (default COLLINS.prm)."""
+
+    format: str = "auto"
+    pred_format: str | None = None
+    columns: ColumnSpec = None
+    column: str | None = None
+    task: str = "auto"
+    aligned: bool | None = None
+    preterminals: str = "auto"
+    train: str | os.PathLike | None = None
+    train_format: str = "auto"
+    evalb_params: str | os.PathLike | None = None
+
+    def files(self, gold: str | os.PathLike, pred: str | os.PathLike) -> EvaluationResult:
+        """:func:`evaluate_files` of ``pred`` against ``gold``."""
+        params, words = self.params(), self.train_words()
+        return evaluate_files(gold, pred, format=self.format, pred_format=self.pred_format, columns=self.columns,
+                              column=self.column, task=self.task, train_words=words, evalb_params=params,
+                              aligned=self.aligned, preterminals=self.preterminals)
+
+    def model(self, model_path: str, data: str | os.PathLike, *, beta: float | None = None, device: str = "cpu",
+              threads: int | None = None, precision: str = "fp32", allow_missing_columns: bool = False,
+              split: str | None = None, beam: int | None = None,
+              constrained: bool | None = None) -> EvaluationResult:
+        """:func:`evaluate_model` of the model at ``model_path`` on ``data`` (``threads``: torch's)."""
+        params, words = self.params(), self.train_words()
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        return evaluate_model(model_path, data, format=self.format, columns=self.columns, column=self.column,
+                              beta=beta, device=device, precision=precision,
+                              allow_missing_columns=allow_missing_columns, train_words=words,
+                              split=split, task=self.task, evalb_params=params, beam=beam,
+                              constrained=constrained)
+
+    def train_words(self) -> set[str] | None:
+        """The words of ``train`` (None without it)."""
+        return training_words(self.train, self.train_format, self.columns) if self.train else None
+
+    def params(self) -> EvalbParams | None:
+        """The EVALB parameters of ``evalb_params`` (None: the built-in COLLINS.prm)."""
+        from tagger.evaluation.evalb import read_params
+
+        return read_params(self.evalb_params) if self.evalb_params else None
+
+
+__all__ = ["EvaluationResult", "ScoreRequest", "evaluate_files", "evaluate_model", "evaluate_sentences", "training_words",
            "same_words", "choose_aligned", "choose_preterminals", "model_targets", "tag_columns", "TASK_COLUMNS",
            "AUTO_COLUMNS", "CONST", "PRETERMINALS", "TREE"]

@@ -1,4 +1,6 @@
-"""``tagger tag`` as a plain function: stream sentences through a model into a writer.
+"""``tagger tag`` with torch, as plain functions: stream sentences through a model into a writer
+(:func:`tag`), and a file or stream in to one out (:func:`tag_file`, what
+:meth:`tagger.api.Model.tag_file` runs where the torch-free runtimes do not, :mod:`tagger.engines`).
 
 Memory is bounded by ``chunk_size`` sentences whatever the input length; each chunk is written
 and flushed as soon as it is tagged, so a failure later in the input loses nothing already done.
@@ -6,20 +8,24 @@ and flushed as soon as it is tagged, so a failure later in the input loses nothi
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any, Callable, Iterable, Iterator, TextIO
+from typing import IO, Any, Callable, Iterable, Iterator, TextIO
 
 import torch
 
+from tagger import formats
 from tagger.cli import progress
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
+from tagger.formats.base import open_output
 from tagger.formats.placement import REWRITING_FORMATS, check_output, write_chunk  # noqa: F401 (imported from here too)
-from tagger.inference import InputCheck, predict
-from tagger.options import CHUNK_SIZE, MAX_TOKENS, ON_ERROR, OUTPUT_FORMATS  # noqa: F401 (imported from here too)
-from tagger.pipeline import Pipeline
-from tagger.tokenization.stream import TOKENIZER_FORMATS, raw_sentences, write_sentences  # noqa: F401 (tagger tag's)
+from tagger.inference import InputCheck, annotate, multitag_decoder  # noqa: F401 (imported from here too)
+from tagger.options import CHUNK_SIZE, MAX_TOKENS, ON_ERROR, OUTPUT_FORMATS, TagRequest  # noqa: F401 (imported from here too)
+from tagger.pipeline import split_raw
+from tagger.tokenization.stream import (TOKENIZER_FORMATS, raw_sentences, tokenised,  # noqa: F401 (tagger tag's)
+                                        write_sentences)
 
 
 def default_output_format(model: torch.nn.Module, multi: bool = False) -> str:
@@ -45,56 +51,6 @@ class SkipReport:
         stream = self.stream or sys.stderr
         stream.write(f"warning: {error} (skipped the sentence at {lines})\n")
         stream.flush()
-
-
-def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | None) -> Callable[[Any], list]:
-    """A decode function giving, per token, the tags with p ≥ beta·p_best (at most top_k), with p."""
-    if not model.gives_distribution:
-        raise TaggerError(f"--top-k/--beta need a tagger; {model.name} gives no tag distribution")
-    itos = model.distribution_labels
-
-    def decode(batch: Any) -> list:
-        probs = model.distribution(batch)  # [B, T, C]
-        k = min(top_k or probs.shape[-1], probs.shape[-1])
-        values, indices = probs.topk(k, dim=-1)
-        if beta is not None:
-            keep = values >= beta * values[..., :1]
-        else:
-            keep = torch.ones_like(values, dtype=torch.bool)
-        values, indices, keep = values.tolist(), indices.tolist(), keep.tolist()
-        out = []
-        for b, n in enumerate(batch.lengths.tolist()):
-            out.append([[(itos[i], round(p, 6)) for i, p, ok in zip(indices[b][t], values[b][t], keep[b][t]) if ok] for t in range(n)])
-        return out
-
-    return decode
-
-
-def annotate(model: torch.nn.Module, chunk: list[Sentence], max_tokens: int = MAX_TOKENS,
-             decode: Callable[[Any], list] | None = None) -> list:
-    """Predict ``chunk`` (batched, in input order) and write the predictions into its sentences'
-    columns; with a multi-tag ``decode`` (:func:`multitag_decoder`) each word gets its best tag
-    in the model's first column (the one multi-tagging reads), and a model of several columns
-    fills the others as without it (a second pass over the chunk). Returns the predictions
-    (with ``decode``, its multi-tags). A :class:`tagger.pipeline.Pipeline` runs its stages in
-    turn (each reads what the ones before it wrote) and returns each stage's predictions."""
-    if isinstance(model, Pipeline):
-        return model.annotate_chunk(chunk, max_tokens)
-    predictions = predict(model, chunk, max_tokens, decode)
-    if decode is None:
-        for sentence, prediction in zip(chunk, predictions):
-            model.annotate(sentence, prediction)
-        return predictions
-    best = [[t[0][0] if t else "_" for t in prediction] for prediction in predictions]
-    first, *others = model.output_columns
-    if not others:
-        for sentence, tags in zip(chunk, best):
-            model.annotate(sentence, tags)
-        return predictions
-    for sentence, prediction, tags in zip(chunk, predict(model, chunk, max_tokens), best):
-        model.annotate(sentence, prediction)
-        sentence.columns[first] = tags
-    return predictions
 
 
 def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
@@ -147,3 +103,66 @@ def keep_first(sentences: Iterable[Sentence], into: list[Sentence]) -> Iterator[
 def input_stream(paths: tuple[str, ...]) -> Any:
     """The sources to read: the given files, or stdin's bytes."""
     return list(paths) if paths else sys.stdin.buffer
+
+
+def tag_file(model: torch.nn.Module, meta: dict[str, Any], source: Any, path_out: str | os.PathLike | IO[str] | None,
+             request: TagRequest = TagRequest()) -> dict[str, int]:
+    """``tagger tag`` by torch: ``model`` (a loaded model, its model file's ``meta``) reads
+    ``source`` (what :func:`tagger.formats.read` reads: a path, a list of them, a binary stream)
+    and writes ``path_out`` (a path, a text stream; None or ``-``: stdout), as ``request`` says.
+    A model whose first stage is a tokenizer reads raw text (on tokenised input its later stages
+    run on the input's tokens). Returns the counts (:func:`tag`); notes go to stderr."""
+    tokenizer, module = split_raw(model)
+    if tokenizer is not None and tokenised(source, request.input_format):
+        if module is None:
+            raise TaggerError(f"a tokenizer reads raw text, and this input is "
+                              f"{request.input_format if request.input_format != 'auto' else 'CoNLL-U'} "
+                              f"(give raw text, or --format text)")
+        tokenizer = None  # a pipeline on tokenised input: its later stages run on the input's tokens
+    output_format = request.format
+    if output_format is None:
+        output_format = default_output_format(module, request.multi) if module else "conllu"
+    draw = None
+    if request.show_attention is not None:
+        from tagger.plots import attention_drawer
+
+        draw = attention_drawer(model, request.show_attention)  # fails before any output
+    skipped = SkipReport() if request.on_error == "skip" else None
+    if tokenizer is not None:
+        sentences = raw_sentences(tokenizer, source)
+    else:
+        sentences = formats.read(source, request.input_format, on_error=skipped, columns=request.columns or None)
+    first: list[Sentence] = []
+    if draw is not None:
+        sentences = keep_first(sentences, first)
+    named = path_out is None or isinstance(path_out, (str, os.PathLike))
+    stream = open_output(path_out) if named else path_out
+    try:
+        if module is None:  # a tokenizer alone
+            counts = write_sentences(sentences, stream, output_format, request.chunk_size)
+        else:
+            check = InputCheck(module, request.allow_missing_columns, meta)
+            counts = tag(module, sentences, stream, output_format, request.top_k, request.beta, request.chunk_size,
+                         on_error=request.on_error, supertag_in=request.supertag_in, check=check)
+        _notes(counts, model, first, draw, request.show_attention)
+        return counts
+    finally:
+        if skipped is not None and skipped.count:
+            print(f"warning: {skipped.count} malformed sentence{'s' * (skipped.count != 1)} skipped",
+                  file=sys.stderr, flush=True)
+        if named and stream is not sys.stdout:
+            stream.close()
+
+
+def _notes(counts: dict[str, int], model: torch.nn.Module, first: list[Sentence], draw: Any,
+           picture: str | os.PathLike | None) -> None:
+    """After a run of :func:`tag_file`: a note on stderr of the trees that needed repair, and the
+    attention picture of the first sentence drawn (``draw``; a warning when there was none)."""
+    if counts.get("repaired"):
+        print(f"note: {counts['repaired']} of {counts['sentences']} outputs were not well-formed trees and "
+              f"were repaired (docs/constituency.md says how)", file=sys.stderr, flush=True)
+    if draw is not None:
+        if first:
+            draw(model.attention(first[0]), picture)
+        else:
+            print("warning: --show-attention: no sentence to draw, no picture written", file=sys.stderr, flush=True)

@@ -158,7 +158,7 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
 def test_tag_file_writes_the_torch_paths_bytes_for_conllu_and_text(trained, name, tmp_path):
     conllu = tmp_path / "in.conllu"
     conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 60), encoding="utf-8")
-    full = tagger.load(trained[name], "cpu", 1, "fp32")
+    full = tagger.load(trained[name], "cpu", 1, "fp32", engine="torch")
     for source in (conllu, _text_input(tmp_path)):
         counts = runtime.tag_file([str(trained[name])], [str(source)], str(tmp_path / "fast.out"))
         assert counts is not None and counts["sentences"] >= 4
@@ -175,12 +175,12 @@ def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(tra
     done = invoke("tag", "--model", trained["three"], "--threads", "1", "--output-format", "tagged", stdin=text)
     assert done.exit_code == 0, done.stderr
     assert calls == [4]  # the four sentences, at once (the blank line is none)
-    lines = tagger.load(trained["three"], "cpu", 1, "fp32").tag_lines(text.splitlines(), "tagged")
+    lines = tagger.load(trained["three"], "cpu", 1, "fp32", engine="torch").tag_lines(text.splitlines(), "tagged")
     assert done.stdout == "".join(lines)
     conllu = tmp_path / "in.conllu"
     conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
     tokens = sum(len(s) for s in formats.read(conllu))
-    tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(conllu), tmp_path / "full.out")
+    tagger.load(trained["upos"], "cpu", 1, "fp32", engine="torch").tag_file(str(conllu), tmp_path / "full.out")
     full = (tmp_path / "full.out").read_bytes()
     if runtime._fastscan is not None:  # with the C steps, any input stays here, chunk by chunk, in threads
         counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "long.out"), switch_tokens=100,
@@ -206,7 +206,7 @@ def test_a_tokenizer_before_the_tagger_gives_the_torch_pipelines_bytes(trained, 
     conllu = tmp_path / "in.conllu"
     conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
     paths = [str(trained["tokenizer"]), str(trained["three"])]
-    full = tagger.load(paths, "cpu", 1, "fp32")
+    full = tagger.load(paths, "cpu", 1, "fp32", engine="torch")
     for source, switch in ((raw, runtime.SWITCH_TOKENS), (conllu, runtime.SWITCH_TOKENS), (raw, 3), (conllu, 100)):
         counts = runtime.tag_file(paths, [str(source)], str(tmp_path / "fast.out"), switch_tokens=switch)
         assert counts is not None and counts["sentences"] >= 2
@@ -226,7 +226,7 @@ def test_a_reader_error_comes_after_the_sentences_before_it_as_on_the_torch_path
     with pytest.raises(TaggerError) as fast:
         runtime.tag_file([str(trained["upos"])], [str(bad)], str(tmp_path / "fast.out"))
     with pytest.raises(TaggerError) as full:
-        tagger.load(trained["upos"], "cpu", 1, "fp32").tag_file(str(bad), tmp_path / "full.out")
+        tagger.load(trained["upos"], "cpu", 1, "fp32", engine="torch").tag_file(str(bad), tmp_path / "full.out")
     assert str(fast.value) == str(full.value)
     assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
     assert (tmp_path / "fast.out").read_text(encoding="utf-8").count("\n\n") == 3
@@ -240,7 +240,7 @@ def test_other_configurations_are_left_to_torch_with_the_same_output(trained, tm
     assert not (tmp_path / "fast.out").exists()  # nothing read or written
     done = invoke("tag", "--model", path, "--threads", "1", source)
     assert done.exit_code == 0, done.stderr
-    tagger.load(path, "cpu", 1, "fp32").tag_file(str(source), tmp_path / "full.out")
+    tagger.load(path, "cpu", 1, "fp32", engine="torch").tag_file(str(source), tmp_path / "full.out")
     assert done.stdout == (tmp_path / "full.out").read_text(encoding="utf-8")
     header = read_archive(trained["upos"], peek=True)
     for change in ({"char_cnn": 8}, {"gate": "input"}, {"cell": "block"}, {"shiny_new_option": 1}):
@@ -252,9 +252,21 @@ def test_other_configurations_are_left_to_torch_with_the_same_output(trained, tm
 
 
 def test_what_the_runtime_knows_of_the_model_is_the_models():
-    assert runtime.RARE == RARE and runtime.FORMAT_VERSIONS[-1] == model_file.FORMAT_VERSION
-    assert set(runtime.FIXED) | runtime.OTHER == {f.name for f in dataclasses.fields(TaggerConfig)}
-    assert not set(runtime.FIXED) & runtime.OTHER
+    """One schema: the runtime validates a model file with the family's own config class and the
+    one check beside it (no copied allow-lists, no state-dict keys of its own)."""
+    from tagger.models.skip_lstm import config as schema, export
+
+    assert runtime.RARE is RARE and runtime.FORMAT_VERSIONS[-1] == model_file.FORMAT_VERSION
+    assert runtime.supports_fast_path is schema.supports_fast_path and runtime.export is export.export
+    assert not hasattr(runtime, "FIXED") and not hasattr(runtime, "OTHER")
+    assert set(schema.FAST_PATH) <= {f.name for f in dataclasses.fields(TaggerConfig)}
+    assert "rnn.layers" not in Path(runtime.__file__).read_text(encoding="utf-8")
+    assert schema.supports_fast_path(TaggerConfig()) and not schema.supports_fast_path(TaggerConfig(skip="none"))
+    header = {"name": "skip_lstm", "format_version": model_file.FORMAT_VERSION}
+    values = dataclasses.asdict(TaggerConfig())
+    assert runtime.supported({**header, "config": values})
+    assert not runtime.supported({**header, "config": {**values, "hidden": "many"}})  # the config class refuses it
+    assert not runtime.supported({**header, "config": {k: v for k, v in values.items() if k != "gate"}})
 
 
 @pytest.mark.parametrize("tokenizer", [False, True])

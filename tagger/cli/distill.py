@@ -1,4 +1,4 @@
-"""``tagger distill``: thin over :func:`tagger.training.distill.distill`."""
+"""``tagger distill``: thin over :func:`tagger.training.dispatch.distill`."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import torch
 from tagger.cli.progress import RichReporter, make_console
 from tagger.cli.train import run_options, summary_line
 from tagger.config import option_type
-from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_PRESET, DEFAULT_TOP_K, DistillRequest, distill
-from tagger.training.run import DataSpec
-from tagger.training.trainer import Interrupted, RunOptions
+from tagger.training.dispatch import distill
+from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_PRESET, DEFAULT_TOP_K, DistillRequest
+from tagger.training.request import DataSpec, RunOptions
+from tagger.training.trainer import Interrupted
 
 
 @click.command("distill")

@@ -1,23 +1,25 @@
 """``tagger evaluate``: score predicted files against gold ones, or a model on a data file.
 
-Thin over :mod:`tagger.scoring` (:func:`~tagger.scoring.evaluate_files`,
-:func:`~tagger.scoring.evaluate_model`), which decides what is scored; this prints rich tables,
-one JSON object, or (``--evalb``, constituency trees) EVALB's own report.
+Thin over :mod:`tagger.scoring`: the options build a :class:`~tagger.scoring.ScoreRequest` (as
+:func:`tagger.score` does), whose :func:`~tagger.scoring.evaluate_files` or
+:func:`~tagger.scoring.evaluate_model` decides what is scored; this prints rich tables, one JSON
+object, or (``--evalb``, constituency trees) EVALB's own report.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import Any, Callable
 
 import click
 
 from tagger import formats
 from tagger.cli.progress import make_console
 from tagger.errors import TaggerError
-from tagger.evaluation.evalb import read_params, render_errors, render_evalb
+from tagger.evaluation.evalb import render_errors, render_evalb
 from tagger.evaluation.report import render_table
-from tagger.scoring import SCORING_TASKS, EvaluationResult, evaluate_files, evaluate_model, training_words
+from tagger.scoring import SCORING_TASKS, EvaluationResult, ScoreRequest
 
 FORMAT_NAMES = ["auto", *sorted(formats.FORMATS)]  # input formats: auto detects
 
@@ -65,105 +67,95 @@ Examples:
 """
 
 
+#: The options of ``tagger evaluate``.
+OPTIONS = (
+    click.argument("data", required=False),
+    click.option("--model", "-m", "model_path", metavar="MODEL", help="Model file to evaluate on DATA."),
+    click.option("--gold", "-g", "gold_path", metavar="FILE", help="Gold file (with --pred; no model)."),
+    click.option("--pred", "-p", "pred_path", metavar="FILE", help="Predicted file, '-' for stdin (with --gold)."),
+    click.option(
+        "--format", "-f", "gold_format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
+        help="Format of the gold file (or DATA); 'auto' detects it (CCGbank AUTO files included).",
+    ),
+    click.option(
+        "--pred-format", type=click.Choice(FORMAT_NAMES),
+        help="Format of the predicted file [default: as --format].",
+    ),
+    click.option(
+        "--columns", "columns_spec", metavar="SPEC",
+        help="Column layout for the 'columns' format, e.g. form=2,tag=6.",
+    ),
+    click.option(
+        "--column", metavar="NAME",
+        help="Tag column to score: upos, xpos, feats, supertag, tag or a --columns name, or several joined by commas "
+        "(upos,xpos,feats: each one's accuracy, all of them at once and their mean) [default: upos, else xpos, else "
+        "supertag, else tag]. With --model: columns the model predicts [default: every one].",
+    ),
+    click.option(
+        "--task", type=click.Choice(SCORING_TASKS), default="auto", show_default=True,
+        help="What to score; 'auto': trees if both files have them (.mrg, .trees: EVALB's bracket scores), "
+        "else the tag column and heads present in both files.",
+    ),
+    click.option("--evalb-params", "evalb_params", metavar="FILE", type=click.Path(dir_okay=False),
+                 help="EVALB parameter file for the bracket scores [default: COLLINS.prm, built in]."),
+    click.option("--evalb", "evalb_report", is_flag=True,
+                 help="Print EVALB's own report (per-sentence rows and both summaries, as the evalb program "
+                      "prints them; its error lines on stderr) instead of tables."),
+    click.option("--aligned/--gold-tokens", default=None,
+                 help="Score as the CoNLL 2018 shared task (F1 of tokens, sentences, words, and of tags and attachment "
+                      "over aligned words; both files must hold the same text) or as gold tokenisation (the same words "
+                      "in both files) [default: aligned when the files' words differ]."),
+    click.option("--train", "train", metavar="FILE", help="Training file, for accuracy on unseen words."),
+    click.option(
+        "--train-format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
+        help="Format of --train.",
+    ),
+    click.option(
+        "--punct/--no-punct", default=False, show_default=True,
+        help="Highlight attachment scores over all words (CoNLL 2018) or without punctuation (the papers'); "
+        "both are always computed.",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables."),
+    click.option(
+        "--top", type=click.IntRange(min=0), default=20, show_default=True,
+        help="Rows in the per-tag/per-label tables, and (up to 10) most-confused pairs (0: none).",
+    ),
+    click.option(
+        "--beta", type=click.FloatRange(0.0, 1.0),
+        help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.",
+    ),
+    click.option("--beam", type=click.IntRange(1), help="With --model: a constituency parser's beam width (1: greedy) [default: the model's]."),
+    click.option("--constrained/--unconstrained", default=None,
+                 help="With --model: a constituency parser decodes only well-formed trees, or any output then repaired "
+                      "[default: the model's]."),
+    click.option("--device", default="auto", show_default=True, help="With --model: auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it."),
+    click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part (wsj: the test sections of the model's task, or of --task)."),
+    click.option("--threads", type=int, help="With --model: CPU threads for torch."),
+    click.option("--precision", type=click.Choice(("auto", "fp32", "bf16")), default="auto", show_default=True,
+                 help="With --model: inference matrix products in bf16 (inputs rounded to bfloat16, sums in float32) "
+                      "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32."),
+    click.option("--preterminals", type=click.Choice(("auto", "gold", "predicted")), default="auto", show_default=True,
+                 help="Trees: score the predicted trees with the gold trees' part-of-speech tags or their own; auto: the "
+                      "gold ones where the predicted are of another tagset (a parser's XX, UPOS), with a note."),
+    click.option("--allow-missing-columns", is_flag=True,
+                 help="With --model: run a parser on DATA without the UPOS/FEATS it reads instead of refusing."),
+)
+
+
+def _options(command: Callable) -> Callable:
+    """The command's options, in the order ``--help`` lists them."""
+    for option in reversed(OPTIONS):
+        command = option(command)
+    return command
+
+
 @click.command("evaluate", epilog=EPILOG)
-@click.argument("data", required=False)
-@click.option("--model", "-m", "model_path", metavar="MODEL", help="Model file to evaluate on DATA.")
-@click.option("--gold", "-g", "gold_path", metavar="FILE", help="Gold file (with --pred; no model).")
-@click.option("--pred", "-p", "pred_path", metavar="FILE", help="Predicted file, '-' for stdin (with --gold).")
-@click.option(
-    "--format", "-f", "gold_format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
-    help="Format of the gold file (or DATA); 'auto' detects it (CCGbank AUTO files included).",
-)
-@click.option(
-    "--pred-format", type=click.Choice(FORMAT_NAMES),
-    help="Format of the predicted file [default: as --format].",
-)
-@click.option(
-    "--columns", "columns_spec", metavar="SPEC",
-    help="Column layout for the 'columns' format, e.g. form=2,tag=6.",
-)
-@click.option(
-    "--column", metavar="NAME",
-    help="Tag column to score: upos, xpos, feats, supertag, tag or a --columns name, or several joined by commas "
-    "(upos,xpos,feats: each one's accuracy, all of them at once and their mean) [default: upos, else xpos, else "
-    "supertag, else tag]. With --model: columns the model predicts [default: every one].",
-)
-@click.option(
-    "--task", type=click.Choice(SCORING_TASKS), default="auto", show_default=True,
-    help="What to score; 'auto': trees if both files have them (.mrg, .trees: EVALB's bracket scores), "
-    "else the tag column and heads present in both files.",
-)
-@click.option("--evalb-params", "evalb_path", metavar="FILE", type=click.Path(dir_okay=False),
-              help="EVALB parameter file for the bracket scores [default: COLLINS.prm, built in].")
-@click.option("--evalb", "evalb_report", is_flag=True,
-              help="Print EVALB's own report (per-sentence rows and both summaries, as the evalb program "
-                   "prints them; its error lines on stderr) instead of tables.")
-@click.option("--aligned/--gold-tokens", default=None,
-              help="Score as the CoNLL 2018 shared task (F1 of tokens, sentences, words, and of tags and attachment "
-                   "over aligned words; both files must hold the same text) or as gold tokenisation (the same words "
-                   "in both files) [default: aligned when the files' words differ].")
-@click.option("--train", "train_path", metavar="FILE", help="Training file, for accuracy on unseen words.")
-@click.option(
-    "--train-format", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
-    help="Format of --train.",
-)
-@click.option(
-    "--punct/--no-punct", default=False, show_default=True,
-    help="Highlight attachment scores over all words (CoNLL 2018) or without punctuation (the papers'); "
-    "both are always computed.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-@click.option(
-    "--top", type=click.IntRange(min=0), default=20, show_default=True,
-    help="Rows in the per-tag/per-label tables, and (up to 10) most-confused pairs (0: none).",
-)
-@click.option(
-    "--beta", type=click.FloatRange(0.0, 1.0),
-    help="With --model: CCG multi-tagging, keep tags with p >= beta * p_best.",
-)
-@click.option("--beam", type=click.IntRange(1), help="With --model: a constituency parser's beam width (1: greedy) [default: the model's].")
-@click.option("--constrained/--unconstrained", default=None,
-              help="With --model: a constituency parser decodes only well-formed trees, or any output then repaired "
-                   "[default: the model's].")
-@click.option("--device", default="auto", show_default=True, help="With --model: auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it.")
-@click.option("--split", type=click.Choice(["wsj", "sample"]), help="With --model: DATA is a folder of wsj_SSNN files; score its test part (wsj: the test sections of the model's task, or of --task).")
-@click.option("--threads", type=int, help="With --model: CPU threads for torch.")
-@click.option("--precision", type=click.Choice(("auto", "fp32", "bf16")), default="auto", show_default=True,
-              help="With --model: inference matrix products in bf16 (inputs rounded to bfloat16, sums in float32) "
-                   "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32.")
-@click.option("--preterminals", type=click.Choice(("auto", "gold", "predicted")), default="auto", show_default=True,
-              help="Trees: score the predicted trees with the gold trees' part-of-speech tags or their own; auto: the "
-                   "gold ones where the predicted are of another tagset (a parser's XX, UPOS), with a note.")
-@click.option("--allow-missing-columns", is_flag=True,
-              help="With --model: run a parser on DATA without the UPOS/FEATS it reads instead of refusing.")
-def command(
-    data: str | None,
-    model_path: str | None,
-    gold_path: str | None,
-    pred_path: str | None,
-    gold_format: str,
-    pred_format: str | None,
-    columns_spec: str | None,
-    column: str | None,
-    task: str,
-    evalb_path: str | None,
-    evalb_report: bool,
-    aligned: bool | None,
-    train_path: str | None,
-    train_format: str,
-    punct: bool,
-    as_json: bool,
-    top: int,
-    beta: float | None,
-    beam: int | None,
-    constrained: bool | None,
-    device: str,
-    split: str | None,
-    threads: int | None,
-    precision: str,
-    allow_missing_columns: bool,
-    preterminals: str = "auto",
-) -> None:
+@_options
+def command(data: str | None, model_path: str | None, gold_path: str | None, pred_path: str | None,
+            evalb_report: bool, as_json: bool, top: int, punct: bool, beta: float | None, beam: int | None,
+            constrained: bool | None, device: str, split: str | None, threads: int | None, precision: str,
+            allow_missing_columns: bool, columns_spec: str | None = None, gold_format: str = "auto",
+            **options: Any) -> None:
     """Score predictions against gold annotation: accuracy table, or --json.
 
     Either --gold G --pred P (no model), or --model M DATA. Files whose words differ (a system's
@@ -176,27 +168,19 @@ def command(
     Trees: EVALB's bracket recall, precision, F1, crossing brackets and tagging accuracy, over all
     sentences and those of at most 40 words (COLLINS.prm, or --evalb-params).
     """
-    with_model = _check_usage(data, model_path, gold_path, pred_path, beta, beam, constrained, aligned)
+    with_model = _check_usage(data, model_path, gold_path, pred_path, beta, beam, constrained, options["aligned"])
     if evalb_report and as_json:
         raise click.UsageError("--evalb and --json are two ways of printing: choose one")
-    params = read_params(evalb_path) if evalb_path else None
-    header_params = {"evalb_params": evalb_path or "COLLINS.prm (built in)"}
-    train_words = training_words(train_path, train_format, columns_spec) if train_path else None
+    request = ScoreRequest(format=gold_format, columns=columns_spec, **options)
+    header = {"evalb_params": options["evalb_params"] or "COLLINS.prm (built in)"}
     if with_model:
-        if threads:
-            import torch
-
-            torch.set_num_threads(threads)
-        result = evaluate_model(model_path, data, format=gold_format, columns=columns_spec, column=column, beta=beta,
-                                device=device, precision=precision, allow_missing_columns=allow_missing_columns,
-                                train_words=train_words, split=split, task=task, evalb_params=params, beam=beam,
-                                constrained=constrained)
-        _emit({"model": model_path, "data": data, **header_params}, result, as_json, top, punct, evalb_report)
+        result = request.model(model_path, data, beta=beta, device=device, threads=threads, precision=precision,
+                               allow_missing_columns=allow_missing_columns, split=split, beam=beam,
+                               constrained=constrained)
+        _emit({"model": model_path, "data": data, **header}, result, as_json, top, punct, evalb_report)
     else:
-        result = evaluate_files(gold_path, pred_path, format=gold_format, pred_format=pred_format,
-                                columns=columns_spec, column=column, task=task, train_words=train_words,
-                                evalb_params=params, aligned=aligned, preterminals=preterminals)
-        _emit({"gold": gold_path, "pred": pred_path, **header_params}, result, as_json, top, punct, evalb_report)
+        result = request.files(gold_path, pred_path)
+        _emit({"gold": gold_path, "pred": pred_path, **header}, result, as_json, top, punct, evalb_report)
 
 
 def _check_usage(data: str | None, model_path: str | None, gold_path: str | None, pred_path: str | None,

@@ -1,11 +1,12 @@
-"""``tagger train``: thin over :func:`tagger.training.run.train`."""
+"""``tagger train``: thin over :func:`tagger.training.request.build_request` (the one builder of
+a request, :func:`tagger.train`'s too) and :func:`tagger.training.dispatch.train`."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import click
 import torch
@@ -13,86 +14,109 @@ import torch
 from tagger.cli.progress import RichReporter, make_console, plural
 from tagger.config import option_type
 from tagger.models import MODELS
-from tagger.training.distributed import env_context
 from tagger.tasks import get_task
-from tagger.training.pipeline import PIPELINE_DECIDES
-from tagger.training.jackknife import JackknifeSettings, summary_line as jackknife_line
-from tagger.training.run import SPLITS, TASKS, DataSpec, TrainRequest, split_files, train
-from tagger.training.trainer import Interrupted, RunOptions
+from tagger.training.dispatch import train
+from tagger.training.distributed import env_context
+from tagger.training.jackknife import summary_line as jackknife_line
+from tagger.training.request import SPLITS, TASKS, TrainRequest, build_request
+from tagger.training.trainer import Interrupted
 
 
-def run_options(command: Callable) -> Callable:
-    """The options ``tagger train`` and ``tagger distill`` share: patience, time and data limits,
-    seed and device (in this order in their --help)."""
-    options = [
-        click.option("--patience", type=option_type("patience"), help="Same as --set patience=N (0: never stop early)."),
-        click.option("--max-minutes", type=option_type("max_minutes"),
-                     help="Stop training after this many minutes (best model kept)."),
-        click.option("--max-sentences", type=option_type("max_sentences"),
-                     help="Use only the first N training sentences (without --dev, dev is held out of these)."),
-        click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly."),
-        click.option("--device", default="auto", show_default=True,
-                     help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+def stacked(*options: Callable) -> Callable:
+    """One decorator of several click options, in the order given (as in --help)."""
+    def apply(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+#: The options ``tagger train`` and ``tagger distill`` share: patience, time and data limits,
+#: seed and device (in this order in their --help).
+run_options = stacked(
+    click.option("--patience", type=option_type("patience"), help="Same as --set patience=N (0: never stop early)."),
+    click.option("--max-minutes", type=option_type("max_minutes"),
+                 help="Stop training after this many minutes (best model kept)."),
+    click.option("--max-sentences", type=option_type("max_sentences"),
+                 help="Use only the first N training sentences (without --dev, dev is held out of these)."),
+    click.option("--seed", type=int, default=1, show_default=True, help="Random seed; a CPU run repeats exactly."),
+    click.option("--device", default="auto", show_default=True,
+                 help="auto (GPU if present), cpu, cuda, cuda:N, or mps where torch has it."),
+)
+
+data_options = stacked(
+    click.option("--task", type=click.Choice(TASKS), default="pos", show_default=True, help="What to learn."),
+    click.option("--train", "train_path", required=True, help="Training data: a file or a folder of files."),
+    click.option("--dev", "dev_path", help="Development data, for model selection and lr halving. Default: every "
+                 "20th sentence of --train (5%, at least one) is held out as dev and not trained on."),
+    click.option("--split", type=click.Choice(SPLITS), help="--train is a folder of wsj_SSNN files: take train and dev from it by WSJ section (wsj) or as the NLTK sample is split (sample)."),
+    click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the model file (missing parent folders are created)."),
+    click.option("--format", "-f", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects)."),
+    click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6."),
+)
+
+model_options = stacked(
+    click.option("--column", help="Tag column to learn (upos, xpos, feats, supertag, or a --columns name), or several "
+                 "joined by commas (upos,xpos,feats): one tagger that predicts them all."),
+    click.option("--model", type=click.Choice(sorted(MODELS)), help="Model family (default: the task's)."),
+    click.option("--preset", help="Named configuration (see docs/tagger.md, docs/parser.md)."),
+    click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), help="JSON config file."),
+    click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override one config value (repeatable)."),
+    click.option("--arch", help="Parser architecture: ffn, lstm, gru, elman (same as --set arch=...)."),
+    click.option("--embeddings", type=click.Path(), help="Pretrained word vectors (GloVe/word2vec text)."),
+    click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model."),
+    click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU)."),
+    click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS)."),
+)
+
+jackknife_options = stacked(
+    click.option("--jackknife", type=option_type("jackknife"), metavar="K",
+                 help="Parser: train on POS predicted by K taggers, each trained on the other K-1 folds of --train and "
+                      "tagging the one it never saw (10 is the usual; --task pipeline: 10 unless given, none when its parser "
+                      "reads no POS); dev is tagged by a tagger trained on all of train."),
+    click.option("--pos-preset", help="With --jackknife: the taggers' preset (default: the pos task's)."),
+    click.option("--pos-config", type=click.Path(exists=True, dir_okay=False), help="With --jackknife: the taggers' JSON config file."),
+    click.option("--pos-set", "pos_overrides", multiple=True, metavar="KEY=VALUE",
+                 help="With --jackknife: override one value of the taggers' config (repeatable), e.g. max_epochs=5."),
+    click.option("--jackknife-dir", type=click.Path(file_okay=False),
+                 help="With --jackknife: the taggers' folder (default: OUT.jackknife beside the model); run again to reuse or resume them."),
+    click.option("--jobs", type=option_type("jobs"),
+                 help="With --jackknife: taggers trained at once [default: as many as the cores allow at --threads each]."),
+)
+
+pipeline_options = stacked(
+    click.option("--encoder-from", type=click.Path(), help="Parser with contextual features: start its BiLSTM encoder as this trained "
+                 "tagger's (its vocabularies, input and recurrent layers; fine-tuned with the parser)."),
+    click.option("--tokenizer/--no-tokenizer", default=True, show_default=True,
+                 help="--task pipeline: also train a tokenizer (its first stage: the model then reads raw text) when the "
+                      "training CoNLL-U has # text comments."),
+    click.option("--parsers", type=option_type("parsers"), default=1, show_default=True,
+                 help="--task pipeline: train N parsers (seeds --seed, --seed + 1, ...) on the same tags and parse with all "
+                      "of them (an ensemble, as tagger ensemble makes); with --jobs, that many train at once."),
+    click.option("--max-epochs", type=option_type("max_epochs"), help="Same as --set max_epochs=N."),
+    click.option("--batch-size", type=option_type("batch_size"),
+                 help="Sentences per update (per process under torchrun); same as --set batch_size=N."),
+)
+
+process_options = stacked(
+    click.option("--threads", type=option_type("threads"), help="CPU threads for torch (with --jackknife: for each tagger too [default 1 each])."),
+    click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C)."),
+    click.option("--checkpoint-minutes", type=option_type("checkpoint_minutes"), help="Also checkpoint every N minutes within an epoch."),
+    click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none)."),
+    click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors)."),
+    click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere)."),
+)
 
 
 @click.command("train")
-@click.option("--task", type=click.Choice(TASKS), default="pos", show_default=True, help="What to learn.")
-@click.option("--train", "train_path", required=True, help="Training data: a file or a folder of files.")
-@click.option("--dev", "dev_path", help="Development data, for model selection and lr halving. Default: every "
-              "20th sentence of --train (5%, at least one) is held out as dev and not trained on.")
-@click.option("--split", type=click.Choice(SPLITS), help="--train is a folder of wsj_SSNN files: take train and dev from it by WSJ section (wsj) or as the NLTK sample is split (sample).")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the model file (missing parent folders are created).")
-@click.option("--format", "-f", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
-@click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6.")
-@click.option("--column", help="Tag column to learn (upos, xpos, feats, supertag, or a --columns name), or several "
-              "joined by commas (upos,xpos,feats): one tagger that predicts them all.")
-@click.option("--model", type=click.Choice(sorted(MODELS)), help="Model family (default: the task's).")
-@click.option("--preset", help="Named configuration (see docs/tagger.md, docs/parser.md).")
-@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), help="JSON config file.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override one config value (repeatable).")
-@click.option("--arch", help="Parser architecture: ffn, lstm, gru, elman (same as --set arch=...).")
-@click.option("--embeddings", type=click.Path(), help="Pretrained word vectors (GloVe/word2vec text).")
-@click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model.")
-@click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU).")
-@click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS).")
-@click.option("--jackknife", type=option_type("jackknife"), metavar="K",
-              help="Parser: train on POS predicted by K taggers, each trained on the other K-1 folds of --train and "
-                   "tagging the one it never saw (10 is the usual; --task pipeline: 10 unless given, none when its parser "
-                   "reads no POS); dev is tagged by a tagger trained on all of train.")
-@click.option("--pos-preset", help="With --jackknife: the taggers' preset (default: the pos task's).")
-@click.option("--pos-config", type=click.Path(exists=True, dir_okay=False), help="With --jackknife: the taggers' JSON config file.")
-@click.option("--pos-set", "pos_overrides", multiple=True, metavar="KEY=VALUE",
-              help="With --jackknife: override one value of the taggers' config (repeatable), e.g. max_epochs=5.")
-@click.option("--jackknife-dir", type=click.Path(file_okay=False),
-              help="With --jackknife: the taggers' folder (default: OUT.jackknife beside the model); run again to reuse or resume them.")
-@click.option("--jobs", type=option_type("jobs"),
-              help="With --jackknife: taggers trained at once [default: as many as the cores allow at --threads each].")
-@click.option("--encoder-from", type=click.Path(), help="Parser with contextual features: start its BiLSTM encoder as this trained "
-              "tagger's (its vocabularies, input and recurrent layers; fine-tuned with the parser).")
-@click.option("--tokenizer/--no-tokenizer", default=True, show_default=True,
-              help="--task pipeline: also train a tokenizer (its first stage: the model then reads raw text) when the "
-                   "training CoNLL-U has # text comments.")
-@click.option("--parsers", type=option_type("parsers"), default=1, show_default=True,
-              help="--task pipeline: train N parsers (seeds --seed, --seed + 1, ...) on the same tags and parse with all "
-                   "of them (an ensemble, as tagger ensemble makes); with --jobs, that many train at once.")
-@click.option("--max-epochs", type=option_type("max_epochs"), help="Same as --set max_epochs=N.")
-@click.option("--batch-size", type=option_type("batch_size"),
-              help="Sentences per update (per process under torchrun); same as --set batch_size=N.")
+@data_options
+@model_options
+@jackknife_options
+@pipeline_options
 @run_options
-@click.option("--threads", type=option_type("threads"), help="CPU threads for torch (with --jackknife: for each tagger too [default 1 each]).")
-@click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C).")
-@click.option("--checkpoint-minutes", type=option_type("checkpoint_minutes"), help="Also checkpoint every N minutes within an epoch.")
-@click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none).")
-@click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
-def command(task, train_path, dev_path, split, out, fmt, columns, column, model, preset, config_file, overrides, arch,
-            embeddings, bootstrap, gates, pos_model, jackknife, pos_preset, pos_config, pos_overrides, jackknife_dir, jobs,
-            encoder_from, tokenizer, parsers, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device, threads,
-            checkpoint_dir, checkpoint_minutes, resume, quiet, as_json) -> None:
+@process_options
+def command(quiet: bool, as_json: bool, **options: Any) -> None:
     """Train a tagger or parser and keep the model that scores best on --dev.
 
     \b
@@ -113,54 +137,28 @@ def command(task, train_path, dev_path, split, out, fmt, columns, column, model,
       tagger train ... --checkpoint-dir ckpt     (Ctrl-C or kill it, then run it again with --resume)
       torchrun --nproc_per_node=4 -m tagger train ...   (DDP; batch size is per process; docs/scaling.md)
     """
-    if resume and not checkpoint_dir:
-        raise click.UsageError("--resume needs --checkpoint-dir (the folder of the run to continue)")
-    given = [name for name, value in (("--pos-preset", pos_preset), ("--pos-config", pos_config),
-                                      ("--pos-set", pos_overrides), ("--jackknife-dir", jackknife_dir), ("--jobs", jobs))
-             if value]
-    pipeline = bool(get_task(task).tagger_columns)  # --task pipeline always trains a tagger (jackknifed if need be)
-    if given and not jackknife and not pipeline:
-        raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
-    if gates and not bootstrap:
-        raise click.UsageError("--gates: only with --bootstrap FFN (they name the gates it initialises from the FFN)")
-    if parsers > 1 and not pipeline:
-        raise click.UsageError("--parsers N: only with --task pipeline (to combine parsers trained apart: tagger ensemble)")
-    if pipeline and not jackknife:
-        jackknife = PIPELINE_DECIDES
-    if threads:
-        torch.set_num_threads(threads)
-    train_source, dev_source = train_path, dev_path
-    if split:
-        parts = split_files(train_path, split, task)
-        train_source, dev_source = parts["train"], dev_path or parts["dev"]
-    request = TrainRequest(
-        task=task,
-        train=DataSpec(train_source, fmt, columns, max_sentences),
-        dev=DataSpec(dev_source, fmt, columns) if dev_source else None,
-        out=out,
-        column=column,
-        model=model,
-        preset=preset,
-        config_file=config_file,
-        overrides=tuple(overrides),
-        arch=arch or None,
-        max_epochs=max_epochs,
-        batch_size=batch_size,
-        patience=patience,
-        embeddings=embeddings,
-        bootstrap=bootstrap,
-        gates=gates,
-        pos_model=pos_model,
-        jackknife=JackknifeSettings(jackknife, pos_preset, pos_config, tuple(pos_overrides), jackknife_dir, jobs,
-                                    threads) if jackknife is not None else None,
-        encoder_from=encoder_from,
-        tokenizer=tokenizer,
-        parsers=parsers,
-        options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
-                           checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
-                           checkpoint_minutes=checkpoint_minutes, resume=resume),
-    )
+    check_usage(options)
+    if options["threads"]:
+        torch.set_num_threads(options["threads"])
+    renamed = {"train_path": "train", "dev_path": "dev", "fmt": "format"}
+    request = build_request(**{renamed.get(key, key): value for key, value in options.items()})
     run_and_report(request, quiet, as_json)
+
+
+def check_usage(options: dict[str, Any]) -> None:
+    """The usage errors of ``tagger train`` (options given that only go with others)."""
+    if options["resume"] and not options["checkpoint_dir"]:
+        raise click.UsageError("--resume needs --checkpoint-dir (the folder of the run to continue)")
+    given = [name for name, key in (("--pos-preset", "pos_preset"), ("--pos-config", "pos_config"),
+                                    ("--pos-set", "pos_overrides"), ("--jackknife-dir", "jackknife_dir"),
+                                    ("--jobs", "jobs")) if options[key]]
+    pipeline = bool(get_task(options["task"]).tagger_columns)  # --task pipeline always trains a tagger
+    if given and not options["jackknife"] and not pipeline:
+        raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
+    if options["gates"] and not options["bootstrap"]:
+        raise click.UsageError("--gates: only with --bootstrap FFN (they name the gates it initialises from the FFN)")
+    if options["parsers"] > 1 and not pipeline:
+        raise click.UsageError("--parsers N: only with --task pipeline (to combine parsers trained apart: tagger ensemble)")
 
 
 def run_and_report(request: TrainRequest, quiet: bool, as_json: bool) -> None:

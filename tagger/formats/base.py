@@ -234,7 +234,7 @@ class OutputFile(GuardedStream):
             if mode is None:
                 raise
             return open(self.name, "w", encoding="utf-8", newline="\n")
-        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else _umask_mode())
+        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else umask_mode())
         return open(fd, "w", encoding="utf-8", newline="\n")
 
     def close(self, failed: bool | None = None) -> None:
@@ -279,7 +279,7 @@ class OutputFile(GuardedStream):
             self._discard()
 
 
-def _umask_mode() -> int:
+def umask_mode() -> int:
     """The mode ``open(path, "w")`` gives a new file: 0o666 less the process's umask."""
     umask = os.umask(0)
     os.umask(umask)

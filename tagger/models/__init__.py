@@ -4,15 +4,31 @@ Every model class implements :class:`tagger.models.base.Model` (the interface th
 inference, the runner and the CLI use, and nothing else), and lives in its own folder with its
 config dataclass (``config.py``) and its presets as plain data (``presets.py``). Which family a
 ``--task`` trains is in :mod:`tagger.tasks`.
+
+The registry is built on first use (``from tagger.models import MODELS``): a family's config
+(``tagger.models.skip_lstm.config``) imports without torch, and so without the model classes.
 """
 
-from tagger.models.seq2seq import Seq2seqParser
-from tagger.models.skip_lstm import SkipLSTMTagger
-from tagger.models.tokenizer import Tokenizer
-from tagger.models.transition_parser import TransitionParser
-from tagger.tasks import TASKS
+from __future__ import annotations
 
-MODELS = {cls.name: cls for cls in (SkipLSTMTagger, TransitionParser, Seq2seqParser, Tokenizer)}
+from typing import Any
 
-#: Which model a ``--task`` trains by default (from :data:`tagger.tasks.TASKS`).
-TASK_MODELS = {name: task.model for name, task in TASKS.items()}
+__all__ = ["MODELS", "TASK_MODELS"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MODELS":
+        from tagger.models.seq2seq import Seq2seqParser
+        from tagger.models.skip_lstm import SkipLSTMTagger
+        from tagger.models.tokenizer import Tokenizer
+        from tagger.models.transition_parser import TransitionParser
+
+        value: Any = {cls.name: cls for cls in (SkipLSTMTagger, TransitionParser, Seq2seqParser, Tokenizer)}
+    elif name == "TASK_MODELS":  # which model a --task trains by default (from tagger.tasks.TASKS)
+        from tagger.tasks import TASKS
+
+        value = {task_name: task.model for task_name, task in TASKS.items()}
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

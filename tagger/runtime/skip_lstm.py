@@ -5,7 +5,8 @@ input of any length where :func:`products` says so (the C steps of :mod:`tagger.
 built, and torch would multiply in float32 too or our bf16 kernels run; batches in ``--threads``
 threads): with float32 products the labels of the torch model in fp32 (tested), with the bf16
 kernels (:mod:`tagger.runtime.bf16`) its scores to bf16 precision, for the configurations of the
-presets ``fast`` and ``small`` and any that differ from them in sizes only (:data:`FIXED`). :func:`load` gives None
+presets ``fast`` and ``small`` and any that differ from them in sizes only
+(:func:`tagger.models.skip_lstm.config.supports_fast_path`). :func:`load` gives None
 for any other model file (another family, cell or shortcut, the character CNN, per-feature
 FEATS heads, a newer option or file format), and the caller uses torch.
 
@@ -28,40 +29,32 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterator, Sequence, TextIO
+from typing import Any, Callable, Iterator, Sequence, TextIO
 
 import numpy as np
 
-from tagger import formats
+from tagger import archive, formats
 from tagger.cli import progress
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.features import InputFeaturizer
 from tagger.modules.fused import _fastscan, bf16_kernel  # the C steps of the torch path; without them, numpy throughout
 from tagger.runtime import bf16
 from tagger.corpus.records import Sentence
-from tagger.corpus.vocab import PAD, Vocab
+from tagger.config import config_from_dict
+from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
+from tagger.models.skip_lstm.config import FAST_PATH, RARE, TaggerConfig, supports_fast_path  # noqa: F401 - RARE here as before
+from tagger.models.skip_lstm.export import Layer, TaggerArrays, export  # noqa: F401 - Layer here as before
 from tagger.formats.base import open_output
 from tagger.formats.placement import check_output, write_chunk
 from tagger.options import CHUNK_SIZE, cpu_has_bf16
 from tagger.tokenization import runtime as tokenizer
-from tagger.tokenization.runtime import read_archive, sigmoid_
+from tagger.runtime.scan import lstm_layer, sigmoid_
 from tagger.tokenization.stream import raw_sentences, tokenised
 
-#: The tag class that is never output (:data:`tagger.models.skip_lstm.model.RARE`; tested equal).
-RARE = "<rare>"
 #: Model file formats read (:data:`tagger.model_file.FORMAT_VERSION` and the one before, which
 #: lays these configurations out alike); a newer file goes to torch, which says so.
 FORMAT_VERSIONS = (2, 3)
-#: Config values computed here; a file with another value, or without the key, goes to torch.
-FIXED = {"cell": "lstm", "skip": "output", "gate": "recurrent", "skip_map": "identity", "skip_span": 1,
-         "composition": "chain", "skip_source": "output", "skip_mix": "add", "skip_ungated": "", "char_cnn": 0}
-#: The other keys of :class:`TaggerConfig` (tested): sizes read here, settings of parts not
-#: built (char_cnn_*, rhn_depth), initialisation and training. A key in neither goes to torch.
-OTHER = frozenset({"column", "feats_mode", "word_dim", "caps_dim", "char_dim", "char_length", "char_cnn_width",
-                   "char_cnn_dim", "char_cnn_max", "window", "window_gates", "min_word_count", "rare_word_dropout",
-                   "rare_tag_count", "layers", "hidden", "rhn_depth", "forget_bias", "init_scale", "input_dropout",
-                   "hidden_dropout", "middle_dropout", "label_smoothing", "aux_column", "aux_weight"})
 #: Models of at most this many cells a layer are tagged here at any input length, even where torch
 #: would multiply in bf16 (:func:`products`).
 NUMPY_HIDDEN = 64
@@ -77,30 +70,44 @@ KERNEL_MAX_TOKENS = 1024
 SWITCH_TOKENS = 25_000
 
 
+def read_archive(path: str | os.PathLike, peek: bool = False) -> dict[str, Any] | None:
+    """:func:`tagger.archive.read`: a model file's plain data (with ``peek``, its tensors unread)."""
+    return archive.read(path, peek)
+
+
+def fast_config(header: dict[str, Any] | None) -> TaggerConfig | None:
+    """The config of a skip-LSTM model file (its plain data, :func:`read_archive`; tensors need
+    not be read) when the fast path computes it (:func:`supports_fast_path`), else None. The
+    config is the family's own (:class:`TaggerConfig`: an unknown key, a bad value, and the
+    model goes to torch, which says what is wrong); a file that does not name a key of
+    :data:`FAST_PATH` predates it and goes to torch too."""
+    if header is None or header.get("name") != "skip_lstm" or header.get("format_version") not in FORMAT_VERSIONS:
+        return None
+    values = header.get("config")
+    if not isinstance(values, dict) or not FAST_PATH.keys() <= values.keys():
+        return None
+    try:
+        config = config_from_dict(TaggerConfig, values, from_file=True)
+    except (TaggerError, ValueError, TypeError):
+        return None
+    return config if supports_fast_path(config) else None
+
+
 def supported(header: dict[str, Any] | None) -> bool:
     """Whether :class:`NumpyTagger` computes the model of a model file (its plain data,
-    :func:`read_archive`; tensors need not be read)."""
-    if header is None or header.get("name") != "skip_lstm" or header.get("format_version") not in FORMAT_VERSIONS:
-        return False
-    config = header.get("config")
-    if not isinstance(config, dict) or set(config) - FIXED.keys() - OTHER:
-        return False
-    if any(config.get(key) != value for key, value in FIXED.items()):
-        return False
-    later = str(config.get("column", "")).split(",")[1:]
-    return not ("feats" in later and config.get("feats_mode") != "bundle")
+    :func:`read_archive`; tensors need not be read): :func:`fast_config`."""
+    return fast_config(header) is not None
 
 
 def load(path: str | os.PathLike, kernel: int = 0) -> "NumpyTagger | None":
     """The tagger in a model file, to run without torch, its products in float32 or (``kernel``,
     :func:`tagger.modules.fused.bf16_kernel`) bf16; None for any other (see the module text)."""
-    if not supported(read_archive(path, peek=True)):  # another model's weights are not read
-        return None
-    archive = read_archive(path)
-    if archive is None:
+    config = fast_config(read_archive(path, peek=True))  # another model's weights are not read
+    plain = read_archive(path) if config is not None else None
+    if plain is None:
         return None
     try:
-        return NumpyTagger(archive["config"], archive["vocabs"], archive["state_dict"], kernel)
+        return NumpyTagger(config, plain["vocabs"], plain["state_dict"], kernel)
     except (KeyError, ValueError, TypeError):
         return None
 
@@ -117,27 +124,6 @@ class WordTables:
 
 
 @dataclass
-class Layer:
-    """One bidirectional layer, both directions stacked: ``w_x`` [2, D, G], ``w_h`` [2, H, G],
-    ``bias`` [2, 1, G] with G = 4H (blocks i, f, o, s) or, with the shortcut, 5H (i, f, o, g, s),
-    the s block doubled (tanh(z) = 2σ(2z) - 1); ``u_k`` [2, H, H] the shortcut's term in g, or None."""
-
-    w_x: np.ndarray
-    w_h: np.ndarray
-    bias: np.ndarray
-    u_k: np.ndarray | None
-    #: ``w_x`` of both directions side by side [D, 2G] (one product for both, as the C path takes it)
-    both: np.ndarray
-    #: for the bf16 kernels (:mod:`tagger.runtime.bf16`; None without): W_h, w_x of both
-    #: directions (layers above the first) and the shortcut's U of both (layers with one), packed
-    packed_h: bf16.Packed | None = None
-    packed_x: bf16.Packed | None = None
-    packed_u: bf16.Packed | None = None
-    #: the bias laid out as the columns of ``packed_x``'s product [2·block]
-    bias_x: np.ndarray | None = None
-
-
-@dataclass
 class Tagging:
     """A chunk begun by :meth:`NumpyTagger.start`: its sentences, their batches (indices, by
     length), how a batch is scored, and the scores on their way (futures) or None (to compute)."""
@@ -151,87 +137,31 @@ class Tagging:
 class NumpyTagger:
     """The forward pass of a skip-LSTM tagger in numpy, for :meth:`tag` only."""
 
-    def __init__(self, config: dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, np.ndarray],
+    def __init__(self, config: TaggerConfig | dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, Any],
                  kernel: int = 0):
-        """``kernel``: 0 products in float32 (numpy), or the bf16 kernel to multiply with
+        """The tagger of ``config`` (or a model file's config values), its ``vocabs`` and the
+        plain ``state`` dict (numpy arrays or CPU tensors; :func:`tagger.models.skip_lstm.export.export`
+        reads it); ``kernel``: 0 products in float32 (numpy), or the bf16 kernel to multiply with
         (:func:`tagger.modules.fused.bf16_kernel`; needs the C steps)."""
-        if not supported({"name": "skip_lstm", "format_version": FORMAT_VERSIONS[-1], "config": config}):
+        if not isinstance(config, TaggerConfig):
+            config = fast_config({"name": "skip_lstm", "format_version": FORMAT_VERSIONS[-1], "config": config})
+        if config is None or not supports_fast_path(config):
             raise ValueError("not a configuration computed here")
-        self.columns = config["column"].split(",")
-        self.output_columns = self.columns  # what write_chunk reads
-        hidden, layers, d = int(config["hidden"]), int(config["layers"]), int(config["window"])
-        length, sizes = int(config["char_length"]), [int(config[k]) for k in ("word_dim", "caps_dim", "char_dim")]
-        self.window = d
-        self.featurizer = InputFeaturizer(Vocab.from_list(vocabs["words"]), Vocab.from_list(vocabs["chars"]), length)
-        names = ["input.word.weight", "input.caps.weight", "input.char.weight"]
-        present = [sizes[0] > 0, sizes[1] > 0, sizes[2] > 0 and length > 0]
-        gated_window = d > 1 and bool(config["window_gates"])
-        expected = {n for n, p in zip(names, present) if p} | {"output.weight", "output.bias"}
-        expected |= {"input.gates.weight", "input.gates.bias"} if gated_window else set()
-        expected |= {f"rnn.layers.{i}.{w}" for i in range(layers) for w in ("w_x", "w_h", "bias")}
-        expected |= {f"rnn.layers.{i}.u_k" for i in range(2, layers)}
-        if set(state) != expected:
-            raise ValueError("the weights are not those of this configuration")
-        f32 = lambda name: np.ascontiguousarray(state[name], dtype=np.float32)  # noqa: E731
-        #: word, caps and char embeddings [V, dim] (None: off)
-        self.embeddings = [f32(n) if p else None for n, p in zip(names, present)]
-        features = sizes[0] + sizes[1] + (2 * length * sizes[2] if present[2] else 0)
-        if d < 1 or d % 2 == 0:
-            raise ValueError("the window is an odd number of words")
-        if d * features == hidden and layers > 1:
-            raise ValueError("an input as wide as the layers is a shortcut source: left to torch")
-        layer_list = []
-        for i in range(layers):
-            prefix, width = f"rnn.layers.{i}.", (5 if i >= 2 else 4) * hidden
-            w_x, w_h, bias = f32(prefix + "w_x"), f32(prefix + "w_h"), f32(prefix + "bias")
-            if w_x.shape != (2, d * features if i == 0 else 2 * hidden, width) or w_h.shape != (2, hidden, width):
-                raise ValueError("the weights do not fit the configuration")
-            if _fastscan is None:  # numpy's scan: tanh(z_s) = 2σ(2 z_s) - 1 (the C step takes z_s as it is)
-                for weight in (w_x, w_h, bias):
-                    weight[..., -hidden:] *= 2
-            layer_list.append(Layer(w_x, w_h, bias, f32(prefix + "u_k") if i >= 2 else None,
-                                    np.ascontiguousarray(w_x.transpose(1, 0, 2).reshape(w_x.shape[1], -1))))
-        self.layers = layer_list
-        self.kept: WordTables | None = None  # the per-word products of the words seen so far (word_rows)
-        first = layer_list[0].w_x  # [2, d·F, G] as one matrix [F, d·2·G]: the block of (slot j, direction)
-        self.first = np.ascontiguousarray(first.reshape(2, d, features, -1).transpose(2, 1, 0, 3).reshape(features, -1))
-        self.gates_w = self.gates_b = None  # window gates: [F, d·d] (slot j, gate), [d]
-        if gated_window:
-            self.gates_w = np.ascontiguousarray(f32("input.gates.weight").reshape(d, d, features).transpose(2, 1, 0)
-                                                .reshape(features, d * d))
-            self.gates_b = f32("input.gates.bias")
-        # the heads: each column's labels in turn (the first's "tags", then "tags:NAME"), the auxiliary column's last
-        keys = ["tags"] + [f"tags:{column}" for column in self.columns[1:]]
-        self.labels = [vocabs[key] for key in keys]
-        self.names = [np.array(labels, dtype=object) for labels in self.labels]  # to index by a batch's best
-        stops = np.cumsum([len(labels) for labels in self.labels]).tolist()
-        self.heads = list(zip([0] + stops[:-1], stops))  # [start, stop) of each output column's scores
-        total = stops[-1] + (len(vocabs["aux_tags"]) if config["aux_column"] else 0)
-        self.w_out = np.ascontiguousarray(f32("output.weight").T)  # [2H, S]
-        self.b_out = f32("output.bias")  # [S]; padding and RARE at -inf, never chosen
-        if self.w_out.shape != (2 * hidden, total) or self.b_out.shape != (total,):
-            raise ValueError("the output layer does not fit the vocabularies")
-        for (start, _), labels in zip(self.heads, self.labels):
-            for special in (PAD, RARE):
-                if special in labels:
-                    self.b_out[start + labels.index(special)] = -np.inf
         self.kernel = kernel if _fastscan is not None else 0
+        arrays = export(config, vocabs, state, bf16=bool(self.kernel))
+        self.arrays = arrays
+        self.columns = arrays.columns
+        self.output_columns = self.columns  # what write_chunk reads
+        self.window, self.layers, self.first = arrays.window, arrays.layers, arrays.first
+        self.featurizer = InputFeaturizer(Vocab.from_list(vocabs["words"]), Vocab.from_list(vocabs["chars"]),
+                                          arrays.char_length)
+        self.embeddings, self.gates_w, self.gates_b = arrays.embeddings, arrays.gates_w, arrays.gates_b
+        self.labels, self.heads = arrays.labels, arrays.heads
+        self.names = [np.array(labels, dtype=object) for labels in self.labels]  # to index by a batch's best
+        self.w_out, self.b_out = arrays.w_out, arrays.b_out
+        self.packed_first, self.packed_out = arrays.packed_first, arrays.packed_out
+        self.kept: WordTables | None = None  # the per-word products of the words seen so far (word_rows)
         self.local = threading.local()  # per thread, the arrays of scores_bf16 (workspace)
-        if self.kernel:  # every product's right side packed once
-            self.packed_first = bf16.pack(self.first)
-            self.packed_out = bf16.pack(self.w_out)
-            for i, layer in enumerate(layer_list):
-                layer.packed_h = bf16.recurrent(layer.w_h)
-                if i:
-                    block = bf16.up(layer.w_x.shape[-1], 16)
-                    layer.packed_x = bf16.directions(layer.w_x, block)
-                    layer.bias_x = np.zeros(2 * block, dtype=np.float32)
-                    layer.bias_x[: layer.w_x.shape[-1]] = layer.bias[0, 0]
-                    layer.bias_x[block : block + layer.w_x.shape[-1]] = layer.bias[1, 0]
-                if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
-                    split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
-                    split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
-                    layer.packed_u = bf16.directions(split, bf16.up(hidden, 16))
 
     def tag(self, sentences: Sequence[Sequence[str]], threads: int = 1) -> list[dict[str, list[str]]]:
         """Per sentence (its words), ``{column: labels}`` for every output column; with the C
@@ -301,16 +231,17 @@ class NumpyTagger:
         outputs = []  # per layer, [T, 2, B, H] in scan order
         with np.errstate(over="ignore"):  # exp(-z) overflows to inf for very negative z: σ is then 0, as it should be
             for i, layer in enumerate(self.layers):
-                gx = np.empty((steps, 2, batch, layer.w_x.shape[-1]), dtype=np.float32)  # [T, 2, B, G]
+                gx = np.empty((2, steps, batch, layer.w_x.shape[-1]), dtype=np.float32)  # [2, T, B, G]
                 if i == 0:
-                    gx[:, 0], gx[:, 1] = projected[:, :, 0], projected[rev, cols, 1]
+                    gx[0], gx[1] = projected[:, :, 0], projected[rev, cols, 1]
                 else:
-                    gx[:, 0] = x @ layer.w_x[0] + layer.bias[0]
-                    gx[:, 1] = x[rev, cols] @ layer.w_x[1] + layer.bias[1]
-                if layer.u_k is not None:  # γ's U h^{l-2} joins the g block
+                    gx[0] = x @ layer.w_x[0] + layer.bias[0]
+                    gx[1] = x[rev, cols] @ layer.w_x[1] + layer.bias[1]
+                k = outputs[i - 2] if layer.u_k is not None else None
+                if k is not None:  # γ's U h^{l-2} joins the g block
                     hidden = layer.u_k.shape[-1]
-                    gx[..., 3 * hidden : 4 * hidden] += outputs[i - 2] @ layer.u_k
-                outputs.append(_scan(gx, layer.w_h, outputs[i - 2] if layer.u_k is not None else None))
+                    gx[..., 3 * hidden : 4 * hidden] += (k @ layer.u_k).transpose(1, 0, 2, 3)
+                outputs.append(lstm_layer(gx, layer.w_h, k, fused=False))
                 h = outputs[-1]
                 x = np.concatenate([h[:, 0], h[:, 1][rev, cols]], -1)  # [T, B, 2H] in sentence order
         return x @ self.w_out + self.b_out
@@ -372,7 +303,7 @@ class NumpyTagger:
             if k is not None:  # γ's U h^{l-2} joins the g block
                 for direction in range(2):
                     gx[direction, ..., 3 * hidden : 4 * hidden] += k[:, direction] @ layer.u_k[direction]
-            outputs.append(_scan_fused(gx, layer.w_h, k, mask))
+            outputs.append(lstm_layer(gx, layer.w_h, k, mask, fused=True))
             h = outputs[-1]
             x = np.concatenate([h[:, 0], h[::-1, 1]], -1)  # [T, B, 2H] in sentence order
         return x @ self.w_out + self.b_out
@@ -472,71 +403,10 @@ class NumpyTagger:
         return out
 
 
-def _scan_fused(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None, mask: np.ndarray | None) -> np.ndarray:
-    """One bidirectional layer's time loop in the torch path's layout (``gx`` [2, T, B, G],
-    direction 1 reversed in time; ``k`` [T, 2, B, H] or None; ``mask`` [P, 2, B] or None) → the
-    outputs [T, 2, B, H]: per step one product in numpy and one ``_fastscan.lstm_step``."""
-    _, steps, batch, width = gx.shape
-    hidden = w_h.shape[1]
-    out = np.empty((steps, 2, batch, hidden), dtype=np.float32)
-    c = np.zeros((2, batch, hidden), dtype=np.float32)
-    prod = np.zeros((2, batch, width), dtype=np.float32)
-    nsig, kmode = width // hidden - 1, 0 if k is None else 1
-    masked = 0 if mask is None else mask.shape[0]
-    step, f32 = _fastscan.lstm_step, 4  # addresses in bytes, strides in elements; all contiguous float32
-    gx_ptr, out_ptr, k_ptr = gx.ctypes.data, out.ctypes.data, 0 if k is None else k.ctypes.data
-    mask_ptr = 0 if mask is None else mask.ctypes.data
-    gx_t, out_t = batch * width * f32, 2 * batch * hidden * f32
-    head = (batch, hidden, nsig, False, kmode)
-    fixed = (prod.ctypes.data, batch * width, width)
-    gx_strides, state = (steps * batch * width, width), (c.ctypes.data, batch * hidden, hidden)
-    out_strides = (batch * hidden, hidden)
-    for t in range(steps):
-        if t:
-            np.matmul(out[t - 1], w_h, out=prod)
-        now = t < masked
-        step(*head, now, *fixed, gx_ptr + t * gx_t, *gx_strides, *state, out_ptr + t * out_t, *out_strides, 0, 0, 0,
-             k_ptr + t * out_t if k_ptr else 0, *out_strides, mask_ptr + t * 2 * batch * f32 if now else 0, batch, 1)
-    return out
-
-
-def _scan(gx: np.ndarray, w_h: np.ndarray, k: np.ndarray | None) -> np.ndarray:
-    """One bidirectional LSTM layer's time loop: ``gx`` [T, 2, B, G] the input projections in
-    scan order, ``w_h`` [2, H, G], ``k`` [T, 2, B, H] the shortcut (layer l-2's outputs) or None
-    → the outputs [T, 2, B, H]. The arithmetic of ``_scan_inference`` in :mod:`tagger.modules.recurrent`."""
-    steps, _, batch, width = gx.shape
-    hidden = w_h.shape[1]
-    out = np.empty((steps, 2, batch, hidden), dtype=np.float32)
-    h = np.zeros((2, batch, hidden), dtype=np.float32)
-    c = np.zeros_like(h)
-    tmp = np.empty_like(h)
-    z = np.empty((2, batch, width), dtype=np.float32)
-    i, f, o, g, s = (z[..., j * hidden : (j + 1) * hidden] for j in (0, 1, 2, 3, width // hidden - 1))
-    for t in range(steps):
-        np.matmul(h, w_h, out=z)
-        z += gx[t]
-        sigmoid_(z)  # i, f, o, (g,) σ(2 z_s)
-        s *= 2
-        s -= 1
-        c *= f
-        np.multiply(i, s, out=tmp)
-        c += tmp
-        np.multiply(c, 2, out=tmp)  # tanh(c) = 2σ(2c) - 1
-        sigmoid_(tmp)
-        tmp *= 2
-        tmp -= 1
-        h = out[t]
-        np.multiply(o, tmp, out=h)
-        if k is not None:
-            np.multiply(g, k[t], out=tmp)
-            h += tmp
-    return out
-
-
 def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | None, input_format: str = "auto",
              columns: str | None = None, output_format: str | None = None, supertag_in: str = "misc",
              chunk_size: int = CHUNK_SIZE, device: str = "cpu", threads: int | None = None, precision: str = "fp32",
-             switch_tokens: int = SWITCH_TOKENS) -> dict[str, int] | None:
+             switch_tokens: int = SWITCH_TOKENS, load_torch: Callable[..., Any] | None = None) -> dict[str, int] | None:
     """``tagger tag --model TAGGER`` (or ``--model TOKENIZER --model TAGGER``) with the default
     options: ``inputs`` (paths; none: stdin) to ``output`` (a path; None: stdout), what
     :meth:`tagger.api.Model.tag_file` writes, byte for byte. An input of at most ``switch_tokens``
@@ -546,7 +416,9 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
     and a tokenizer's text past :data:`~tagger.tokenization.runtime.SWITCH_CHARS` to the torch
     tokenizer. None, having read nothing, when the model files are not those this module runs
-    (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``."""
+    (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``. ``load_torch(paths,
+    device, threads, precision)`` gives those torch models (default: loaded here,
+    :func:`tagger.inference.load_module`; :meth:`tagger.api.Model.tag_file` passes its own)."""
     *first, model_path = model_paths
     header = read_archive(model_path, peek=True)
     if len(first) > 1 or not supported(header):
@@ -556,10 +428,30 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
         return None
     source: Any = list(inputs) if inputs else sys.stdin.buffer
     if fast is not None and not tokenised(source, input_format):  # raw text (tokenised input skips the tokenizer)
-        sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, lambda: _torch_models(first, "cpu", threads)), source)
+        sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, lambda: (load_torch or _torch_models)(first, "cpu", threads)), source)
     else:
         sentences = iter(formats.read(source, input_format, columns=columns or None))
-    ahead: list[Sentence] = []  # the first chunk, read before anything is written (as the torch path does)
+    ahead, failed, small = _first_chunk(sentences, chunk_size, switch_tokens)
+    output_format = output_format or "conllu"
+    kernel = products(header, precision, small)
+    model = load(model_path, kernel) if kernel is not None else None
+    if model is None:  # the torch path, on everything
+        from tagger.tagging import tag
+
+        full = (load_torch or _torch_models)([model_path], device, threads, precision)
+        with _output(output) as stream:
+            return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
+                       supertag_in=supertag_in)
+    return _tag_here(model, chain(ahead, _raising(failed), sentences), output, output_format, supertag_in,
+                     chunk_size, threads)
+
+
+def _first_chunk(sentences: Iterator[Sentence], chunk_size: int, switch_tokens: int
+                 ) -> tuple[list[Sentence], TaggerError | None, bool]:
+    """The first chunk, read before anything is written (as the torch path does): its sentences,
+    the reader's error if one came (the sentences before it are tagged and written, then it is
+    raised), and whether that was the whole input, of at most ``switch_tokens`` tokens."""
+    ahead: list[Sentence] = []
     failed, tokens, ended = None, 0, False
     try:
         while not ended and tokens <= switch_tokens and len(ahead) < chunk_size:
@@ -568,18 +460,15 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             if sentence is not None:
                 ahead.append(sentence)
                 tokens += len(sentence)
-    except TaggerError as error:  # the sentences before it are tagged and written, then it is raised
+    except TaggerError as error:
         failed, ended = error, True
-    output_format = output_format or "conllu"
-    kernel = products(header, precision, ended and tokens <= switch_tokens)
-    model = load(model_path, kernel) if kernel is not None else None
-    if model is None:  # the torch path, on everything
-        from tagger.tagging import tag
+    return ahead, failed, ended and tokens <= switch_tokens
 
-        full = _torch_models([model_path], device, threads, precision)
-        with _output(output) as stream:
-            return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
-                       supertag_in=supertag_in)
+
+def _tag_here(model: "NumpyTagger", sentences: Iterator[Sentence], output: str | None, output_format: str,
+              supertag_in: str, chunk_size: int, threads: int | None) -> dict[str, int]:
+    """:func:`tag_file` on this path: ``sentences`` tagged by ``model`` chunk by chunk, written to
+    ``output``; the counts ``{"sentences", "tokens"}``."""
     counts = {"sentences": 0, "tokens": 0}
     # --threads batches at once in the pool (without it, one a core, as torch's path runs them);
     # reading (a thread of its own), the word rows of the next chunk and writing the last go on
@@ -601,7 +490,7 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             # path), and a chunk's batches run in the pool while this thread writes the one before and
             # begins the next
             pending = None
-            for chunk, error in read_ahead(chunks_until_error(chain(ahead, _raising(failed), sentences), chunk_size)):
+            for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size)):
                 if chunk:
                     tagging = model.start([s.words for s in chunk], pool)
                     if pending is not None:
@@ -656,9 +545,9 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> int 
 
 def _torch_models(paths: list[str], device: str, threads: int | None, precision: str = "fp32") -> Any:
     """The torch model of the files at ``paths`` (importing torch)."""
-    from tagger.api import load as load_full
+    from tagger.inference import load_module
 
-    return load_full(paths, device, threads, precision).module
+    return load_module(paths, device, threads, precision)[0]
 
 
 @contextmanager

@@ -38,8 +38,9 @@ from tagger.errors import TaggerError
 from tagger.evaluation.metrics import TagMetric
 from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
-from tagger.training.run import Data, DataSpec, TrainReporter, TrainRequest, check_columns, configs, read_data
-from tagger.training.trainer import NothingTrained, RunOptions, TrainState, check_saved, fit
+from tagger.training.request import Data, DataSpec, RunOptions, TrainReporter, TrainRequest, configs, read_data
+from tagger.training.run import check_columns
+from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
 
 #: The student's preset when none is given.
 DEFAULT_PRESET = "small"

@@ -22,7 +22,11 @@ work folder (``OUT.jackknife/`` beside the model file, or ``--jackknife-dir``)::
 
 A tagger whose ``result.json`` stamp (:func:`identity`: the fold, the folds, the whole model
 and training config, the seed, a digest of the data) is this run's is reused; a half-trained one
-resumes from its checkpoint; one stamped with other settings or data is trained again.
+resumes from its checkpoint; one stamped with other settings or data is trained again (the
+stamped-job protocol of :mod:`tagger.training.jobs`).
+
+A parser trains on the taggers' tags through :class:`JackknifeHook` (:func:`hooks`), a hook of
+the single-model runner (:func:`tagger.training.run.train`).
 """
 
 from __future__ import annotations
@@ -34,16 +38,16 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from tagger.config import config_to_dict, parse_overrides
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
-from tagger.model_file import atomic_write
-from tagger.training.jobs import Job, die_with_parent, last_error, run_jobs
-
-if TYPE_CHECKING:
-    from tagger.training.run import Data, DataSpec, TrainRequest
+from tagger.training import distributed, run
+from tagger.training.jobs import (EpochLines, Job, child_main, clear_stale, log_line, read_json, run_stamped, stamped,
+                                  write_json)
+from tagger.training.request import (Data, DataSpec, JackknifeSettings, TrainRequest, configs, data_spec_from_json,
+                                     read_data)
 
 #: The task whose tagger family and default preset the jackknife's taggers use.
 TAGGER_TASK = "pos"
@@ -54,31 +58,6 @@ ALL = "all"
 #: The files of one tagger's folder.
 SPEC, CONFIG, LOG, MODEL, TAGS, RESULT, LOCK = ("spec.json", "config.json", "train.log", "tagger.model", "tags.json",
                                                "result.json", "lock")
-
-
-@dataclass
-class JackknifeSettings:
-    """How to jackknife: ``folds`` (K ≥ 2; 10 is the usual), the taggers' settings (``preset``,
-    ``config_file``, ``overrides`` as ``key=value``: ``--pos-preset``, ``--pos-config``,
-    ``--pos-set``), the work folder (None: the model file's name + :data:`WORK_SUFFIX`), and
-    ``jobs`` taggers at a time with ``threads`` torch threads each (:func:`plan_jobs`).
-    ``columns``: what the taggers learn; empty: the columns the parser reads. A pipeline
-    (``--task pipeline``) asks for more (``upos, xpos, feats``): its tagger fills them all."""
-
-    folds: int
-    preset: str | None = None
-    config_file: str | None = None
-    overrides: tuple[str, ...] = ()
-    work_dir: str | None = None
-    jobs: int | None = None
-    threads: int | None = None
-    columns: tuple[str, ...] = ()
-    #: The taggers' seed (None: the run's ``--seed``). A pipeline of several parsers sets it, so
-    #: that the parsers' own seeds (``--seed``, ``--seed`` + 1, ...) share one set of taggers.
-    seed: int | None = None
-
-    def tagger_seed(self, run_seed: int) -> int:
-        return run_seed if self.seed is None else self.seed
 
 
 @dataclass
@@ -158,24 +137,10 @@ def identity(name: str, folds: int, columns: Sequence[str], digest: str, config:
             "seed": seed}
 
 
-def _write_json(path: Path, value: Any) -> None:
-    atomic_write(path, lambda f: f.write((json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8")))
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
-        return None
-
-
 def finished(folder: Path, stamp: Mapping[str, Any]) -> dict[str, Any] | None:
     """The result in ``folder`` if it is stamped ``stamp`` and its model and tags are there."""
-    result = _read_json(folder / RESULT)
-    if isinstance(result, dict) and result.get("identity") == stamp and (folder / MODEL).is_file() \
-            and (folder / TAGS).is_file():
-        return result
-    return None
+    result = stamped(folder / RESULT, stamp)
+    return result if result is not None and (folder / MODEL).is_file() and (folder / TAGS).is_file() else None
 
 
 def _differences(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> str:
@@ -185,20 +150,11 @@ def _differences(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> str:
 
 # -- the parent: plan, run, apply ------------------------------------------------------------
 
-def _spec_dict(spec: "DataSpec | None") -> dict[str, Any] | None:
+def _spec_dict(spec: DataSpec | None) -> dict[str, Any] | None:
     if spec is None:
         return None
     path = os.path.abspath(spec.path) if isinstance(spec.path, str) else [os.path.abspath(p) for p in spec.path]
     return {"path": path, "fmt": spec.fmt, "columns": spec.columns, "max_sentences": spec.max_sentences}
-
-
-def _data_spec(values: Mapping[str, Any] | None) -> "DataSpec | None":
-    from tagger.training.run import DataSpec
-
-    if values is None:
-        return None
-    path = values["path"] if isinstance(values["path"], str) else [Path(p) for p in values["path"]]
-    return DataSpec(path, values["fmt"], values["columns"], values["max_sentences"])
 
 
 def tagger_family() -> type:
@@ -209,12 +165,11 @@ def tagger_family() -> type:
     return MODELS[get_task(TAGGER_TASK).model]
 
 
-def tagger_configs(request: "TrainRequest", columns: Sequence[str], data: "Data") -> tuple[Any, Any]:
+def tagger_configs(request: TrainRequest, columns: Sequence[str], data: Data) -> tuple[Any, Any]:
     """The model and training config every tagger trains with, as ``tagger train --task pos
     --column COLUMNS`` builds them from ``request.jackknife`` (``--pos-preset`` < ``--pos-config``
     < ``--pos-set``); a bad key or value is an error here, before anything trains."""
     from tagger.tasks import get_task
-    from tagger.training.run import TrainRequest, configs
 
     settings = request.jackknife
     assert settings is not None
@@ -232,7 +187,7 @@ def tagger_configs(request: "TrainRequest", columns: Sequence[str], data: "Data"
     return model, training
 
 
-def check_settings(request: "TrainRequest", least: int = 2) -> None:
+def check_settings(request: TrainRequest, least: int = 2) -> None:
     """Refuse the settings that cannot be jackknifed, before any data is read (``least``: the
     fewest folds; 0 only for :func:`jackknife_taggers` of a pipeline, where no folds means the
     all-train tagger alone)."""
@@ -248,7 +203,7 @@ def check_settings(request: "TrainRequest", least: int = 2) -> None:
             raise TaggerError(f"{name} must be at least 1, not {value}")
 
 
-def check_request(request: "TrainRequest", cls: type, config: Any) -> list[str]:
+def check_request(request: TrainRequest, cls: type, config: Any) -> list[str]:
     """The columns the taggers must learn for the parser ``cls`` of ``config`` (its
     ``pos_columns``, or the settings' ``columns`` when they name them all), after refusing what
     cannot be jackknifed."""
@@ -265,7 +220,7 @@ def check_request(request: "TrainRequest", cls: type, config: Any) -> list[str]:
     return chosen
 
 
-def work_folder(request: "TrainRequest") -> Path:
+def work_folder(request: TrainRequest) -> Path:
     """Where the taggers go: ``--jackknife-dir``, else beside the model file (``OUT.jackknife``)."""
     settings = request.jackknife
     assert settings is not None
@@ -274,7 +229,7 @@ def work_folder(request: "TrainRequest") -> Path:
 
 @dataclass
 class _Plan:
-    """What :func:`run` decides before any tagger trains (the data itself is not kept)."""
+    """What :func:`run_jackknife` decides before any tagger trains (the data itself is not kept)."""
 
     folds: int
     columns: list[str]
@@ -284,11 +239,9 @@ class _Plan:
     train_sentences: int
 
 
-def plan(request: "TrainRequest", columns: Sequence[str], data: "Data", least: int = 2) -> _Plan:
+def plan(request: TrainRequest, columns: Sequence[str], data: Data, least: int = 2) -> _Plan:
     """Check the request against the data (read by the caller) and settle what the taggers that
     learn ``columns`` are (``least``: as :func:`check_settings`)."""
-    from tagger.training.run import check_columns
-
     check_settings(request, least)
     settings = request.jackknife
     assert settings is not None
@@ -299,7 +252,7 @@ def plan(request: "TrainRequest", columns: Sequence[str], data: "Data", least: i
     model, training = tagger_configs(request, columns, data)
     for part, name in ((data.train, request.train.name), (data.dev, request.dev.name if request.dev else request.train.name)):
         try:
-            check_columns(tagger_family(), model, part, name)
+            run.check_columns(tagger_family(), model, part, name)
         except TaggerError as e:
             raise TaggerError(f"the jackknife's taggers learn {','.join(columns)}: {e.message}", e.file,
                               e.line) from None
@@ -308,13 +261,11 @@ def plan(request: "TrainRequest", columns: Sequence[str], data: "Data", least: i
                  work_folder(request), len(data.train))
 
 
-def run(request: "TrainRequest", cls: type, say: Callable[[str], None] = lambda line: None) -> Jackknife:
+def run_jackknife(request: TrainRequest, cls: type, say: Callable[[str], None] = lambda line: None) -> Jackknife:
     """Train (or reuse) the ``K + 1`` taggers of ``request.jackknife`` for the parser family
     ``cls`` of ``request``: read the data to check it and stamp the taggers, let it go, then run
     the taggers' processes (:func:`run_taggers`). ``say`` gets a line as each tagger starts, is
     reused, ends or fails. Put their tags into the parser's data with :func:`apply`."""
-    from tagger.training.run import configs, read_data
-
     check_settings(request)
     data = read_data(request)
     config, _ = configs(request, cls, data)
@@ -323,7 +274,7 @@ def run(request: "TrainRequest", cls: type, say: Callable[[str], None] = lambda 
     return run_taggers(request, chosen, say)
 
 
-def jackknife_taggers(request: "TrainRequest", columns: Sequence[str],
+def jackknife_taggers(request: TrainRequest, columns: Sequence[str],
                       say: Callable[[str], None] = lambda line: None) -> Jackknife:
     """Train (or reuse) ``K + 1`` taggers of ``columns`` (e.g. ``["upos", "xpos", "feats"]``) as
     ``request.jackknife`` says, on ``request.train`` (and ``request.dev``, ``options.seed``,
@@ -332,8 +283,6 @@ def jackknife_taggers(request: "TrainRequest", columns: Sequence[str],
     pipeline trainer calls. :func:`apply` puts their tags into that model's data; the
     all-train tagger (:attr:`Jackknife.all_train_tagger`) tags new text before it. With 0 folds
     only the all-train tagger trains (a pipeline whose parser reads no tags)."""
-    from tagger.training.run import read_data
-
     check_settings(request, least=0)
     data = read_data(request)
     chosen = plan(request, columns, data, least=0)
@@ -341,7 +290,14 @@ def jackknife_taggers(request: "TrainRequest", columns: Sequence[str],
     return run_taggers(request, chosen, say)
 
 
-def run_taggers(request: "TrainRequest", chosen: _Plan, say: Callable[[str], None]) -> Jackknife:
+def _job(chosen: _Plan, name: str, stamp: Mapping[str, Any], threads: int) -> Job:
+    """Tagger ``name``'s process: ``python -m tagger.training.jackknife SPEC`` in its folder."""
+    folder = chosen.work / name
+    return Job(name, __name__, folder / SPEC, folder / LOG, threads, result=folder / RESULT, stamp=dict(stamp),
+               checkpoint=folder / "last.ckpt")
+
+
+def run_taggers(request: TrainRequest, chosen: _Plan, say: Callable[[str], None]) -> Jackknife:
     """The taggers of ``chosen`` not finished yet, trained ``jobs`` at a time; a
     :class:`TaggerError` naming the logs of those that failed."""
     settings = request.jackknife
@@ -353,14 +309,7 @@ def run_taggers(request: "TrainRequest", chosen: _Plan, say: Callable[[str], Non
     todo = [name for name in names if name not in done]
     jobs, threads = plan_jobs(len(todo) or 1, settings.jobs, settings.threads)
     chosen.work.mkdir(parents=True, exist_ok=True)
-    if chosen.folds:
-        say(f"jackknife: {chosen.folds} folds of {chosen.train_sentences:,} training sentences, {len(names)} taggers "
-            f"learning {','.join(chosen.columns)} in {chosen.work}" +
-            (f"; {len(todo)} to train, {jobs} at a time × {threads} thread{'s' * (threads != 1)}" if todo else ""))
-    else:
-        say(f"one tagger learning {','.join(chosen.columns)} from all {chosen.train_sentences:,} training sentences "
-            f"(nothing to jackknife) in {chosen.work}" +
-            (f", {threads} thread{'s' * (threads != 1)}" if todo else ""))
+    _say_plan(chosen, len(names), todo, jobs, threads, say)
 
     def label(name: str) -> str:
         return f"tagger {name}" if name == ALL else f"tagger {name} ({names.index(name) + 1}/{chosen.folds})"
@@ -369,30 +318,22 @@ def run_taggers(request: "TrainRequest", chosen: _Plan, say: Callable[[str], Non
         if name in done:
             say(f"{label(name)}: done before ({describe(done[name])}), reused")
     started = time.monotonic()
-    failed: list[str] = []
 
     def start(job: Job) -> None:
         resumed = _prepare(request, chosen, job.name, stamps[job.name], threads, say)
         say(f"{label(job.name)}: {'resuming' if resumed else 'training'}")
 
-    def end(job: Job, status: int) -> None:
-        folder = chosen.work / job.name
-        result = finished(folder, stamps[job.name]) if status == 0 else None
-        if result is None:
-            failed.append(job.name)
-            say(f"{label(job.name)} failed: {last_error(job.log)}")
-            return
-        done[job.name] = result
-        (folder / "last.ckpt").unlink(missing_ok=True)
-        say(f"{label(job.name)} done: {describe(result)}")
+    def ended(job: Job, result: dict[str, Any] | None, error: str | None) -> None:
+        say(f"{label(job.name)} done: {describe(result)}" if result is not None else f"{label(job.name)} failed: {error}")
 
     def stopped(running: list[Job]) -> None:
         say(f"stopped taggers {', '.join(job.name for job in running)} (checkpoints in {chosen.work}); "
             f"run the same command again to continue")
 
-    run_jobs([Job(name, __name__, chosen.work / name / SPEC, chosen.work / name / LOG, threads) for name in todo],
-             jobs, start, end, stopped)
-    if failed:
+    outcome = run_stamped([_job(chosen, name, stamps[name], threads) for name in todo], jobs, start, ended, stopped,
+                          collect=lambda job: finished(chosen.work / job.name, stamps[job.name]), done=done)
+    if outcome.failed:
+        failed = outcome.failed
         logs = ", ".join(str(chosen.work / name / LOG) for name in failed)
         raise TaggerError(f"{len(failed)} jackknife tagger{'s' * (len(failed) != 1)} failed ({', '.join(failed)}); "
                           f"logs: {logs}")
@@ -401,31 +342,40 @@ def run_taggers(request: "TrainRequest", chosen: _Plan, say: Callable[[str], Non
                      results, jobs, threads, round(time.monotonic() - started, 1))
 
 
-def _prepare(request: "TrainRequest", chosen: _Plan, name: str, stamp: Mapping[str, Any], threads: int,
+def _say_plan(chosen: _Plan, taggers: int, todo: Sequence[str], jobs: int, threads: int,
+              say: Callable[[str], None]) -> None:
+    """The line that says what the jackknife will do: its folds, its taggers, how many train."""
+    if chosen.folds:
+        say(f"jackknife: {chosen.folds} folds of {chosen.train_sentences:,} training sentences, {taggers} taggers "
+            f"learning {','.join(chosen.columns)} in {chosen.work}" +
+            (f"; {len(todo)} to train, {jobs} at a time × {threads} thread{'s' * (threads != 1)}" if todo else ""))
+    else:
+        say(f"one tagger learning {','.join(chosen.columns)} from all {chosen.train_sentences:,} training sentences "
+            f"(nothing to jackknife) in {chosen.work}" +
+            (f", {threads} thread{'s' * (threads != 1)}" if todo else ""))
+
+
+def _prepare(request: TrainRequest, chosen: _Plan, name: str, stamp: Mapping[str, Any], threads: int,
              say: Callable[[str], None]) -> bool:
     """Write tagger ``name``'s spec and config to its folder just before its process starts;
     what another run left there (a checkpoint, a result) is deleted first. Whether it resumes."""
-    folder = chosen.work / name
-    folder.mkdir(parents=True, exist_ok=True)
-    before = _read_json(folder / SPEC)
-    if not isinstance(before, dict) or before.get("identity") != stamp:
-        stale = [file for file in ("last.ckpt", RESULT, TAGS, MODEL) if (folder / file).exists()]
-        for file in stale:
-            (folder / file).unlink()
-        if isinstance(before, dict):
-            say(f"tagger {name}: the one in {folder} was trained with other "
-                f"{_differences(stamp, before.get('identity') or {})}: training it again")
-        elif stale:
-            say(f"tagger {name}: {', '.join(stale)} in {folder} without a spec (another run's?) deleted")
-    _write_json(folder / CONFIG, chosen.tagger_config)
+    job = _job(chosen, name, stamp, threads)
+    folder = job.spec.parent
+    restart = clear_stale(job, ("last.ckpt", RESULT, TAGS, MODEL))
+    if restart.previous is not None and restart.stale:
+        say(f"tagger {name}: the one in {folder} was trained with other "
+            f"{_differences(stamp, restart.previous.get('identity') or {})}: training it again")
+    elif restart.deleted:
+        say(f"tagger {name}: {', '.join(restart.deleted)} in {folder} without a spec (another run's?) deleted")
+    write_json(folder / CONFIG, chosen.tagger_config)
     fold = None if name == ALL else tagger_names(chosen.folds).index(name)
     spec = {"identity": dict(stamp), "name": name, "fold": fold, "folds": chosen.folds, "columns": chosen.columns,
             "train": _spec_dict(request.train), "dev": _spec_dict(request.dev),
             "seed": request.jackknife.tagger_seed(request.options.seed) if request.jackknife else request.options.seed,
             "device": request.options.device, "threads": threads,
             "checkpoint_minutes": request.options.checkpoint_minutes}
-    _write_json(folder / SPEC, spec)
-    return (folder / "last.ckpt").exists()
+    write_json(job.spec, spec)
+    return job.checkpoint is not None and job.checkpoint.exists()
 
 
 def describe(result: Mapping[str, Any]) -> str:
@@ -435,8 +385,8 @@ def describe(result: Mapping[str, Any]) -> str:
             f"{result['epochs']} epoch{'s' * (result['epochs'] != 1)} in {result['seconds']:.0f} s")
 
 
-def apply(jackknife: Jackknife, data: "Data") -> dict[str, dict[str, float]]:
-    """Put the taggers' predictions into ``data`` (read as :func:`run` read it): each fold's into
+def apply(jackknife: Jackknife, data: Data) -> dict[str, dict[str, float]]:
+    """Put the taggers' predictions into ``data`` (read as :func:`run_jackknife` read it): each fold's into
     its training sentences, the all-train tagger's into dev; heads, labels and every other
     column stay gold. Returns the accuracy of what was put in, per column (fractions; tokens
     whose gold is ``_`` not counted): ``{"train": {"upos": 0.95}, "dev": {...}}``."""
@@ -456,7 +406,7 @@ def apply(jackknife: Jackknife, data: "Data") -> dict[str, dict[str, float]]:
 def _retag(sentences: Sequence[Sentence], path: Path, columns: Sequence[str], counts: dict[str, list[int]]) -> None:
     """Replace ``columns`` of ``sentences`` with the tags in ``path``, counting per column the
     (correct, total) of the tokens whose gold is not ``_``."""
-    saved = _read_json(path)
+    saved = read_json(path)
     if not isinstance(saved, dict) or saved.get("columns") != list(columns) or \
             len(saved.get("sentences", ())) != len(sentences):
         raise TaggerError("not the tags of these sentences: delete the folder to train its tagger again", str(path))
@@ -539,24 +489,35 @@ def summary_line(entry: Mapping[str, Any]) -> str:
             f"{scores}; {cost}; taggers in {entry['work_dir']}")
 
 
+# -- the parser's hook -------------------------------------------------------------------------
+
+class JackknifeHook:
+    """The jackknife as a hook of the single-model runner (:class:`tagger.training.run.Hook`):
+    before the parser's data is read its taggers train (or are reused: :func:`run_jackknife`), and once it
+    is read their tags replace its POS (:func:`apply`); the parser's meta names them
+    (:func:`parser_meta`) and the summary gains a ``jackknife`` entry (:func:`summary`)."""
+
+    def __init__(self) -> None:
+        self.jackknife: Jackknife | None = None
+
+    def before_data(self, request: TrainRequest, cls: type, context: distributed.Context,
+                    say: Callable[[str], None]) -> None:
+        if context.distributed:
+            raise TaggerError("--jackknife trains its taggers in processes of its own: run it without torchrun")
+        self.jackknife = run_jackknife(request, cls, say)
+
+    def on_data(self, data: Data) -> tuple[dict[str, Any], dict[str, Any]]:
+        assert self.jackknife is not None
+        accuracy = apply(self.jackknife, data)
+        return parser_meta(self.jackknife, accuracy), {"jackknife": summary(self.jackknife, accuracy)}
+
+
+def hooks(request: TrainRequest) -> list[JackknifeHook]:
+    """The hooks that train ``request``'s model on jackknifed tags: one if it asks for a jackknife."""
+    return [JackknifeHook()] if request.jackknife is not None else []
+
+
 # -- one tagger, in its own process -----------------------------------------------------------
-
-class _EpochLines:
-    """The tagger's progress in its log: one line per epoch, and the notes."""
-
-    def note(self, message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
-    def epoch_start(self, epoch: int, batches: int) -> None:
-        pass
-
-    def step(self, loss: float, tokens: int) -> None:
-        pass
-
-    def epoch_end(self, record: dict[str, Any]) -> None:
-        print(f"epoch {record['epoch']} loss {record['loss']:.4f} dev {100 * record['dev']:.2f} lr {record['lr']:.4g} "
-              f"{record['seconds']:.0f}s{' best' if record.get('best') else ''}", file=sys.stderr, flush=True)
-
 
 def _locked(folder: Path) -> Any:
     """An exclusive lock on ``folder`` for this process's life (POSIX); an error if another
@@ -585,8 +546,7 @@ def train_tagger(spec_path: str | os.PathLike) -> dict[str, Any]:
     from tagger import model_file
     from tagger.devices import resolve_device
     from tagger.inference import predict
-    from tagger.training.run import Data, TrainRequest, read_data, train
-    from tagger.training.trainer import RunOptions
+    from tagger.training.request import RunOptions
 
     folder = Path(spec_path).parent
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
@@ -594,7 +554,7 @@ def train_tagger(spec_path: str | os.PathLike) -> dict[str, Any]:
     started = time.monotonic()
     torch.set_num_threads(spec["threads"])
     stamp, fold, folds, columns = spec["identity"], spec["fold"], spec["folds"], spec["columns"]
-    request = TrainRequest(task=TAGGER_TASK, train=_data_spec(spec["train"]), dev=_data_spec(spec["dev"]),  # type: ignore[arg-type]
+    request = TrainRequest(task=TAGGER_TASK, train=data_spec_from_json(spec["train"]), dev=data_spec_from_json(spec["dev"]),  # type: ignore[arg-type]
                            out=str(folder / MODEL), column=",".join(columns), config_file=str(folder / CONFIG),
                            options=RunOptions(seed=spec["seed"], device=spec["device"], checkpoint_dir=folder,
                                               checkpoint_minutes=spec["checkpoint_minutes"], resume=True))
@@ -605,8 +565,8 @@ def train_tagger(spec_path: str | os.PathLike) -> dict[str, Any]:
         part, tagged = data.train, data.dev
     else:
         part, tagged = fold_split(data.train, fold, folds)
-    summary = train(request, _EpochLines(), lambda line: print(line, file=sys.stderr, flush=True),
-                    data=Data(part, data.dev, data.dev_source, data.held_out, data.warnings))
+    summary = run.train(request, EpochLines(), log_line,
+                        data=Data(part, data.dev, data.dev_source, data.held_out, data.warnings))
     tagger, _ = model_file.load(request.out, resolve_device(spec["device"]))
     tagger.eval()
     predictions = predict(tagger, tagged)
@@ -616,7 +576,7 @@ def train_tagger(spec_path: str | os.PathLike) -> dict[str, Any]:
         copy = Sentence(list(sentence.words), dict(sentence.columns))
         tagger.annotate(copy, prediction)
         out.append([list(copy.columns[c]) for c in columns])
-    _write_json(folder / TAGS, {"columns": columns, "sentences": out})
+    write_json(folder / TAGS, {"columns": columns, "sentences": out})
     result = {
         "identity": stamp, "name": spec["name"], "fold": fold, "folds": folds,
         "accuracy": round(100.0 * accuracy, 4), "tagged_sentences": len(tagged),
@@ -625,29 +585,16 @@ def train_tagger(spec_path: str | os.PathLike) -> dict[str, Any]:
         "wall_seconds": round(time.monotonic() - started, 1), "threads": spec["threads"], "device": spec["device"],
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    _write_json(folder / RESULT, result)
+    write_json(folder / RESULT, result)
     if lock is not None:
         lock.close()
     return result
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m tagger.training.jackknife SPEC``: :func:`train_tagger`; a :class:`TaggerError`
-    is one line, an interrupted tagger (its checkpoint saved) exits 130."""
-    from tagger.training.trainer import Interrupted
-
-    die_with_parent()
-    try:
-        result = train_tagger(argv[0])
-    except TaggerError as e:
-        print(f"error: {e}", file=sys.stderr, flush=True)
-        return 1
-    except Interrupted as stop:
-        print(f"interrupted at epoch {stop.epoch}, batch {stop.batch}; checkpoint in {stop.checkpoint}",
-              file=sys.stderr, flush=True)
-        return 130
-    print(f"done: {describe(result)}", file=sys.stderr, flush=True)
-    return 0
+    """``python -m tagger.training.jackknife SPEC``: :func:`train_tagger` (:func:`child_main`:
+    a :class:`TaggerError` is one line, an interrupted tagger, its checkpoint saved, exits 130)."""
+    return child_main(argv, train_tagger, describe)
 
 
 if __name__ == "__main__":

@@ -21,29 +21,27 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from tagger import model_file
 from tagger.errors import TaggerError
 from tagger.tasks import get_task
-from tagger.training.jackknife import ALL, MODEL, TAGS, WORK_SUFFIX, JackknifeSettings, plan_jobs
+from tagger.training import jackknife, run
+from tagger.training.jackknife import ALL, MODEL, TAGS, WORK_SUFFIX, Jackknife, plan_jobs
 from tagger.training.members import member_requests, train_members
-
-if TYPE_CHECKING:
-    from tagger.training.run import TrainReporter, TrainRequest
+from tagger.training.request import PIPELINE_DECIDES, Data, JackknifeSettings, TrainReporter, TrainRequest, configs
 
 #: The parser trained on jackknifed tags, in the work folder.
 PARSER = "parser.model"
 #: Folds when ``--jackknife`` is not given and the parser reads POS.
 DEFAULT_FOLDS = 10
-#: ``JackknifeSettings.folds`` when ``--jackknife`` is not given: :data:`DEFAULT_FOLDS` if the
-#: parser reads POS, no folds if it reads none.
-PIPELINE_DECIDES = 0
+#: ``JackknifeSettings.folds`` when ``--jackknife`` is not given (:data:`PIPELINE_DECIDES`, from
+#: :mod:`tagger.training.request`): :data:`DEFAULT_FOLDS` if the parser reads POS, no folds if it reads none.
 #: The tokenizer, in the work folder.
 TOKENIZER = "tokenizer.model"
 
 
-def has_text(request: "TrainRequest") -> bool:
+def has_text(request: TrainRequest) -> bool:
     """Whether the first training sentences are CoNLL-U with ``# text`` comments (a tokenizer can
     learn from them)."""
     from tagger.formats import read_corpus
@@ -53,13 +51,11 @@ def has_text(request: "TrainRequest") -> bool:
                                 and any(line.startswith("# text") for line in s.raw["lines"]) for s in sample)
 
 
-def train_tokenizer(request: "TrainRequest", work: Path, reporter: "TrainReporter",
+def train_tokenizer(request: TrainRequest, work: Path, reporter: TrainReporter,
                     say: Callable[[str], None]) -> Path:
     """The pipeline's tokenizer: ``work/tokenizer.model``, trained (with the tokenizer's preset,
     on the request's train and dev, at most ``--max-epochs`` epochs as every stage) unless it
     is there from an earlier run."""
-    from tagger.training import run
-
     out = work / TOKENIZER
     if out.exists():
         say(f"pipeline: reusing the tokenizer {out}")
@@ -73,7 +69,7 @@ def train_tokenizer(request: "TrainRequest", work: Path, reporter: "TrainReporte
     return out
 
 
-def tagger_columns(request: "TrainRequest") -> list[str]:
+def tagger_columns(request: TrainRequest) -> list[str]:
     """The columns the pipeline's tagger learns: ``--column`` (comma list), else those of the
     task's ``tagger_columns`` that the first training sentences have."""
     from tagger.formats import read_corpus
@@ -99,17 +95,16 @@ def parser_columns(columns: list[str], overrides: tuple[str, ...]) -> list[str]:
     return [f"tag_column={first}"]
 
 
-def parser_config(request: "TrainRequest") -> tuple[type, Any]:
+def parser_config(request: TrainRequest) -> tuple[type, Any]:
     """The parser family and its model config as ``request`` (``--task dep``) builds them:
     preset < ``--config`` < ``--set``; no data is read (the parser's column is no data default)."""
     from tagger.models import MODELS
-    from tagger.training.run import Data, configs
 
     cls = MODELS[get_task(request.task).model]
     return cls, configs(request, cls, Data([], [], ""))[0]
 
 
-def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str], None]) -> dict[str, Any]:
+def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], None]) -> dict[str, Any]:
     """Train the tagger(s) and the parser of a pipeline and write the pipeline file; returns the
     parser's summary (:func:`tagger.training.run.train`) with the pipeline's entries.
 
@@ -117,9 +112,6 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
     :data:`DEFAULT_FOLDS` unless given). One that reads none (contextual features alone:
     ``bilstm-words``) needs no folds: the tagger trains once, on all of train. A parser with an
     encoder starts it from the all-train tagger (unless ``--encoder-from`` names another)."""
-    from tagger.training import run
-    from tagger.training.jackknife import jackknife_taggers, summary as summary_of
-
     if request.pos_model:
         raise TaggerError("--task pipeline trains its own tagger: leave out --pos-model (or train --task dep "
                           "--pos-model ... and chain the two with tagger tag --model A --model B)")
@@ -127,14 +119,10 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
         raise TaggerError("--task pipeline trains an FFN or recurrent parser from scratch: for a bootstrapped one, "
                           "train it with --task dep --jackknife and chain it after the tagger")
     columns = tagger_columns(request)
-    settings = request.jackknife or JackknifeSettings(PIPELINE_DECIDES)
-    if request.max_epochs is not None:  # --max-epochs is every stage's (--pos-set max_epochs=N: the taggers' own)
-        settings = dataclasses.replace(settings, overrides=(f"max_epochs={request.max_epochs}", *settings.overrides))
-    work = Path(settings.work_dir or request.out + WORK_SUFFIX)
-    settings = dataclasses.replace(settings, columns=tuple(columns), work_dir=str(work))
-    parser_out = work / PARSER
-    preset = request.preset or (None if request.config_file else get_task(request.task).preset)
-    parser_request = dataclasses.replace(request, task="dep", column=None, out=str(parser_out), preset=preset,
+    settings, work = _settings(request, columns)
+    parser_request = dataclasses.replace(request, task="dep", column=None, out=str(work / PARSER),
+                                         preset=request.preset or (None if request.config_file else
+                                                                   get_task(request.task).preset),
                                          overrides=tuple(parser_columns(columns, request.overrides)) + request.overrides)
     cls, config = parser_config(parser_request)
     reads_pos = bool(cls.pos_columns(config))
@@ -147,27 +135,45 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
         settings = dataclasses.replace(settings, seed=settings.tagger_seed(request.options.seed))
     # The taggers first (the parser's own jackknife then finds them finished), so that a parser
     # with an encoder can start it from the all-train tagger.
-    taggers = jackknife_taggers(dataclasses.replace(parser_request, jackknife=settings), columns, say)
+    taggers = jackknife.jackknife_taggers(dataclasses.replace(parser_request, jackknife=settings), columns, say)
     encoder_from = request.encoder_from or (str(taggers.all_train_tagger) if config.encoder != "none" else None)
     parser_request = dataclasses.replace(parser_request, encoder_from=encoder_from, jackknife=settings if reads_pos else None)
     requests = member_requests(parser_request, request.parsers)
     jobs, threads = plan_jobs(len(requests), settings.jobs, settings.threads)
     summaries, parsers_wall = train_members(requests, jobs, threads, reporter, say)
+    tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
+    meta = write_pipeline(request, requests, tokenizer, work / ALL / MODEL, "+".join(cls.pos_columns(config)) or None,
+                          taggers, columns)
+    return _summary(request, requests, summaries, (jobs, parsers_wall), taggers, reads_pos, tokenizer, meta, say)
+
+
+def _settings(request: TrainRequest, columns: list[str]) -> tuple[JackknifeSettings, Path]:
+    """The taggers' settings (the request's jackknife, its ``--max-epochs`` too unless ``--pos-set``
+    names one, its columns) and the work folder."""
+    settings = request.jackknife or JackknifeSettings(PIPELINE_DECIDES)
+    if request.max_epochs is not None:  # --max-epochs is every stage's (--pos-set max_epochs=N: the taggers' own)
+        settings = dataclasses.replace(settings, overrides=(f"max_epochs={request.max_epochs}", *settings.overrides))
+    work = Path(settings.work_dir or request.out + WORK_SUFFIX)
+    return dataclasses.replace(settings, columns=tuple(columns), work_dir=str(work)), work
+
+
+def _summary(request: TrainRequest, requests: list[TrainRequest], summaries: list[dict[str, Any]],
+             parsers_run: tuple[int, float], taggers: Jackknife, reads_pos: bool, tokenizer: Path | None,
+             meta: dict[str, Any], say: Callable[[str], None]) -> dict[str, Any]:
+    """The pipeline's summary (the first parser's, with the pipeline's entries), and its line."""
+    columns, (jobs, parsers_wall) = list(taggers.columns), parsers_run
     summary = dict(summaries[0])
     tagger_summary = None if reads_pos else taggers.results[-1]
     if reads_pos:  # the cost of this run's taggers, not of the parser's look at them (all reused by then)
-        fresh = summary_of(taggers, {"train": {}, "dev": {}})
+        fresh = jackknife.summary(taggers, {"train": {}, "dev": {}})
         summary["jackknife"] = {**summary["jackknife"], **{key: fresh[key] for key in
                                                             ("taggers", "wall_seconds", "jobs", "threads_per_job")}}
-    tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
-    tagger_file, parser_files = work / ALL / MODEL, [Path(r.out) for r in requests]
-    meta = write_pipeline(request, requests, tokenizer, tagger_file, "+".join(cls.pos_columns(config)) or None,
-                          taggers, columns)
+    tagger_file, parser_files = taggers.work_dir / ALL / MODEL, [Path(r.out) for r in requests]
     first = f"tokens and sentences by {tokenizer}, " if tokenizer is not None else ""
     reads = f"reads {meta['parser_reads']}" if meta["parser_reads"] else "reads the words only"
-    parsed_by = str(parser_out) if len(requests) == 1 else (f"an ensemble of {len(requests)} parsers "
-                                                            f"({parser_out.name}, ...; dev {meta['dev_metric']} "
-                                                            f"{100 * meta['dev_score']:.2f})")
+    parsed_by = str(parser_files[0]) if len(requests) == 1 else (f"an ensemble of {len(requests)} parsers "
+                                                                 f"({parser_files[0].name}, ...; dev {meta['dev_metric']} "
+                                                                 f"{100 * meta['dev_score']:.2f})")
     say(f"pipeline: {first}{', '.join(columns)} by {tagger_file}, then {parsed_by} ({reads}), in {request.out}")
     extra = {"tagger": tagger_summary} if tagger_summary is not None else {}
     if len(requests) > 1:
@@ -181,7 +187,7 @@ def train(request: "TrainRequest", reporter: "TrainReporter", say: Callable[[str
             "stages": ([str(tokenizer)] if tokenizer is not None else []) + [str(tagger_file)] + [str(p) for p in parser_files]}
 
 
-def write_pipeline(request: "TrainRequest", requests: list["TrainRequest"], tokenizer: Path | None, tagger_file: Path,
+def write_pipeline(request: TrainRequest, requests: list[TrainRequest], tokenizer: Path | None, tagger_file: Path,
                    parser_reads: str | None, taggers: Any, columns: list[str]) -> dict[str, Any]:
     """Write the pipeline file ``request.out``: the tokenizer (if any), the all-train tagger and
     the parser (an ensemble of the parsers of ``requests`` where there are several); its meta."""
@@ -212,13 +218,12 @@ def write_pipeline(request: "TrainRequest", requests: list["TrainRequest"], toke
     return meta
 
 
-def ensemble_dev_score(ensemble: dict[str, Any], request: "TrainRequest", taggers: Any, columns: list[str]) -> float:
+def ensemble_dev_score(ensemble: dict[str, Any], request: TrainRequest, taggers: Any, columns: list[str]) -> float:
     """The ensemble's dev score (the parsers' own metric: LAS without punctuation, a fraction)
     on dev as the parsers were selected on it: with the all-train tagger's tags where they read
     POS."""
     from tagger.formats import read_corpus
     from tagger.inference import predict
-    from tagger.training.jackknife import _retag
 
     if request.dev is None:
         raise TaggerError("--parsers N needs --dev (the ensemble is scored on it)")
@@ -226,5 +231,5 @@ def ensemble_dev_score(ensemble: dict[str, Any], request: "TrainRequest", tagger
     dev = list(read_corpus(request.dev.path, request.dev.fmt, request.dev.columns))
     tags = taggers.work_dir / ALL / TAGS
     if tags.exists():
-        _retag(dev, tags, list(taggers.columns), {})
+        jackknife._retag(dev, tags, list(taggers.columns), {})
     return model.metric(dev, predict(model, dev)).score

@@ -1,201 +1,67 @@
-"""``tagger train`` as a plain function: read data, build the model, fit, write the model file."""
+"""The single-model runner: read data, build the model, fit, write the model file.
+
+:func:`train` trains one model of one request (:class:`~tagger.training.request.TrainRequest`).
+What runs around it comes in through :class:`Hook` objects: the jackknife's taggers train before
+the data is read, and their tags go into it before the model is built
+(:func:`tagger.training.jackknife.hooks`). Which runner a request needs (a pipeline, a
+jackknifed parser, a plain model) is decided above, by :mod:`tagger.training.dispatch`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import torch
 
 from tagger import model_file
-from tagger.config import TrainingConfig, build_configs, config_to_dict
+from tagger.config import TrainingConfig, config_to_dict
 from tagger.corpus.records import UNDERSCORE_VALUE_COLUMNS, Sentence
 from tagger.devices import resolve_device
 from tagger.errors import TaggerError
 from tagger.models import MODELS
-from tagger.tasks import TASKS as TASK_TABLE
 from tagger.tasks import get_task
 from tagger.training import distributed
-from tagger.training.trainer import NothingTrained, Reporter, RunOptions, TrainState, check_saved, fit
-
-if TYPE_CHECKING:
-    from tagger.training.jackknife import Jackknife, JackknifeSettings
-
-#: The ``--task`` names (:data:`tagger.tasks.TASKS`).
-TASKS = tuple(TASK_TABLE)
+# The request and data specs, named here too for the callers that import them from this module.
+from tagger.training.request import (HOLD_OUT_EVERY, SPLITS, TASKS, Data, DataSpec,  # noqa: F401
+                                     TrainReporter, TrainRequest, configs, default_column, hold_out, overrides_of,
+                                     read_data, read_sentences, split_files, where)
+from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
 
 
-SPLITS = ("wsj", "sample")
+class Hook(Protocol):
+    """Work around one model's training: ``before_data`` runs before its data is read (the
+    jackknife's taggers train there, in processes of their own); ``on_data`` may change the
+    data (retag its POS) and returns what the model file's meta and the run's summary gain."""
 
+    def before_data(self, request: TrainRequest, cls: type, context: distributed.Context,
+                    say: Callable[[str], None]) -> None: ...
 
-@dataclass
-class DataSpec:
-    """Where sentences come from: a path (file or folder) or a list of files, its format and, for
-    ``columns``, the column spec."""
-
-    path: str | list[Path]
-    fmt: str = "auto"
-    columns: str | None = None
-    max_sentences: int | None = None
-
-    @property
-    def name(self) -> str:
-        return self.path if isinstance(self.path, str) else f"{len(self.path)} files from {self.path[0].parent}"
-
-
-def split_files(folder: str, split: str, task: str) -> dict[str, list[Path]]:
-    """Train/dev/test files of a folder of WSJ files (searched recursively, as CCGbank keeps one
-    folder per section): ``wsj`` splits by section for ``task``, ``sample`` as the benchmarks split
-    the NLTK sample (SPEC §2, ../shared/BENCHMARKS.md)."""
-    from tagger.formats.ptb import WSJ_FILE, sample_split, wsj_split
-
-    root = Path(folder)
-    if not root.is_dir():
-        raise TaggerError("--split needs a folder of wsj_SSNN files", folder)
-    files = sorted(p for p in root.rglob("*") if p.is_file() and WSJ_FILE.search(p.name))
-    if not files:
-        raise TaggerError("no wsj_SSNN files in this folder", folder)
-    kinds = sorted({p.suffix or p.name for p in files})
-    if len(kinds) > 1:  # e.g. the NLTK sample keeps the same text as .mrg and as .pos
-        where = sorted({str(p.parent) for p in files})[:2]
-        raise TaggerError(f"the folder holds WSJ files of several formats ({', '.join(kinds)}): "
-                          f"point --train at one kind, e.g. {' or '.join(where)}", folder)
-    parts = sample_split(files) if split == "sample" else wsj_split(files, get_task(task).splits)
-    for part, chosen in parts.items():
-        if not chosen:
-            raise TaggerError(f"the {split} split has no {part} files here", folder)
-    return parts
-
-
-def read_sentences(spec: DataSpec) -> list[Sentence]:
-    from tagger.formats import read_corpus
-
-    return read_corpus(spec.path, spec.fmt, spec.columns, max_sentences=spec.max_sentences)
-
-
-def default_column(task: str, sentences: Sequence[Sentence]) -> str:
-    """The column a tagger learns when ``--column`` is not given (:meth:`Task.default_column`)."""
-    return get_task(task).default_column(sentences)
-
-
-#: Without ``--dev``, every HOLD_OUT_EVERY-th training sentence is held out as dev (5%).
-HOLD_OUT_EVERY = 20
-
-
-def hold_out(sentences: Sequence[Sentence], every: int = HOLD_OUT_EVERY) -> tuple[list[Sentence], list[Sentence]]:
-    """``sentences`` split into (train, dev): every ``every``-th sentence goes to dev (the 20th,
-    40th, ...: spread over the file, the same on every run), or the last one when there are
-    fewer than ``every``. No dev sentence is trained on."""
-    if len(sentences) < 2:
-        where = sentences[0] if sentences else None
-        raise TaggerError("only one sentence: none can be held out as dev; give --dev",
-                          where.source if where else None, where.line if where else None)
-    held = set(range(every - 1, len(sentences), every)) or {len(sentences) - 1}
-    return [s for i, s in enumerate(sentences) if i not in held], [s for i, s in enumerate(sentences) if i in held]
-
-
-@dataclass
-class TrainRequest:
-    task: str
-    train: DataSpec
-    dev: DataSpec | None  # None: hold out part of the training data (:func:`hold_out`)
-    out: str
-    column: str | None = None
-    model: str | None = None
-    preset: str | None = None
-    config_file: str | None = None
-    overrides: tuple[str, ...] = ()  # "key=value" (--set); they win over the typed fields below
-    arch: str | None = None  # --arch: the parser's architecture (arch=...)
-    max_epochs: int | None = None
-    batch_size: int | None = None  # sentences per update (per process under torchrun)
-    patience: int | None = None
-    embeddings: str | None = None
-    bootstrap: str | None = None
-    gates: str | None = None
-    pos_model: str | None = None  # retag the parser's POS column with this tagger first
-    jackknife: JackknifeSettings | None = None  # retag them with jackknifed taggers (tagger.training.jackknife)
-    encoder_from: str | None = None  # a trained tagger whose encoder the model starts from (with_encoder)
-    tokenizer: bool = True  # --task pipeline: add a tokenizer when the training CoNLL-U has # text
-    parsers: int = 1  # --task pipeline: parsers trained (seeds seed, seed + 1, ...) and parsing as an ensemble
-    options: RunOptions = field(default_factory=RunOptions)
-
-
-@dataclass
-class Data:
-    """The sentences a run trains and selects on; ``dev_source`` says where dev came from."""
-
-    train: list[Sentence]
-    dev: list[Sentence]
-    dev_source: str
-    held_out: bool = False
-    warnings: list[str] = field(default_factory=list)  # said once training starts (not before an error)
-    #: (train, dev) sentences read, where the model trains on units made of them (a tokenizer's windows)
-    sentences_read: tuple[int, int] | None = None
-
-    @property
-    def sentence_counts(self) -> tuple[int, int]:
-        """Training and dev sentences, as read."""
-        return self.sentences_read or (len(self.train), len(self.dev))
-
-
-def _where(spec: DataSpec) -> str:
-    return os.path.abspath(spec.path) if isinstance(spec.path, str) else spec.name
-
-
-def read_data(request: TrainRequest) -> Data:
-    """Training and dev sentences; without ``request.dev``, dev is held out of the training data."""
-    train_sents = read_sentences(request.train)
-    if not train_sents:
-        raise TaggerError("no sentences to train on", request.train.name)
-    if request.dev is None:
-        which = f"every {HOLD_OUT_EVERY}th" if len(train_sents) >= HOLD_OUT_EVERY else "the last"
-        train_sents, dev_sents = hold_out(train_sents)
-        source = f"{which} sentence of {_where(request.train)} ({len(dev_sents)} held out, not trained on)"
-        return Data(train_sents, dev_sents, source, held_out=True)
-    dev_sents = read_sentences(request.dev)
-    if not dev_sents:
-        raise TaggerError("no sentences to evaluate on", request.dev.name)
-    data = Data(train_sents, dev_sents, _where(request.dev))
-    if _where(request.dev) == _where(request.train):
-        data.warnings.append("warning: --dev is the --train data: the dev score measures memorisation, not accuracy "
-                             "(leave --dev out to hold out every 20th training sentence)")
-    return data
-
-
-class TrainReporter(Reporter, Protocol):
-    """A :class:`Reporter` that is also told notes about the run (vectors loaded, training trees
-    skipped) as they are known, before training starts."""
-
-    def note(self, message: str) -> None: ...
+    def on_data(self, data: Data) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
 
 def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], None] = lambda line: None,
-          data: Data | None = None) -> dict[str, Any]:
-    """Train and save a model; returns a plain summary (for tables and ``--json``); scores in it
-    are percentages. ``say`` gets the lines worth showing as they happen (resuming, warnings,
+          data: Data | None = None, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
+    """Train and save one model; returns a plain summary (for tables and ``--json``); scores in
+    it are percentages. ``say`` gets the lines worth showing as they happen (resuming, warnings,
     the jackknife's taggers); ``reporter.note`` the notes about the run, before training starts.
     ``data``: the sentences to train and select on, already read (a jackknife's fold tagger
     trains on part of ``request.train``); None: read them as ``request`` says (:func:`read_data`).
-
-    With ``request.jackknife`` the parser's POS columns are first replaced by jackknifed
-    predictions (:mod:`tagger.training.jackknife`: taggers in processes of their own, before
-    this one reads the data); the summary then has a ``jackknife`` entry.
+    ``hooks``: what runs around it (:class:`Hook`); a jackknifed request needs the jackknife's
+    (:func:`tagger.training.dispatch.train` gives them), a pipeline its own trainer.
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) every process calls this: it joins the process group,
     trains its shard through DistributedDataParallel (``batch_size`` sentences per process, so
     the total batch is ``batch_size`` × processes) and only rank 0 writes the model and
     checkpoints (see :mod:`tagger.training.distributed`)."""
-    if get_task(request.task).tagger_columns:  # a tagger then a model, jackknifed, in one file
-        from tagger.training import pipeline
-
-        return pipeline.train(request, reporter, say)
+    if get_task(request.task).tagger_columns or (request.jackknife is not None and not hooks):
+        raise TaggerError(f"--task {request.task}{' --jackknife' if request.jackknife else ''} trains several "
+                          f"models: train it through tagger.training.dispatch.train")
     context = distributed.init(resolve_device(request.options.device))
     try:
-        return _train(request, reporter, context, say, data)
+        return _train(request, reporter, context, say, data, hooks)
     finally:
         distributed.shutdown()
 
@@ -213,63 +79,27 @@ def _model_class(request: TrainRequest) -> type:
     return cls
 
 
-def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
-    """``key=value`` overrides in the order they apply: the column (``--column``, or the task's
-    choice from the data), the typed fields (``--arch``, ``--max-epochs``, ...), then ``--set``."""
-    task = get_task(request.task)
-    if column and not task.column_key:
-        raise TaggerError(f"--task {task.name} learns no column: leave out --column")
-    typed = (("arch", request.arch), ("max_epochs", request.max_epochs), ("batch_size", request.batch_size),
-             ("patience", request.patience))
-    return ([f"{task.column_key}={column}"] if column else []) + \
-        [f"{key}={value}" for key, value in typed if value not in (None, "")] + list(request.overrides)
-
-
-def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, TrainingConfig]:
-    """The model config and the training config of ``request`` for the family ``cls``: the
-    task's defaults < preset < ``--config`` file < overrides (:func:`overrides_of`)."""
-    task = get_task(request.task)
-    column = request.column or (task.default_column(data.train) if task.column_from_data else None)
-    own = task.model == cls.name  # the task's preset and defaults are its own family's
-    preset = request.preset or (task.preset if own else cls.default_preset)
-    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides_of(request, column),
-                         task.defaults if own else {})
-
-
 def _config(request: TrainRequest, cls: type, data: Data,
-            jackknifed: Jackknife | None) -> tuple[Any, TrainingConfig, dict[str, Any], dict[str, Any] | None]:
+            hooks: Sequence[Hook]) -> tuple[Any, TrainingConfig, dict[str, Any], dict[str, Any]]:
     """The configs (:func:`configs`), the data checked against them (its POS retagged first with
-    ``--pos-model``, or with the predictions of the ``jackknifed`` taggers); the meta naming
-    that tagger (and the jackknife); and the jackknife's entry of the summary (None without)."""
+    ``--pos-model``, or by the ``hooks``: the jackknifed taggers' predictions); the meta naming
+    that tagger (and the jackknife); and the entries the hooks add to the summary."""
     config, training = configs(request, cls, data)
     data.sentences_read = data.sentence_counts
     data.train, data.dev = cls.training_units(config, data.train), cls.training_units(config, data.dev)
     pos_meta: dict[str, Any] = {}
-    jackknife_summary = None
+    extra: dict[str, Any] = {}
     if request.pos_model:
         pos_meta = retag_for_parser(request.pos_model, cls, config, data.train + data.dev)
-    elif jackknifed is not None:
-        from tagger.training import jackknife
-
-        accuracy = jackknife.apply(jackknifed, data)
-        pos_meta, jackknife_summary = jackknife.parser_meta(jackknifed, accuracy), jackknife.summary(jackknifed, accuracy)
+    else:
+        for hook in hooks:
+            meta, entries = hook.on_data(data)
+            pos_meta.update(meta)
+            extra.update(entries)
     column_key = get_task(request.task).column_key
     check_columns(cls, config, data.train, request.train.name, column_key)
     check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name, column_key)
-    return config, training, pos_meta, jackknife_summary
-
-
-def _jackknife(request: TrainRequest, cls: type, context: distributed.Context,
-               say: Callable[[str], None]) -> Jackknife | None:
-    """The jackknife's taggers, trained (or reused) before the parser reads its data; None
-    without ``request.jackknife``."""
-    if request.jackknife is None:
-        return None
-    if context.distributed:
-        raise TaggerError("--jackknife trains its taggers in processes of its own: run it without torchrun")
-    from tagger.training import jackknife
-
-    return jackknife.run(request, cls, say)
+    return config, training, pos_meta, extra
 
 
 def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any] | None:
@@ -333,11 +163,12 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
 
 
 def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.Context,
-           say: Callable[[str], None], data: Data | None) -> dict[str, Any]:
+           say: Callable[[str], None], data: Data | None, hooks: Sequence[Hook]) -> dict[str, Any]:
     cls = _model_class(request)
-    jackknifed = _jackknife(request, cls, context, say)
+    for hook in hooks:
+        hook.before_data(request, cls, context, say)
     data = data if data is not None else read_data(request)
-    config, training, pos_meta, jackknife_summary = _config(request, cls, data, jackknifed)
+    config, training, pos_meta, extra = _config(request, cls, data, hooks)
     torch.manual_seed(request.options.seed)
     resumed = _resumed(request, say)
     model, notes = _build_model(request, cls, config, data, resumed)
@@ -350,7 +181,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
 
     meta_base = {
         "task": request.task,
-        "train": _where(request.train),
+        "train": where(request.train),
         "dev": data.dev_source,
         "train_sentences": data.sentence_counts[0],
         "dev_sentences": data.sentence_counts[1],
@@ -380,10 +211,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         raise TaggerError(e.message, request.train.name) from None
     if context.is_main:
         check_saved(request.out, len(saves), state, training.max_epochs, resumed is not None)
-    summary = _summary(request, cls, state, data, context, notes)
-    if jackknife_summary is not None:
-        summary["jackknife"] = jackknife_summary
-    return summary
+    return {**_summary(request, cls, state, data, context, notes), **extra}
 
 
 def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, context: distributed.Context,

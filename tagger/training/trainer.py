@@ -19,7 +19,7 @@ import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -32,28 +32,10 @@ from tagger.training import distributed
 from tagger.training.averaging import WeightAverage, averager
 from tagger.training.checkpoint import Checkpoints
 from tagger.training.control import Budget, Schedule, StopSignals
+from tagger.training.request import Reporter, RunOptions
 
 __all__ = ["Interrupted", "NothingTrained", "Reporter", "RunOptions", "StopSignals", "TrainState", "WeightAverage",
            "check_saved", "epoch_batches", "evaluate", "fit", "make_optimizer", "tokens_per_second"]
-
-
-class Reporter(Protocol):
-    def epoch_start(self, epoch: int, batches: int) -> None: ...
-    def step(self, loss: float, tokens: int) -> None: ...
-    def epoch_end(self, record: dict[str, Any]) -> None: ...
-
-
-@dataclass
-class RunOptions:
-    """How one run is driven (not part of the model: changing these keeps results comparable)."""
-
-    seed: int = 1
-    device: str = "cpu"
-    max_minutes: float | None = None
-    checkpoint_dir: Path | None = None
-    checkpoint_minutes: float | None = None
-    resume: bool = False
-    eval_max_tokens: int = 8192
 
 
 @dataclass

@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tagger.config import check_ranges, ranged
-from tagger.modules.recurrent import COMPOSITIONS, CellSpec
+from tagger.modules.cellspec import COMPOSITIONS, CellSpec
 
 #: How a ``feats`` column is predicted (``feats_mode``): ``bundle``, one label per whole FEATS
 #: value (``Mood=Ind|Number=Sing|...`` or ``_``); ``feature``, one softmax per feature name (its
 #: values and a "none" value), the features predicted joined back into a bundle sorted by name.
 #: ``bundle`` is the default: +1.1 dev FEATS on EWT in the same 8 epochs (docs/benchmarks.md).
 FEATS_MODES = ("bundle", "feature")
+#: The tag class that is never output: a tag seen fewer than ``rare_tag_count`` times in training.
+RARE = "<rare>"
 
 
 @dataclass
@@ -102,3 +104,20 @@ class TaggerConfig:
     def cnn_dim(self) -> int:
         """The character CNN's embedding size (``char_cnn_dim``, or ``char_dim`` when 0)."""
         return self.char_cnn_dim or self.char_dim
+
+
+#: The layer the fast path (:mod:`tagger.runtime.skip_lstm`, the C kernels) computes: an LSTM whose
+#: layer l ≥ 3 adds ``γ⊙h^{l-2}`` to its output, ``γ`` the recurrent gate (the presets ``fast``
+#: and ``small``); no character CNN.
+FAST_PATH = {"cell": "lstm", "skip": "output", "gate": "recurrent", "skip_map": "identity", "skip_span": 1,
+             "composition": "chain", "skip_source": "output", "skip_mix": "add", "skip_ungated": "", "char_cnn": 0}
+
+
+def supports_fast_path(config: TaggerConfig) -> bool:
+    """Whether the torch-free runtime and the C kernels compute a model of ``config``: the layer of
+    :data:`FAST_PATH` with any sizes, and a ``feats`` column past the first only as one label per
+    bundle. (A first layer whose input is as wide as the layers, a shortcut source itself, is
+    declined by the exporter, :func:`tagger.models.skip_lstm.export.export`.)"""
+    if any(getattr(config, key) != value for key, value in FAST_PATH.items()):
+        return False
+    return not ("feats" in config.columns[1:] and config.feats_mode != "bundle")

@@ -31,11 +31,10 @@ from tagger.evaluation.metrics import ColumnsMetric, TagMetric
 from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
-from tagger.models.skip_lstm.config import TaggerConfig
+from tagger.models.skip_lstm.config import RARE, TaggerConfig
 from tagger.models.skip_lstm.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import StackedBiRNN
 
-RARE = "<rare>"
 #: The column whose ``feats_mode=feature`` splits it into one head per feature name.
 FEATS = "feats"
 #: A feature head's label for "this word has no such feature" (always its label 0).

@@ -1,0 +1,154 @@
+"""The skip-LSTM tagger's inference arrays, from its plain state dict, without torch: the one
+accessor the fast path (:mod:`tagger.runtime.skip_lstm` and the C kernels) reads a model
+through, as spaCy's parser reads its C weights through ``get_c_weights``.
+
+:func:`export` takes the ``state_dict`` of a model file (numpy arrays, :func:`tagger.archive.read`)
+or of a live :class:`~tagger.models.skip_lstm.SkipLSTMTagger` (``model.state_dict()``, tensors on
+the CPU) and gives the same arrays from both (tests/test_schema_export.py): the first layer as one
+table per window slot and direction, each layer's two directions stacked and side by side, the
+output layer with padding and RARE never chosen, and with ``bf16`` every right-hand side packed
+for the bf16 kernels (:mod:`tagger.modules.packing`). The weights it expects are named by the
+model's own layout (:meth:`SkipLSTMTagger.state_dict`); any other set is a ValueError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from tagger.corpus.vocab import PAD
+from tagger.models.skip_lstm.config import RARE, TaggerConfig
+from tagger.modules import packing
+
+#: The input layer's embeddings (word, capitalisation, characters), in the order of the features.
+EMBEDDINGS = ("input.word.weight", "input.caps.weight", "input.char.weight")
+
+
+@dataclass
+class Layer:
+    """One bidirectional layer, both directions stacked: ``w_x`` [2, D, G], ``w_h`` [2, H, G],
+    ``bias`` [2, 1, G] with G = 4H (blocks i, f, o, s) or, with the shortcut, 5H (i, f, o, g, s);
+    ``u_k`` [2, H, H] the shortcut's term in g, or None."""
+
+    w_x: np.ndarray
+    w_h: np.ndarray
+    bias: np.ndarray
+    u_k: np.ndarray | None
+    #: ``w_x`` of both directions side by side [D, 2G] (one product for both, as the C path takes it)
+    both: np.ndarray
+    #: for the bf16 kernels (None without): W_h, w_x of both directions (layers above the first)
+    #: and the shortcut's U of both (layers with one), packed
+    packed_h: packing.Packed | None = None
+    packed_x: packing.Packed | None = None
+    packed_u: packing.Packed | None = None
+    #: the bias laid out as the columns of ``packed_x``'s product [2·block]
+    bias_x: np.ndarray | None = None
+
+
+@dataclass
+class TaggerArrays:
+    """What the fast path computes a skip-LSTM tagger from."""
+
+    columns: list[str]  # the output columns, in order
+    labels: list[list[str]]  # each output column's labels
+    heads: list[tuple[int, int]]  # [start, stop) of each output column's scores
+    window: int
+    char_length: int
+    embeddings: list[np.ndarray | None]  # word, caps and char embeddings [V, dim] (None: off)
+    first: np.ndarray  # the first layer's W_x as [F, d·2·G]: the block of (window slot j, direction) at 2j + direction
+    gates_w: np.ndarray | None  # the window gates [F, d·d] (slot j, gate), or None
+    gates_b: np.ndarray | None  # their bias [d]
+    layers: list[Layer]
+    w_out: np.ndarray  # [2H, S]
+    b_out: np.ndarray  # [S]; padding and RARE at -inf
+    packed_first: packing.Packed | None = field(default=None)  # with bf16: ``first`` and ``w_out`` packed
+    packed_out: packing.Packed | None = field(default=None)
+
+
+def plain(value: Any) -> np.ndarray:
+    """A weight as contiguous float32 numpy: a numpy array, or a CPU tensor (torch not imported here)."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    return np.ascontiguousarray(value, dtype=np.float32)
+
+
+def expected_keys(config: TaggerConfig) -> set[str]:
+    """The state dict's names for a model of ``config`` on the fast path."""
+    d, layers = config.window, config.layers
+    present = [config.word_dim > 0, config.caps_dim > 0, config.char_dim > 0 and config.char_length > 0]
+    keys = {name for name, on in zip(EMBEDDINGS, present) if on} | {"output.weight", "output.bias"}
+    keys |= {"input.gates.weight", "input.gates.bias"} if d > 1 and config.window_gates else set()
+    keys |= {f"rnn.layers.{i}.{w}" for i in range(layers) for w in ("w_x", "w_h", "bias")}
+    return keys | {f"rnn.layers.{i}.u_k" for i in range(2, layers)}
+
+
+def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Mapping[str, Any],
+           bf16: bool = False) -> TaggerArrays:
+    """The inference arrays of a tagger of ``config`` (:func:`~tagger.models.skip_lstm.config.supports_fast_path`
+    must hold) from its ``vocabs`` and ``state`` dict; ``bf16``: the products' right sides packed
+    for the bf16 kernels too. A ValueError when the weights are not those of this configuration."""
+    if set(state) != expected_keys(config):
+        raise ValueError("the weights are not those of this configuration")
+    hidden, d, length = config.hidden, config.window, config.char_length
+    sizes = [config.word_dim, config.caps_dim, config.char_dim]
+    embeddings = [plain(state[name]) if name in state else None for name in EMBEDDINGS]
+    features = sizes[0] + sizes[1] + (2 * length * sizes[2] if embeddings[2] is not None else 0)
+    if d < 1 or d % 2 == 0:
+        raise ValueError("the window is an odd number of words")
+    if d * features == hidden and config.layers > 1:
+        raise ValueError("an input as wide as the layers is a shortcut source: left to torch")
+    layers = [_layer(state, i, d * features if i == 0 else 2 * hidden, hidden) for i in range(config.layers)]
+    first = layers[0].w_x  # [2, d·F, G] as one matrix [F, d·2·G]: the block of (slot j, direction)
+    first = np.ascontiguousarray(first.reshape(2, d, features, -1).transpose(2, 1, 0, 3).reshape(features, -1))
+    gates_w = gates_b = None
+    if "input.gates.weight" in state:
+        gates_w = np.ascontiguousarray(plain(state["input.gates.weight"]).reshape(d, d, features).transpose(2, 1, 0)
+                                       .reshape(features, d * d))
+        gates_b = plain(state["input.gates.bias"])
+    columns = config.columns
+    labels = [list(vocabs[key]) for key in ["tags"] + [f"tags:{column}" for column in columns[1:]]]
+    stops = np.cumsum([len(names) for names in labels]).tolist()
+    total = stops[-1] + (len(vocabs["aux_tags"]) if config.aux_column else 0)
+    w_out, b_out = np.ascontiguousarray(plain(state["output.weight"]).T), plain(state["output.bias"]).copy()
+    if w_out.shape != (2 * hidden, total) or b_out.shape != (total,):
+        raise ValueError("the output layer does not fit the vocabularies")
+    heads = list(zip([0] + stops[:-1], stops))
+    for (start, _), names in zip(heads, labels):
+        for special in (PAD, RARE):
+            if special in names:
+                b_out[start + names.index(special)] = -np.inf
+    arrays = TaggerArrays(columns, labels, heads, d, length, embeddings, first, gates_w, gates_b, layers, w_out, b_out)
+    if bf16:
+        pack_bf16(arrays)
+    return arrays
+
+
+def _layer(state: Mapping[str, Any], i: int, inputs: int, hidden: int) -> Layer:
+    """Layer ``i`` of the stack, ``inputs`` wide, checked."""
+    prefix, width = f"rnn.layers.{i}.", (5 if i >= 2 else 4) * hidden
+    w_x, w_h, bias = plain(state[prefix + "w_x"]), plain(state[prefix + "w_h"]), plain(state[prefix + "bias"])
+    if w_x.shape != (2, inputs, width) or w_h.shape != (2, hidden, width) or bias.shape != (2, 1, width):
+        raise ValueError("the weights do not fit the configuration")
+    u_k = plain(state[prefix + "u_k"]) if i >= 2 else None
+    return Layer(w_x, w_h, bias, u_k, np.ascontiguousarray(w_x.transpose(1, 0, 2).reshape(inputs, -1)))
+
+
+def pack_bf16(arrays: TaggerArrays) -> None:
+    """Every product's right side packed once for the bf16 kernels."""
+    arrays.packed_first = packing.pack(arrays.first)
+    arrays.packed_out = packing.pack(arrays.w_out)
+    for i, layer in enumerate(arrays.layers):
+        hidden = layer.w_h.shape[1]
+        layer.packed_h = packing.recurrent(layer.w_h)
+        if i:
+            block = packing.up(layer.w_x.shape[-1], 16)
+            layer.packed_x = packing.directions(layer.w_x, block)
+            layer.bias_x = np.zeros(2 * block, dtype=np.float32)
+            layer.bias_x[: layer.w_x.shape[-1]] = layer.bias[0, 0]
+            layer.bias_x[block : block + layer.w_x.shape[-1]] = layer.bias[1, 0]
+        if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
+            split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
+            split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
+            layer.packed_u = packing.directions(split, packing.up(hidden, 16))

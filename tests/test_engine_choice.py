@@ -1,0 +1,100 @@
+"""The engine is chosen under the API (tagger.engines): ``tagger.load(...).tag_file(...)`` runs the
+engine ``tagger tag`` runs (the torch-free runtime for a skip-LSTM tagger on the CPU, torch for the
+rest) and writes the same bytes, at every precision."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tagger
+from tagger import engines
+from tagger.errors import TaggerError
+from tagger.runtime import skip_lstm as runtime
+from tests.helpers import invoke
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+
+
+@pytest.fixture
+def runtime_calls(monkeypatch) -> list[int]:
+    """The sentences of each chunk the torch-free tagger starts on."""
+    calls: list[int] = []
+    start = runtime.NumpyTagger.start
+    monkeypatch.setattr(runtime.NumpyTagger, "start",
+                        lambda self, words, pool=None: calls.append(len(words)) or start(self, words, pool))
+    return calls
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "auto"])
+@pytest.mark.parametrize("name", ["sample.conllu", "heldout.txt"])
+def test_the_api_runs_the_engine_of_tagger_tag_and_writes_its_bytes(sample_tagger, tmp_path, runtime_calls,
+                                                                     precision, name):
+    cli_out, api_out = tmp_path / "cli.out", tmp_path / "api.out"
+    done = invoke("tag", "--model", sample_tagger, "--precision", precision, "--threads", "1", DATA / name,
+                  "-o", cli_out)
+    assert done.exit_code == 0, done.stderr
+    by_cli = list(runtime_calls)
+    model = tagger.load(sample_tagger, "auto", 1, precision)
+    assert model.engine is not None and model.engine.runtime and model._module is None  # no torch model yet
+    counts = model.tag_file(DATA / name, api_out)
+    assert api_out.read_bytes() == cli_out.read_bytes() and cli_out.stat().st_size > 0
+    assert runtime_calls[len(by_cli):] == by_cli  # the same engine, chunk for chunk (none: torch in both)
+    assert counts["sentences"] == sum(by_cli) or not by_cli
+    torch_out = tmp_path / "torch.out"
+    tagger.load(sample_tagger, "cpu", 1, precision, engine="torch").tag_file(DATA / name, torch_out)
+    if precision == "fp32":  # the runtime's float32 products give torch's labels
+        assert torch_out.read_bytes() == cli_out.read_bytes()
+
+
+def test_what_load_chooses(sample_tagger, ffn_parser, monkeypatch):
+    assert tagger.load(sample_tagger).engine.runtime
+    assert tagger.load(sample_tagger, device="auto").engine.runtime
+    assert tagger.load(sample_tagger, engine="torch").engine is None
+    assert tagger.load(ffn_parser).engine is None  # a parser: torch, loaded now
+    assert tagger.load([sample_tagger, ffn_parser]).engine is None  # a tagger first: torch
+    assert not engines.choose([sample_tagger] * 3).runtime  # three files: torch
+    assert not engines.choose([sample_tagger], device="cuda").runtime
+    assert not engines.choose([sample_tagger], beam=3).runtime and not engines.choose([sample_tagger], constrained=True).runtime
+    assert not engines.choose([DATA / "sample.conllu"]).runtime  # not a model file: torch, which says so
+    with pytest.raises(TaggerError, match="engine must be one of"):
+        tagger.load(sample_tagger, engine="numpy")
+    from tagger import archive  # a tokenizer alone, and before a tagger, go to the runtimes too
+
+    headers = {"tok.model": {"name": "tokenizer"}, "pos.tagger": archive.read(sample_tagger, peek=True)}
+    monkeypatch.setattr(archive, "read", lambda path, peek=False: headers.get(Path(path).name))
+    assert engines.runs(["tok.model"]) and engines.runs(["tok.model", "pos.tagger"])
+    assert not engines.runs(["pos.tagger", "tok.model"]) and not engines.runs(["other.model"])
+
+
+def test_options_the_runtime_does_not_write_go_to_torch_with_the_same_model(sample_tagger, tmp_path, runtime_calls):
+    model = tagger.load(sample_tagger, threads=1)
+    model.tag_file(DATA / "sample.conllu", tmp_path / "multi.jsonl", top_k=2)
+    model.tag_file(DATA / "sample.conllu", tmp_path / "skip.conllu", on_error="skip")
+    with open(DATA / "sample.conllu", "rb") as stream:  # a stream in: torch
+        model.tag_file(stream, tmp_path / "stream.conllu")
+    assert runtime_calls == [] and model._module is not None
+    model.tag_file(DATA / "sample.conllu", tmp_path / "fast.conllu")
+    assert runtime_calls and (tmp_path / "fast.conllu").read_bytes() == (tmp_path / "stream.conllu").read_bytes()
+    # past the runtime's switch it falls back on torch: this model's own module, not a second load
+    assert model._torch_model(list(model.engine.paths), "cpu", 1, "auto") is model.module
+    # a tokenizer's fallback asks without a precision (fp32): loaded once, then kept
+    tokenizer = model._torch_model([str(sample_tagger)], "cpu", 1)
+    assert tokenizer is not model.module and model._torch_model([str(sample_tagger)], "cpu", 1) is tokenizer
+
+
+def test_the_api_tags_a_small_input_without_torch_and_numpy_gets_one_blas_thread(sample_tagger, tmp_path):
+    code = ("import os, sys, tagger; m = tagger.load(sys.argv[1]); m.tag_file(sys.argv[2], sys.argv[3]); "
+            "print('torch' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code, str(sample_tagger), str(DATA / "heldout.txt"),
+                           str(tmp_path / "out.conllu")], capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "1"]
+    assert (tmp_path / "out.conllu").stat().st_size > 0
