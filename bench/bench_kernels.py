@@ -3,7 +3,7 @@
     python bench/bench_kernels.py [--model upos.tagger] [--repeats 3]
 
 Prints one JSON object: the CPU, which kernels it runs and which `tagger tag` takes by default
-(``tagger.modules.fused.bf16_kernel``, with the measurement ``dot_products_pay`` that decides the
+(``tagger.runtime.bf16.bf16_kernel``, with the measurement ``dot_products_pay`` that decides the
 AVX512-BF16 kernel where there is no AMX), and GFLOP/s (best of 20) of the products the `fast`
 model makes: an upper layer's input projection, one recurrent step, a chunk's per-word rows, by
 numpy float32 (one BLAS thread) and by each kernel. With --model, also the whole `tagger tag` of
@@ -81,7 +81,7 @@ def main() -> None:
     info = Path("/proc/cpuinfo").read_text(errors="replace") if Path("/proc/cpuinfo").exists() else ""
     name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
     out = {"bench": "bf16-kernels", "cpu": name, "cpus": os.cpu_count(), "kernels_here": fused.KERNELS[has],
-           "default": fused.KERNELS[fused.bf16_kernel()],
+           "default": fused.KERNELS[bf16.bf16_kernel()],
            "dot_products_pay": bf16.dot_products_pay() if has >= 1 else None,
            "gflops": products(has)}
     if args.model:

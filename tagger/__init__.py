@@ -10,7 +10,7 @@ The Python API (docs/api.md)::
 imported on first use: ``import tagger`` alone does not import torch.
 """
 
-__version__ = "0.1.0"
+from tagger.version import __version__  # a leaf module: the library imports it from there
 
 #: The names :mod:`tagger.api` gives the package, imported when first asked for.
 API = ("load", "Model", "train", "distill", "ensemble", "evaluate", "score", "presets", "BatchTagger", "in_worker_process")

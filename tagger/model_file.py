@@ -24,7 +24,7 @@ from typing import IO, Any, Callable
 import numpy as np
 import torch
 
-from tagger import __version__
+from tagger.version import __version__
 from tagger import archive as plain
 from tagger.errors import TaggerError
 from tagger.formats.base import umask_mode  # noqa: F401 - the mode a new file gets, here as before

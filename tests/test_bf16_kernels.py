@@ -47,15 +47,15 @@ def test_amx_is_taken_by_default_dot_products_where_they_pay_and_the_environment
     for pays in (False, True):
         monkeypatch.setattr(bf16, "dot_products_pay", lambda: pays)
         for wanted, expected in [("", int(pays)), ("amx", 1), ("avx512-bf16", 1), ("none", 0)]:
-            fused.bf16_kernel.cache_clear()
+            bf16.bf16_kernel.cache_clear()
             monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
-            assert fused.bf16_kernel() == expected
+            assert bf16.bf16_kernel() == expected
     monkeypatch.setattr(fused._fastscan, "bf16_kernel", lambda: 2)
     for wanted, expected in [("", 2), ("avx512-bf16", 1), ("none", 0), ("nonsense", 2)]:
-        fused.bf16_kernel.cache_clear()
+        bf16.bf16_kernel.cache_clear()
         monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
-        assert fused.bf16_kernel() == expected
-    fused.bf16_kernel.cache_clear()
+        assert bf16.bf16_kernel() == expected
+    bf16.bf16_kernel.cache_clear()
 
 
 @pytest.mark.skipif(HAS < 1, reason="no AVX512-BF16 or AMX on this CPU")

@@ -147,9 +147,10 @@ def test_tag_o_on_malformed_input_keeps_the_existing_file(sample_tagger, tokeniz
                  ["convert", "--to", "conllu", bad]):
         assert_one_line_error(invoke(*args, "-o", out))
         assert out.read_text() == "precious\n", args
-    with pytest.raises(TaggerError):  # the torch engine
-        tagger.load(sample_tagger, "cpu", 1).tag_file(str(bad), out)
-    assert out.read_text() == "precious\n"
+    for engine in ("auto", "torch"):  # the engine tagger tag runs (tagger.engines), and torch
+        with pytest.raises(TaggerError):
+            tagger.load(sample_tagger, "cpu", 1, engine=engine).tag_file(str(bad), out)
+        assert out.read_text() == "precious\n"
     assert sorted(os.listdir(tmp_path)) == ["bad.conllu", "bad.txt", "tagged.conllu"]  # no temporary file left
 
 
@@ -161,13 +162,13 @@ def test_tag_o_keeps_what_came_before_an_error(sample_tagger, tmp_path):
     bad.write_text(SAMPLE.read_text() + "1\tThe\n\n")
     expected = invoke("tag", "--model", sample_tagger, SAMPLE).stdout
     out = tmp_path / "out.conllu"
-    for attempt in range(2):
+    for attempt in ("cli", "auto", "torch"):  # tagger tag, the API's choice of engine (the same), torch
         out.write_text("precious\n")
-        if attempt == 0:
+        if attempt == "cli":
             assert_one_line_error(invoke("tag", "--model", sample_tagger, bad, "-o", out), "half.conllu")
         else:
             with pytest.raises(TaggerError):
-                tagger.load(sample_tagger, "cpu", 1).tag_file(str(bad), out)
+                tagger.load(sample_tagger, "cpu", 1, engine=attempt).tag_file(str(bad), out)
         assert out.read_text() == expected
 
 

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from tagger.ablation import (COLUMNS, ZOO_TASKS, AblationRequest, display_rows, failure, report_table, run_table,
                              settings_line, title_line)
-from tagger.cli.progress import make_console
+from tagger.progress import make_console
 from tagger.config import option_type
 from tagger.plots import ablation_drawer
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import torch
 
-from tagger.cli.progress import RichReporter, make_console
+from tagger.progress import RichReporter, make_console
 from tagger.cli.train import run_options, summary_line
 from tagger.config import option_type
 from tagger.training.dispatch import distill

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from tagger.cli.progress import make_console
+from tagger.progress import make_console
 from tagger.ensembling import combine
 
 

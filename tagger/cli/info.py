@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from tagger.cli.progress import make_console
+from tagger.progress import make_console
 from tagger.model_file import ENSEMBLE, PIPELINE, configs_of, read_archive
 from tagger.tasks import TASKS
 

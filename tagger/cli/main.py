@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from tagger import __version__
+from tagger.version import __version__
 from tagger.errors import TaggerError
 
 

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tagger.ablation import list_presets
-from tagger.cli.progress import make_console
+from tagger.progress import make_console
 from tagger.models import MODELS
 
 #: The columns shown, in order: (header, key of a preset's record).

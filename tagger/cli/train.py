@@ -11,7 +11,7 @@ from typing import Any, Callable
 import click
 import torch
 
-from tagger.cli.progress import RichReporter, make_console, plural
+from tagger.progress import RichReporter, make_console, plural
 from tagger.config import option_type
 from tagger.models import MODELS
 from tagger.tasks import get_task

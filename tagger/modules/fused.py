@@ -7,7 +7,6 @@ inference scan (:mod:`tagger.modules.recurrent`), the torch-free tagger runtime
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 try:
     from tagger.modules import _fastscan
@@ -18,30 +17,9 @@ except ImportError:  # pragma: no cover - no compiler at install
 #: compare, or to rule the C step out).
 FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0"
 
-#: The bf16 product kernels of ``_fastscan`` (:mod:`tagger.runtime.bf16`), by number.
+#: The bf16 product kernels of ``_fastscan``, by number; :func:`tagger.runtime.bf16.bf16_kernel`
+#: chooses one.
 KERNELS = ("none", "avx512-bf16", "amx")
 
 
-@lru_cache(maxsize=1)
-def bf16_kernel() -> int:
-    """The bf16 product kernel the torch-free tagger runtime uses, an index of :data:`KERNELS`
-    (0: none, products in float32). By default AMX where the CPU has it and Linux grants it
-    (asked here, once); the AVX512-BF16 dot products where they are all the CPU has and they
-    multiply at least half as fast as numpy's float32 here, measured once in ~20 ms
-    (:func:`tagger.runtime.bf16.dot_products_pay`; docs/benchmarks.md, "Tagging speed"). The
-    environment variable ``TAGGER_BF16_KERNEL`` (a name of KERNELS) asks for one: ``none`` turns
-    them off, ``avx512-bf16`` takes those dot products even where AMX is; no more than the CPU has."""
-    if not FUSED:
-        return 0
-    has = int(_fastscan.bf16_kernel())
-    wanted = os.environ.get("TAGGER_BF16_KERNEL", "")
-    if wanted in KERNELS:
-        return min(has, KERNELS.index(wanted))
-    if has == KERNELS.index("avx512-bf16"):
-        from tagger.runtime.bf16 import dot_products_pay  # numpy, and only on such a CPU
-
-        return has if dot_products_pay() else 0
-    return has
-
-
-__all__ = ["FUSED", "KERNELS", "_fastscan", "bf16_kernel"]
+__all__ = ["FUSED", "KERNELS", "_fastscan"]

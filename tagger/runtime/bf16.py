@@ -1,6 +1,6 @@
 """bf16 products for the torch-free tagger runtime (:mod:`tagger.runtime.skip_lstm`), through
 the kernels of ``tagger/modules/_fastscan.c``: AMX tiles or AVX512-BF16 dot products
-(:func:`tagger.modules.fused.bf16_kernel` says which), fp32 accumulation.
+(:func:`bf16_kernel` says which), fp32 accumulation.
 
 A right-hand side is packed once per model (:func:`pack`); a left-hand side is a bf16 matrix
 (:func:`rows`) whose rows are padded to a multiple of 16 and whose columns to a multiple of 32,
@@ -9,11 +9,13 @@ the padding zero. bf16 values are numpy ``uint16`` holding the top half of the f
 
 from __future__ import annotations
 
+import os
 import time
+from functools import lru_cache
 
 import numpy as np
 
-from tagger.modules.fused import _fastscan
+from tagger.modules.fused import FUSED, KERNELS, _fastscan
 from tagger.modules.packing import Packed, directions, from_bf16, pack, recurrent, to_bf16, up  # noqa: F401 - here as before
 
 
@@ -120,3 +122,23 @@ def dot_products_pay(repeats: int = 10) -> bool:
 
     return 2 * best_seconds(lambda: np.matmul(x, w, out=out32), repeats) >= best_seconds(
         lambda: product(1, a, packed, out), repeats)
+
+
+@lru_cache(maxsize=1)
+def bf16_kernel() -> int:
+    """The bf16 product kernel the torch-free tagger runtime uses, an index of :data:`KERNELS`
+    (0: none, products in float32). By default AMX where the CPU has it and Linux grants it
+    (asked here, once); the AVX512-BF16 dot products where they are all the CPU has and they
+    multiply at least half as fast as numpy's float32 here, measured once in ~20 ms
+    (:func:`dot_products_pay`; docs/benchmarks.md, "Tagging speed"). The
+    environment variable ``TAGGER_BF16_KERNEL`` (a name of KERNELS) asks for one: ``none`` turns
+    them off, ``avx512-bf16`` takes those dot products even where AMX is; no more than the CPU has."""
+    if not FUSED:
+        return 0
+    has = int(_fastscan.bf16_kernel())
+    wanted = os.environ.get("TAGGER_BF16_KERNEL", "")
+    if wanted in KERNELS:
+        return min(has, KERNELS.index(wanted))
+    if has == KERNELS.index("avx512-bf16"):
+        return has if dot_products_pay() else 0
+    return has

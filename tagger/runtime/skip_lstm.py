@@ -34,11 +34,12 @@ from typing import Any, Callable, Iterator, Sequence, TextIO
 import numpy as np
 
 from tagger import archive, formats
-from tagger.cli import progress
+from tagger import progress
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.features import InputFeaturizer
-from tagger.modules.fused import _fastscan, bf16_kernel  # the C steps of the torch path; without them, numpy throughout
+from tagger.modules.fused import _fastscan  # the C steps of the torch path; without them, numpy throughout
 from tagger.runtime import bf16
+from tagger.runtime.bf16 import bf16_kernel
 from tagger.corpus.records import Sentence
 from tagger.config import config_from_dict
 from tagger.corpus.vocab import Vocab
@@ -101,7 +102,7 @@ def supported(header: dict[str, Any] | None) -> bool:
 
 def load(path: str | os.PathLike, kernel: int = 0) -> "NumpyTagger | None":
     """The tagger in a model file, to run without torch, its products in float32 or (``kernel``,
-    :func:`tagger.modules.fused.bf16_kernel`) bf16; None for any other (see the module text)."""
+    :func:`tagger.runtime.bf16.bf16_kernel`) bf16; None for any other (see the module text)."""
     config = fast_config(read_archive(path, peek=True))  # another model's weights are not read
     plain = read_archive(path) if config is not None else None
     if plain is None:
@@ -142,7 +143,7 @@ class NumpyTagger:
         """The tagger of ``config`` (or a model file's config values), its ``vocabs`` and the
         plain ``state`` dict (numpy arrays or CPU tensors; :func:`tagger.models.skip_lstm.export.export`
         reads it); ``kernel``: 0 products in float32 (numpy), or the bf16 kernel to multiply with
-        (:func:`tagger.modules.fused.bf16_kernel`; needs the C steps)."""
+        (:func:`tagger.runtime.bf16.bf16_kernel`; needs the C steps)."""
         if not isinstance(config, TaggerConfig):
             config = fast_config({"name": "skip_lstm", "format_version": FORMAT_VERSIONS[-1], "config": config})
         if config is None or not supports_fast_path(config):
@@ -518,7 +519,7 @@ def usable_cores() -> int:
 
 def products(header: dict[str, Any] | None, precision: str, small: bool) -> int | None:
     """How an input is tagged: None by torch, 0 here with float32 products (numpy), or here with
-    the bf16 kernel of that number (:func:`tagger.modules.fused.bf16_kernel`).
+    the bf16 kernel of that number (:func:`tagger.runtime.bf16.bf16_kernel`).
 
     ``--precision bf16``, and ``auto`` on a large input: the bf16 kernels wherever they run (a
     CPU with AMX or AVX512-BF16; docs/benchmarks.md, "Tagging speed": faster than torch's bf16

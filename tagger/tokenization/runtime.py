@@ -173,7 +173,7 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, output_
     :func:`tagger.load`, which says what is wrong)."""
     import sys
 
-    from tagger.cli.progress import counted
+    from tagger.progress import counted
     from tagger.formats.base import open_output
     from tagger.tokenization.stream import raw_sentences, tokenised, write_sentences
 
