@@ -149,7 +149,7 @@ def profile_runtime(args: argparse.Namespace) -> dict:
     from tagger.corpus.batching import chunks
     from tagger.formats.placement import write_chunk
     from tagger.runtime import bf16, skip_lstm
-    from tagger.tokenization.runtime import read_archive
+    from tagger.runtime.tokenizer import read_archive
 
     kernel = skip_lstm.products(read_archive(args.model, peek=True), args.precision, small=False)
     if kernel is None:

@@ -7,7 +7,7 @@ and refuses every other, as ``torch.load(weights_only=True)`` does: reading a mo
 runs code. :func:`read` gives None for anything it does not take (not a zip archive, a refused
 global, big-endian data, another storage type); :func:`tagger.model_file.read_archive` then asks
 ``torch.load(weights_only=True)``, which reads the rest of what it reads and words the errors.
-The torch-free runtimes (:mod:`tagger.runtime.skip_lstm`, :mod:`tagger.tokenization.runtime`)
+The torch-free runtimes (:mod:`tagger.runtime.skip_lstm`, :mod:`tagger.runtime.tokenizer`)
 read through this alone.
 """
 

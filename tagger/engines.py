@@ -107,7 +107,7 @@ def tag_file(engine: Engine, path_in: Any, path_out: Any, request: TagRequest,
     output = None if output is None else os.fspath(output)
     threads = engine.threads or (1 if in_worker_process() else None)
     if len(engine.paths) == 1 and request.input_format in ("auto", "text") and not request.columns:
-        from tagger.tokenization.runtime import tag_file as tokenize  # a tokenizer alone runs without torch
+        from tagger.runtime.tokenizer import tag_file as tokenize  # a tokenizer alone runs without torch
 
         counts = tokenize(engine.paths[0], inputs, output, request.format or "conllu", request.chunk_size, threads)
         if counts is not None:

@@ -1,6 +1,6 @@
 """The settings ``tagger tag`` offers, as plain data without torch: the command's options are
 built from them before any model is loaded (a tokenizer alone then runs without torch,
-:mod:`tagger.tokenization.runtime`). :mod:`tagger.tagging` and :mod:`tagger.modules.precision`
+:mod:`tagger.runtime.tokenizer`). :mod:`tagger.tagging` and :mod:`tagger.modules.precision`
 use them, and :func:`in_worker_process` says how many threads a model gets by default."""
 
 import functools

@@ -1,8 +1,10 @@
 """Rich progress: for training, a bar per epoch with loss and tokens/s and a line per epoch with
 the dev score; for ``tagger tag``, a bar of the input read (:func:`tagging_progress`).
 
-rich is imported only where a console is made: the engines of ``tagger tag`` import this module
-for :func:`advance`, which costs nothing while no bar is shown.
+It lives here, below the layers that report progress (the runtimes, :mod:`tagger.tagging`);
+``tagger/cli/progress.py`` re-exports it. rich is imported only where a console is made: the
+engines of ``tagger tag`` import this module for :func:`advance`, which costs nothing while no
+bar is shown.
 """
 
 from __future__ import annotations

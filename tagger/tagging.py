@@ -15,7 +15,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, TextIO
 import torch
 
 from tagger import formats
-from tagger.cli import progress
+from tagger import progress
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError

@@ -265,7 +265,7 @@ def test_a_terminal_gets_a_bar_and_the_same_output(sample_tagger, tokenizer, tmp
 
 
 def test_the_meter_reads_the_offset_of_the_open_input(tmp_path):
-    from tagger.cli.progress import InputMeter
+    from tagger.progress import InputMeter
 
     first, second = tmp_path / "a.txt", tmp_path / "b.txt"
     first.write_bytes(b"x" * 1000)

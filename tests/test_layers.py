@@ -1,6 +1,6 @@
 """The layers of docs/architecture.md hold (issue 32, item 7): the layers contract in
 pyproject.toml (``[tool.importlinter]``, checked by import-linter: ``lint-imports`` from the
-repository root says the same), at most one declared upward import, every module in a layer,
+repository root says the same), no declared upward import, every module in a layer,
 and no import circle but type-only ones (imports under ``if TYPE_CHECKING:``; imports inside
 functions count).
 
@@ -57,9 +57,11 @@ def test_the_layer_contract_is_kept(capsys):
     assert code == 0, capsys.readouterr().out
 
 
-def test_at_most_one_upward_import_is_declared():
+def test_no_upward_import_is_declared():
+    """The issue allowed one; the last (tagging -> cli.progress) went with the move of the progress
+    helpers to tagger/progress.py. A new one needs a reason written beside it, and this test changed."""
     ignored = _contract_options().get("ignore_imports", [])
-    assert len([ignored] if isinstance(ignored, str) else ignored) <= 1
+    assert not ignored
 
 
 def test_every_module_is_in_a_layer(graph):

@@ -37,7 +37,7 @@ def _same(a, b) -> None:
 def test_configs_and_exporters_import_without_torch():
     code = ("import sys; import tagger.models.skip_lstm.config, tagger.models.skip_lstm.export, "
             "tagger.models.tokenizer.export, tagger.modules.cellspec, tagger.archive, tagger.runtime.skip_lstm, "
-            "tagger.tokenization.runtime; from tagger.models.skip_lstm import TaggerConfig, RARE; "
+            "tagger.runtime.tokenizer; from tagger.models.skip_lstm import TaggerConfig, RARE; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -23,7 +23,7 @@ from tagger.inference import predict
 from tagger.models.skip_lstm import RARE, TaggerConfig
 from tagger.modules import fused
 from tagger.runtime import skip_lstm as runtime
-from tagger.tokenization.runtime import read_archive
+from tagger.runtime.tokenizer import read_archive
 from tests.conftest import EWT
 from tests.helpers import first_blocks, invoke
 

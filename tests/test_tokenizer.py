@@ -180,7 +180,7 @@ def test_real_boundaries_are_learned_from_ewt(tmp_path, one_thread):
 
 
 def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path):
-    from tagger.tokenization import runtime
+    from tagger.runtime import tokenizer as runtime
     from tagger.tokenization.labels import normalise
 
     torch_model, _ = model_file.load(french)
@@ -190,11 +190,11 @@ def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path)
     assert runtime.load(DATA / "sample.conllu") is None  # not a model file: the torch path says why
 
 
-@pytest.mark.skipif(__import__("tagger.tokenization.runtime", fromlist=["_"])._fastscan is None,
+@pytest.mark.skipif(__import__("tagger.runtime.tokenizer", fromlist=["_"])._fastscan is None,
                     reason="the C step is not built")
 def test_the_tokenizers_c_step_gives_the_numpy_scans_labels(french, monkeypatch):
     """The C time step (gates reordered i, f, o, g) and numpy's scan (g doubled) label alike."""
-    from tagger.tokenization import runtime
+    from tagger.runtime import tokenizer as runtime
     from tagger.tokenization.labels import normalise
 
     text = normalise(_raw_text(DATA / "tokenize-fr.conllu") * 3 + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
@@ -205,7 +205,7 @@ def test_the_tokenizers_c_step_gives_the_numpy_scans_labels(french, monkeypatch)
 
 
 def test_a_tokenizer_alone_switches_to_torch_with_the_same_output(french, tmp_path):
-    from tagger.tokenization import runtime
+    from tagger.runtime import tokenizer as runtime
 
     raw = (_raw_text(DATA / "tokenize-fr.conllu") + "\n\n") * 3
     (tmp_path / "in.txt").write_text(raw, encoding="utf-8")
@@ -222,7 +222,7 @@ def test_the_plain_reader_refuses_code_in_a_model_file(tmp_path):
     import pickle
     import zipfile
 
-    from tagger.tokenization import runtime
+    from tagger.runtime import tokenizer as runtime
 
     class Evil:
         def __reduce__(self):

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import click
 
 from tagger import formats
-from tagger.cli.progress import make_console
+from tagger.progress import make_console
 from tagger.errors import TaggerError
 from tagger.evaluation.evalb import render_errors, render_evalb
 from tagger.evaluation.report import render_table

@@ -91,7 +91,7 @@ def command(model_paths: tuple[str, ...], inputs: tuple[str, ...], output: str |
       tagger tag --model pos.tagger < raw.txt | tagger tag --model const.model --beam 10 > parsed.trees
     """
     from tagger.api import load  # chooses the engine (tagger.engines): torch only where needed
-    from tagger.cli.progress import tagging_progress
+    from tagger.progress import tagging_progress
 
     inputs = _stdin_dash(inputs)
     with tagging_progress(inputs, to_terminal=output in (None, "-") and sys.stdout.isatty()):

@@ -2,7 +2,7 @@
 builds them where a C compiler is, and without them torch or numpy does it all. The taggers'
 inference scan (:mod:`tagger.modules.recurrent`), the torch-free tagger runtime
 (:mod:`tagger.runtime.skip_lstm`) and the tokenizer's numpy runtime
-(:mod:`tagger.tokenization.runtime`) import them from here."""
+(:mod:`tagger.runtime.tokenizer`) import them from here."""
 
 from __future__ import annotations
 

@@ -5,5 +5,5 @@ Importing torch costs 1.5-3 seconds, longer than tagging a few sentences; ``tagg
 these paths first and falls back to torch for anything they do not run.
 
 - :mod:`tagger.runtime.skip_lstm`: the skip-LSTM tagger (presets ``fast`` and ``small``).
-- :mod:`tagger.tokenization.runtime`: the tokenizer.
+- :mod:`tagger.runtime.tokenizer`: the tokenizer.
 """

@@ -1,5 +1,5 @@
 """The torch-free runtimes' one LSTM time loop (the skip-LSTM tagger's, :mod:`tagger.runtime.skip_lstm`,
-and the tokenizer's, :mod:`tagger.tokenization.runtime`): each step after its recurrent product
+and the tokenizer's, :mod:`tagger.runtime.tokenizer`): each step after its recurrent product
 in one C call (``_fastscan.lstm_step``), or, without the C steps, the numpy reference.
 
 Layout, as the torch path's (:mod:`tagger.modules.recurrent`): both directions at once, time-major,

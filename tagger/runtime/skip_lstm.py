@@ -49,7 +49,7 @@ from tagger.models.skip_lstm.export import Layer, TaggerArrays, export  # noqa: 
 from tagger.formats.base import open_output
 from tagger.formats.placement import check_output, write_chunk
 from tagger.options import CHUNK_SIZE, cpu_has_bf16
-from tagger.tokenization import runtime as tokenizer
+from tagger.runtime import tokenizer
 from tagger.runtime.scan import lstm_layer, sigmoid_
 from tagger.tokenization.stream import raw_sentences, tokenised
 
@@ -415,7 +415,7 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     length, chunk by chunk, where :func:`products` says so (the C steps built); a longer one goes
     whole (the sentences read ahead, then the rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
     :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
-    and a tokenizer's text past :data:`~tagger.tokenization.runtime.SWITCH_CHARS` to the torch
+    and a tokenizer's text past :data:`~tagger.runtime.tokenizer.SWITCH_CHARS` to the torch
     tokenizer. None, having read nothing, when the model files are not those this module runs
     (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``. ``load_torch(paths,
     device, threads, precision)`` gives those torch models (default: loaded here,

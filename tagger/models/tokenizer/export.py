@@ -1,5 +1,5 @@
 """The tokenizer's inference arrays, from its plain state dict, without torch: what the torch-free
-runtime (:mod:`tagger.tokenization.runtime`) reads a ``recurrent=torch`` tokenizer through.
+runtime (:mod:`tagger.runtime.tokenizer`) reads a ``recurrent=torch`` tokenizer through.
 
 :func:`export` takes the ``state_dict`` of a model file (numpy arrays, :func:`tagger.archive.read`)
 or of a live :class:`~tagger.models.tokenizer.Tokenizer` (``model.state_dict()``, tensors on the
