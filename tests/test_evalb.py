@@ -272,18 +272,18 @@ def test_a_model_that_fills_trees_is_scored_by_evalb(monkeypatch, tmp_path):
     import tagger.inference
     import tagger.model_file
     import tagger.modules.precision
-    import tagger.tagging  # evaluate predicts through tagging.annotate, which calls tagging's predict
+    # evaluate predicts through inference.annotate, which calls inference.predict
 
     data = tmp_path / "dev.trees"
     data.write_text(f"{GOLD}\n( {GOLD} )\n")
     flat = tree("(S (DT The) (NN cat) (VBD sat) (RP down) (. .))")
     monkeypatch.setattr(tagger.model_file, "load", lambda path, device: (TreeModel(), {}))
     monkeypatch.setattr(tagger.modules.precision, "apply", lambda model, precision, in_place: model)
-    monkeypatch.setattr(tagger.tagging, "predict", lambda model, sentences, *rest: [flat, tree(GOLD)])
+    monkeypatch.setattr(tagger.inference, "predict", lambda model, sentences, *rest: [flat, tree(GOLD)])
     result = evaluate("--model", "m.tagger", data, "--json")
     assert result.exit_code == 0, result.output
     scores = json.loads(result.stdout)["const"]["all"]
     assert (scores["matched_brackets"], scores["gold_brackets"], scores["test_brackets"]) == (5, 8, 5)
-    monkeypatch.setattr(tagger.tagging, "predict", lambda model, sentences, *rest: [None, None])  # no trees made
+    monkeypatch.setattr(tagger.inference, "predict", lambda model, sentences, *rest: [None, None])  # no trees made
     scores = json.loads(evaluate("--model", "m.tagger", data, "--json").stdout)["const"]["all"]
     assert scores["skip_sentences"] == 2  # the gold trees are never taken for the model's
