@@ -302,6 +302,23 @@ def corpus_cases(m: dict[str, str]) -> list[Case]:
     out += [Case("corpora", f"train on {name}", ["train", "--train", name, "--out", "never.model", "--max-epochs", "1",
                                                  *TAGGER_SET], check=both(err_has(name), no_file("never.model")))
             for name in [*bad, "empty.conllu", "comments_only.conllu"]]
+    for name in bad:
+        out += [
+            Case("corpora", f"evaluate --gold good --pred {name}", ["evaluate", "--gold", "good.conllu", "--pred", name],
+                 check=err_has(name)),
+            Case("corpora", f"evaluate --gold {name} --pred good", ["evaluate", "--gold", name, "--pred", "good.conllu"],
+                 check=err_has(name)),
+            Case("corpora", f"evaluate --model on {name}", ["evaluate", "--model", tag, name], check=err_has(name)),
+            Case("corpora", f"convert {name}", ["convert", "--to", "conllu", name], check=err_has(name)),
+            Case("corpora", f"tag {name} with a parser", ["tag", "--model", parse, name], check=err_has(name)),
+            Case("corpora", f"tag {name} through tagger and parser", ["tag", "--model", tag, "--model", parse, name],
+                 check=err_has(name)),
+            Case("corpora", f"train a parser on {name}", ["train", "--task", "dep", "--train", name, "--out", "never.model",
+                                                         "--max-epochs", "1", *PARSER_SET], check=no_file("never.model")),
+            Case("corpora", f"tag {name} --on-error skip", ["tag", "--model", tag, "--on-error", "skip", name], "either",
+                 check=lambda o: None if o.code != 0 or "skip" in o.err.lower() or "line" in o.err.lower()
+                 else "skipped without saying so"),
+        ]
     out += [
         Case("corpora", "tag a parser: HEAD not a number", ["tag", "--model", parse, "head_word.conllu"],
              check=err_has("head_word.conllu")),
@@ -331,6 +348,22 @@ def model_cases(m: dict[str, str]) -> list[Case]:
                         usage=name in ("missing.model", "conllu_dir")))
         out.append(Case("models", f"info {name}", ["info", name], check=evil_not_run,
                         usage=name in ("missing.model", "conllu_dir")))
+    for name in ["truncated.model", "empty.model", "evil.model", "zip.model", "not_a_model.txt", "good.conllu"]:
+        evil_not_run = lambda o: "the pickle ran code" if Path("EVIL_RAN").exists() else None  # noqa: E731
+        sample = str(ROOT / "data/sample.conllu")
+        out += [
+            Case("models", f"evaluate --model {name}", ["evaluate", "--model", name, "good.conllu"], check=evil_not_run),
+            Case("models", f"tag after a good model: {name}", ["tag", "--model", m["tagger"], "--model", name, "plain.txt"],
+                 check=evil_not_run),
+            Case("models", f"train --pos-model {name}", ["train", "--task", "dep", "--train", sample, "--pos-model", name,
+                                                         "--out", "never.model", "--max-epochs", "1", *PARSER_SET],
+                 check=both(evil_not_run, no_file("never.model"))),
+            Case("models", f"ensemble with {name}", ["ensemble", m["parser"], name, "--out", "never.model"],
+                 check=both(evil_not_run, no_file("never.model"))),
+            Case("models", f"distill --teacher {name}", ["distill", "--teacher", name, "--train", sample, "--out",
+                                                         "never.model", "--max-epochs", "1", *TAGGER_SET],
+                 check=both(evil_not_run, no_file("never.model"))),
+        ]
     out += [
         Case("models", "evaluate --model evil.model", ["evaluate", "--model", "evil.model", "good.conllu"]),
         Case("models", "ensemble of one parser", ["ensemble", m["parser"], "--out", "never.model"], usage=True),
