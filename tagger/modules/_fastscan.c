@@ -251,6 +251,308 @@ static PyObject *scan_order(PyObject *self, PyObject *args) {
 
 
 /* ---------------------------------------------------------------------------------------------
+ * float32 products and whole-layer scans for CPUs without native bf16 (tagger/runtime/kernels.py
+ * wraps them; tagger/runtime/skip_lstm.py, products(), says when they are used): C = A · B with A
+ * float32 rows and B packed once per model as panels of 16 columns (packing.pack_f32: panel nb
+ * holds columns 16 nb .. 16 nb + 15 of every row k, element (k, n) at [n / 16][k][n % 16]), and
+ * whole bidirectional LSTM layers scanned in one call, as the bf16 kernels below do. One source,
+ * written with the compilers' vector types, built three ways: AVX2 with FMA and AVX-512 on x86
+ * (chosen at run time by what the CPU has, f32_kernel()), and plain C that the compiler
+ * vectorises for whatever it targets (SSE2, NEON on aarch64, or scalar code).
+ * ------------------------------------------------------------------------------------------- */
+#include <stdlib.h>
+
+/* Where a product's result goes: out[m, c(n)] (+ bias[c(n)]; or added to what is there, `add`)
+ * for rows m < rows, row stride ldc, where the product's columns come in blocks of `block` and
+ * column n = q·block + j, j < count, lands at c(n) = q·stride + offset + j (one block: the
+ * columns as they are; an upper layer's shortcut term: two blocks, one per direction, into the
+ * g gates of each). `lowered`: out holds bf16, rounded to nearest even (bf16 kernels only). */
+typedef struct {
+    int add, lowered;
+    float *out;
+    int64_t rows, ldc;
+    const float *bias;
+    int64_t block, stride, offset, count;
+} Sink;
+
+/* Each thread's scratch for the whole-layer scans, kept from call to call: fresh megabytes from
+ * the OS at every call, and given back after, kept two threads from running their scans side by side. */
+static __thread void *scratch;
+static __thread size_t scratch_bytes;
+
+static void *thread_scratch(size_t bytes) {
+    if (bytes > scratch_bytes) {
+        free(scratch);
+        scratch = malloc(bytes);
+        scratch_bytes = scratch ? bytes : 0;
+    }
+    return scratch;
+}
+
+enum { F32_NONE = 0, F32_GENERIC = 1, F32_AVX2 = 2, F32_AVX512 = 3 };
+
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi" /* v8 is never passed between functions that are not inlined */
+#endif
+#define INLINE static inline __attribute__((always_inline))
+
+#if defined(__clang__)
+#define UNROLL4 _Pragma("clang loop unroll_count(4)")
+#elif defined(__GNUC__)
+#define UNROLL4 _Pragma("GCC unroll 4")
+#else
+#define UNROLL4
+#endif
+
+/* blk [R × 16] = R rows of A, packed (ap[k·R + r]), · one panel of B (K rows of 16): 16/L
+ * accumulators of L lanes a row (VT), each weight load used R times, A read in sequence */
+#define F32_BLOCK(NAME, VT, L, R)                                                                   \
+    INLINE void NAME(const float *restrict ap, const float *restrict b, int64_t K, float *blk) {     \
+        VT acc[R][16 / L];                                                                          \
+        for (int r = 0; r < R; r++)                                                                 \
+            for (int v = 0; v < 16 / L; v++) acc[r][v] = (VT){0};                                   \
+        UNROLL4 for (int64_t k = 0; k < K; k++) {                                                   \
+            VT w[16 / L];                                                                           \
+            for (int v = 0; v < 16 / L; v++) memcpy(&w[v], b + 16 * k + L * v, sizeof(VT));         \
+            for (int r = 0; r < R; r++) {                                                           \
+                const float x = ap[k * R + r];                                                      \
+                for (int v = 0; v < 16 / L; v++) acc[r][v] += x * w[v];                             \
+            }                                                                                       \
+        }                                                                                           \
+        for (int r = 0; r < R; r++)                                                                 \
+            for (int v = 0; v < 16 / L; v++) memcpy(blk + 16 * r + L * v, &acc[r][v], sizeof(VT));  \
+    }
+F32_BLOCK(f32_block8x6, v8, 8, 6)
+F32_BLOCK(f32_block8x12, v8, 8, 12)
+F32_BLOCK(f32_block4x3, v4, 4, 3)
+F32_BLOCK(f32_block4x6, v4, 4, 6)
+
+INLINE void f32_block(const int lanes, const int R, const float *ap, const float *b, int64_t K, float *blk) {
+    if (lanes == 8 && R == 12) f32_block8x12(ap, b, K, blk);
+    else if (lanes == 8) f32_block8x6(ap, b, K, blk);
+    else if (R == 6) f32_block4x6(ap, b, K, blk);
+    else f32_block4x3(ap, b, K, blk);
+}
+
+/* Each thread's room for A packed, kept from call to call */
+static __thread float *packed_rows;
+static __thread size_t packed_bytes;
+
+/* rows m0 … m0 + mrows - 1 of product columns n0 … n0 + 15 from blk (16 a row) into the sink */
+INLINE void f32_sink(const Sink *s, int64_t m0, int64_t n0, const float *blk, int64_t mrows) {
+    const int64_t q = n0 / s->block, j0 = n0 - q * s->block;
+    int64_t valid = s->count - j0;
+    if (valid <= 0) return;
+    if (valid > 16) valid = 16;
+    const int64_t col = q * s->stride + s->offset + j0;
+    if (m0 + mrows > s->rows) mrows = s->rows - m0;
+    for (int64_t r = 0; r < mrows; r++) {
+        float *restrict to = s->out + (m0 + r) * s->ldc + col;
+        const float *restrict from = blk + 16 * r;
+        if (s->add) for (int64_t j = 0; j < valid; j++) to[j] += from[j];
+        else if (s->bias) for (int64_t j = 0; j < valid; j++) to[j] = from[j] + s->bias[col + j];
+        else for (int64_t j = 0; j < valid; j++) to[j] = from[j];
+    }
+}
+
+/* A [m rows, lda floats] · B (nb panels of K rows) into the sink, the GotoBLAS way: F32_ROWS rows
+ * of A at a time packed (blocks of rmax rows, each k's rmax values together, the last block padded
+ * with zeros) and kept in L2, against each panel of B in turn (kept in L1), rmax rows at a time
+ * (rmax: the accumulators the vector registers hold). -1 without the memory to pack. */
+#define F32_ROWS 96
+INLINE int f32_gemm_body(const int lanes, const int rmax, int64_t m, int64_t nb, int64_t K, const float *a,
+                         int64_t lda, const float *b, const Sink *sink) {
+    float blk[12 * 16];
+    const size_t need = sizeof(float) * (size_t)(F32_ROWS + 12) * (size_t)K;
+    if (need > packed_bytes) {
+        free(packed_rows);
+        packed_rows = malloc(need);
+        packed_bytes = packed_rows ? need : 0;
+        if (!packed_rows) return -1;
+    }
+    float *ap = packed_rows;
+    for (int64_t start = 0; start < m; start += F32_ROWS) {
+        const int64_t rows = m - start < F32_ROWS ? m - start : F32_ROWS, blocks = (rows + rmax - 1) / rmax;
+        for (int64_t q = 0; q < blocks; q++)
+            for (int r = 0; r < rmax; r++) {
+                float *to = ap + q * K * rmax + r;
+                const int64_t row = q * rmax + r;
+                if (row < rows) {
+                    const float *from = a + (start + row) * lda;
+                    for (int64_t k = 0; k < K; k++) to[k * rmax] = from[k];
+                } else for (int64_t k = 0; k < K; k++) to[k * rmax] = 0.0f;
+            }
+        for (int64_t j = 0; j < nb; j++)
+            for (int64_t q = 0; q < blocks; q++) {
+                f32_block(lanes, rmax, ap + q * K * rmax, b + j * K * 16, K, blk);
+                const int64_t left = rows - q * rmax;
+                f32_sink(sink, start + q * rmax, 16 * j, blk, left < rmax ? left : rmax);
+            }
+    }
+    return 0;
+}
+
+/* One bidirectional LSTM layer, every time step, in one call, float32 throughout (the arithmetic
+ * of lstm_step, with the recurrent product h_{t-1} · W_h by the gemm above): gx the input
+ * projections, in scan order ([2, T, B, G], direction 1 reversed in time: `sentence` 0) or in
+ * sentence order (rows t·B + b of ldg floats, direction d's G columns from d·gdir: `sentence` 1);
+ * w both directions' W_h packed ([2][gp / 16][H][16]), k [T, 2, B, H] the shortcut or NULL, mask
+ * [P, 2, B] or NULL; writes out [T, 2, B, H] (if not NULL) and xs: the outputs in sentence order,
+ * rows t·B + b, direction d at columns dH .. dH + H - 1 (the next product's input, row stride ldx). */
+typedef struct {
+    int which, sentence;
+    int64_t steps, batch, hidden, nsig, kmode, masked, gp, ldg, gdir;
+    const float *gx, *w, *k, *mask;
+    float *out, *xs;
+    int64_t ldx;
+} ScanF32;
+
+/* one row's step: z (the recurrent product) + gx, then the cell; h written to the state, out and xs */
+INLINE void f32_row(int64_t H, int64_t nsig, int kmode, float *restrict z, const float *restrict gx, float *c,
+                    float *h, float *out, float *xs, const float *k, float m) {
+    const int64_t G = (nsig + 1) * H;
+    for (int64_t j = 0; j < G; j++) z[j] += gx[j];
+    if (kmode) cell(H, z, z + H, z + 2 * H, z + (nsig - 1) * H, z + nsig * H, c, h, k, m, 1);
+    else cell(H, z, z + H, z + 2 * H, z + (nsig - 1) * H, z + nsig * H, c, h, k, m, 0);
+    if (out) memcpy(out, h, sizeof(float) * H);
+    memcpy(xs, h, sizeof(float) * H);
+}
+
+INLINE int f32_scan_body(const int lanes, const int rmax, const ScanF32 *s) {
+    const int64_t T = s->steps, B = s->batch, H = s->hidden, G = (s->nsig + 1) * H, nb = s->gp / 16;
+    const size_t hbytes = (size_t)(2 * B * H) * 4, zbytes = (size_t)(B * s->gp) * 4;
+    char *space = thread_scratch(2 * hbytes + zbytes);
+    if (!space) return -1;
+    memset(space, 0, 2 * hbytes + zbytes); /* h_{-1} = 0, c_{-1} = 0, and the first step's product */
+    float *h = (float *)space, *c = (float *)(space + hbytes), *z = (float *)(space + 2 * hbytes);
+    Sink sink = {0, 0, z, B, s->gp, NULL, s->gp, 0, 0, G};
+    for (int64_t t = 0; t < T; t++) {
+        for (int64_t d = 0; d < 2; d++) {
+            float *hd = h + d * B * H;
+            if (t) {
+                if (f32_gemm_body(lanes, rmax, B, nb, H, hd, H, s->w + d * nb * H * 16, &sink)) return -1;
+            } else memset(z, 0, zbytes); /* (the rows below add gx to z in place) */
+            for (int64_t b = 0; b < B; b++) {
+                const int64_t at = (t * 2 + d) * B + b, from = d == 0 ? t : T - 1 - t;
+                const float m = t < s->masked ? s->mask[at] : 1.0f;
+                const float *gx = s->sentence ? s->gx + (from * B + b) * s->ldg + d * s->gdir
+                                              : s->gx + ((d * T + t) * B + b) * G;
+                f32_row(H, s->nsig, (int)s->kmode, z + b * s->gp, gx, c + (d * B + b) * H, hd + b * H,
+                        s->out ? s->out + at * H : NULL, s->xs + (from * B + b) * s->ldx + d * H,
+                        s->kmode ? s->k + at * H : NULL, m);
+            }
+        }
+    }
+    return 0;
+}
+
+/* the instances: plain C with vectors of 4 (SSE2 on x86-64, NEON on aarch64, or what the compiler
+ * makes of them elsewhere; 16 registers: 3 rows of 16 columns, 32 on aarch64: 6), and on x86 AVX2
+ * with FMA (16 registers of 8: 6 rows) and AVX-512 (32 registers: 12 rows) */
+#if defined(__aarch64__)
+#define GENERIC_ROWS 6
+#else
+#define GENERIC_ROWS 3
+#endif
+static int f32_gemm_generic(int64_t m, int64_t nb, int64_t K, const float *a, int64_t lda, const float *b,
+                            const Sink *sink) { return f32_gemm_body(4, GENERIC_ROWS, m, nb, K, a, lda, b, sink); }
+static int f32_scan_generic(const ScanF32 *s) { return f32_scan_body(4, GENERIC_ROWS, s); }
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define HAVE_F32_X86 1
+#define T_AVX2 __attribute__((target("avx2,fma")))
+#define T_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
+T_AVX2 static int f32_gemm_avx2(int64_t m, int64_t nb, int64_t K, const float *a, int64_t lda, const float *b,
+                                const Sink *sink) { return f32_gemm_body(8, 6, m, nb, K, a, lda, b, sink); }
+T_AVX2 static int f32_scan_avx2(const ScanF32 *s) { return f32_scan_body(8, 6, s); }
+T_AVX512 static int f32_gemm_avx512(int64_t m, int64_t nb, int64_t K, const float *a, int64_t lda,
+                                    const float *b, const Sink *sink) { return f32_gemm_body(8, 12, m, nb, K, a, lda, b, sink); }
+T_AVX512 static int f32_scan_avx512(const ScanF32 *s) { return f32_scan_body(8, 12, s); }
+#endif
+
+/* the best float32 kernel this CPU runs */
+static int f32_best(void) {
+#ifdef HAVE_F32_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return F32_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return F32_AVX2;
+#endif
+    return F32_GENERIC;
+}
+
+static int f32_gemm(int which, int64_t m, int64_t nb, int64_t K, const float *a, int64_t lda, const float *b,
+                    const Sink *sink) {
+#ifdef HAVE_F32_X86
+    if (which == F32_AVX512) return f32_gemm_avx512(m, nb, K, a, lda, b, sink);
+    if (which == F32_AVX2) return f32_gemm_avx2(m, nb, K, a, lda, b, sink);
+#endif
+    return f32_gemm_generic(m, nb, K, a, lda, b, sink);
+}
+
+static PyObject *f32_kernel(PyObject *self, PyObject *args) { return PyLong_FromLong(f32_best()); }
+
+/* f32_product(which, m, nb, K, a, lda, b, add, out, rows, ldc, bias, block, stride, offset, count):
+ * one product A [m rows, lda floats] · B (nb panels of K rows) into a sink (see Sink) */
+static PyObject *f32_product(PyObject *self, PyObject *args) {
+    int which;
+    int64_t m, nb, K, lda;
+    unsigned long long a, b, out, bias;
+    Sink s;
+    s.lowered = 0;
+    if (!PyArg_ParseTuple(args, "iLLLKLKiKLLKLLLL", &which, &m, &nb, &K, &a, &lda, &b, &s.add, &out, &s.rows, &s.ldc,
+                          &bias, &s.block, &s.stride, &s.offset, &s.count))
+        return NULL;
+    if (which < F32_GENERIC || which > f32_best() || !a || !b || !out || m < s.rows || m < 0 || nb <= 0 || K <= 0 ||
+        lda < K || s.block <= 0 || s.block % 16 || s.count < 0 || s.count > s.block) {
+        PyErr_SetString(PyExc_ValueError, "f32_product: bad arguments");
+        return NULL;
+    }
+    s.out = (float *)(uintptr_t)out;
+    s.bias = (const float *)(uintptr_t)bias;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = f32_gemm(which, m, nb, K, (const float *)(uintptr_t)a, lda, (const float *)(uintptr_t)b, &s);
+    Py_END_ALLOW_THREADS
+    if (status) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *f32_scan(PyObject *self, PyObject *args) {
+    ScanF32 s;
+    unsigned long long gx, w, k, mask, out, xs;
+    if (!PyArg_ParseTuple(args, "iLLLLLLLKiLLKKKKKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig, &s.kmode,
+                          &s.masked, &s.gp, &gx, &s.sentence, &s.ldg, &s.gdir, &w, &k, &mask, &out, &xs, &s.ldx))
+        return NULL;
+    const int64_t G = (s.nsig + 1) * s.hidden;
+    if (s.which < F32_GENERIC || s.which > f32_best() || s.nsig < 3 || s.hidden <= 0 || s.gp % 16 || s.gp < G ||
+        !gx || !w || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) || (s.masked && !mask) || s.kmode < 0 ||
+        s.kmode > 1 || s.steps <= 0 || s.batch <= 0 || (s.sentence && (s.gdir < G || s.ldg < s.gdir + G))) {
+        PyErr_SetString(PyExc_ValueError, "f32_scan: bad arguments");
+        return NULL;
+    }
+    s.gx = (const float *)(uintptr_t)gx;
+    s.w = (const float *)(uintptr_t)w;
+    s.k = (const float *)(uintptr_t)k;
+    s.mask = (const float *)(uintptr_t)mask;
+    s.out = (float *)(uintptr_t)out;
+    s.xs = (float *)(uintptr_t)xs;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef HAVE_F32_X86
+    if (s.which == F32_AVX512) status = f32_scan_avx512(&s);
+    else if (s.which == F32_AVX2) status = f32_scan_avx2(&s);
+    else
+#endif
+    status = f32_scan_generic(&s);
+    Py_END_ALLOW_THREADS
+    if (status) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+
+/* ---------------------------------------------------------------------------------------------
  * bf16 products of our own for the torch-free tagger (tagger/runtime/bf16.py wraps them;
  * tagger/runtime/skip_lstm.py, products(), says when they are used): C = A · B with A [M, K] bf16
  * rows, B packed once per model as 16 × 32 tiles of bf16 pairs (bf16.pack: tile (nb, kb) holds
@@ -301,18 +603,6 @@ static int kernel(void) {
     return kernel_cached;
 }
 
-/* Where a product's result goes: out[m, c(n)] (+ bias[c(n)]; or added to what is there, `add`)
- * for rows m < rows, row stride ldc, where the product's columns come in blocks of `block` and
- * column n = q·block + j, j < count, lands at c(n) = q·stride + offset + j (one block: the
- * columns as they are; an upper layer's shortcut term: two blocks, one per direction, into the
- * g gates of each). `lowered`: out holds bf16, rounded to nearest even. */
-typedef struct {
-    int add, lowered;
-    float *out;
-    int64_t rows, ldc;
-    const float *bias;
-    int64_t block, stride, offset, count;
-} Sink;
 
 /* rows m0 … m0 + mrows - 1 of product columns n0 … n0 + 15 (a block never splits them), from blk
  * (row stride ld) into the sink */
@@ -607,19 +897,6 @@ V512 static void cell16(int64_t H, int64_t nsig, const float *z, const float *gx
     }
 }
 
-/* Each thread's scratch for scan_layer, kept from call to call: fresh megabytes from the OS at
- * every call, and given back after, kept two threads from running their scans side by side. */
-static __thread void *scratch;
-static __thread size_t scratch_bytes;
-
-static void *thread_scratch(size_t bytes) {
-    if (bytes > scratch_bytes) {
-        free(scratch);
-        scratch = malloc(bytes);
-        scratch_bytes = scratch ? bytes : 0;
-    }
-    return scratch;
-}
 
 V512 static int scan_layer(const Scan *s) {
     const int64_t T = s->steps, B = s->batch, H = s->hidden, G = (s->nsig + 1) * H;
@@ -697,6 +974,9 @@ static PyMethodDef methods[] = {
     {"bf16_gemm", bf16_gemm, METH_VARARGS, "A bf16 product with a packed right side into a sink (skip_lstm runtime)."},
     {"bf16_scan", bf16_scan, METH_VARARGS, "A whole bidirectional LSTM layer with bf16 recurrent products."},
 #endif
+    {"f32_kernel", f32_kernel, METH_NOARGS, "The best float32 kernel this CPU runs: 1 plain C, 2 AVX2, 3 AVX-512."},
+    {"f32_product", f32_product, METH_VARARGS, "A float32 product with a packed right side into a sink (skip_lstm runtime)."},
+    {"f32_scan", f32_scan, METH_VARARGS, "A whole bidirectional LSTM layer in float32."},
     {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},
     {NULL, NULL, 0, NULL},
 };

@@ -21,5 +21,10 @@ FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0
 #: chooses one.
 KERNELS = ("none", "avx512-bf16", "amx")
 
+#: The float32 kernels of ``_fastscan`` (products and whole-layer scans), by number:
+#: :func:`tagger.runtime.kernels.f32_kernel` chooses one; ``generic`` is plain C vectorised by the
+#: compiler for its target (NEON on aarch64).
+F32_KERNELS = ("none", "generic", "avx2", "avx512")
 
-__all__ = ["FUSED", "KERNELS", "_fastscan"]
+
+__all__ = ["F32_KERNELS", "FUSED", "KERNELS", "_fastscan"]

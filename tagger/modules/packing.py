@@ -15,6 +15,17 @@ def up(n: int, to: int) -> int:
     return -(-n // to) * to
 
 
+def aligned(x: np.ndarray, to: int = 64) -> np.ndarray:
+    """A contiguous copy of ``x`` whose data starts at a multiple of ``to`` bytes: the kernels read
+    a right-hand side 64 bytes at a time, and a load across two cache lines costs two (numpy
+    aligns to 16; on EWT train a float32 product ran at half speed so)."""
+    raw = np.empty(x.nbytes + to, dtype=np.uint8)
+    start = -raw.ctypes.data % to
+    out = raw[start : start + x.nbytes].view(x.dtype).reshape(x.shape)
+    out[...] = x
+    return out
+
+
 def to_bf16(x: np.ndarray) -> np.ndarray:
     """float32 → bf16 bits (``uint16``), rounded to nearest even as torch's ``.to(bfloat16)``."""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
@@ -28,8 +39,9 @@ def from_bf16(x: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Packed:
-    """A right-hand side [K, N] in the kernels' tiles: ``tiles`` [N/16, K/32, 16, 32] (K and N
-    padded), ``k`` and ``n`` its padded sizes, ``cols`` N."""
+    """A right-hand side [K, N] in the kernels' tiles: for the bf16 kernels ``tiles`` [N/16, K/32,
+    16, 32] (K and N padded; :func:`pack`), for the float32 ones panels [N/16, K, 16] (N padded;
+    :func:`pack` with ``f32``); ``k`` and ``n`` its padded sizes, ``cols`` N."""
 
     tiles: np.ndarray
     k: int
@@ -37,28 +49,33 @@ class Packed:
     cols: int
 
 
-def pack(w: np.ndarray) -> Packed:
+def pack(w: np.ndarray, f32: bool = False) -> Packed:
     """``w`` [K, N] (float32) as bf16 tiles: tile (nb, kb) holds rows 32 kb … 32 kb + 31 and
     columns 16 nb … 16 nb + 15, element (k, n) at [(k % 32) // 2, 2 (n % 16) + k % 2] (the pairs
-    of k that one AMX or AVX512-BF16 dot product takes)."""
+    of k that one AMX or AVX512-BF16 dot product takes); with ``f32``, as float32 panels of 16
+    columns, element (k, n) at [n // 16, k, n % 16] (what the float32 kernels read)."""
     k, n = w.shape
+    if f32:
+        padded = np.zeros((k, up(n, 16)), dtype=np.float32)
+        padded[:, :n] = w
+        return Packed(aligned(padded.reshape(k, -1, 16).transpose(1, 0, 2)), k, padded.shape[1], n)
     kp, np_ = up(k, 32), up(n, 16)
     padded = np.zeros((kp, np_), dtype=np.float32)
     padded[:k, :n] = w
     tiles = to_bf16(padded).reshape(kp // 32, 16, 2, np_ // 16, 16).transpose(3, 0, 1, 4, 2)
-    return Packed(np.ascontiguousarray(tiles).reshape(np_ // 16, kp // 32, 16, 32), kp, np_, n)
+    return Packed(aligned(tiles.reshape(np_ // 16, kp // 32, 16, 32)), kp, np_, n)
 
 
-def directions(w: np.ndarray, block: int) -> Packed:
+def directions(w: np.ndarray, block: int, f32: bool = False) -> Packed:
     """Two directions' matrices ``w`` [2, K, N] side by side, each padded to ``block`` columns
     (a multiple of 16), packed: one product gives both, direction d at columns d·block …"""
     two = np.zeros((w.shape[1], 2 * block), dtype=np.float32)
     two[:, : w.shape[2]], two[:, block : block + w.shape[2]] = w[0], w[1]
-    return pack(two)
+    return pack(two, f32)
 
 
-def recurrent(w_h: np.ndarray) -> Packed:
+def recurrent(w_h: np.ndarray, f32: bool = False) -> Packed:
     """W_h of both directions [2, H, G], each packed to H rounded up to 32 rows and G to 16
     columns, the second's tiles after the first's (what :func:`scan` reads; ``cols`` is G)."""
-    first, second = pack(w_h[0]), pack(w_h[1])
-    return Packed(np.ascontiguousarray(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols)
+    first, second = pack(w_h[0], f32), pack(w_h[1], f32)
+    return Packed(aligned(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols)

@@ -38,8 +38,9 @@ from tagger import progress
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.features import InputFeaturizer
 from tagger.modules.fused import _fastscan  # the C steps of the torch path; without them, numpy throughout
-from tagger.runtime import bf16
+from tagger.runtime import bf16, kernels
 from tagger.runtime.bf16 import bf16_kernel
+from tagger.runtime.kernels import NUMPY, Kernel, f32_kernel
 from tagger.corpus.records import Sentence
 from tagger.config import config_from_dict
 from tagger.corpus.vocab import Vocab
@@ -66,6 +67,7 @@ KEPT_BYTES = 96 << 20
 #: whole process 3.27 s at 4096, 2.85 s at 1024, 3.12 s at 512, one thread; 2.72, 2.29, 2.49 at two).
 MAX_TOKENS = 4096
 KERNEL_MAX_TOKENS = 1024
+F32_MAX_TOKENS = 1024
 #: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
 #: "Tagging speed": past about this, importing torch pays for itself).
 SWITCH_TOKENS = 25_000
@@ -100,9 +102,10 @@ def supported(header: dict[str, Any] | None) -> bool:
     return fast_config(header) is not None
 
 
-def load(path: str | os.PathLike, kernel: int = 0) -> "NumpyTagger | None":
-    """The tagger in a model file, to run without torch, its products in float32 or (``kernel``,
-    :func:`tagger.runtime.bf16.bf16_kernel`) bf16; None for any other (see the module text)."""
+def load(path: str | os.PathLike, kernel: Kernel = NUMPY) -> "NumpyTagger | None":
+    """The tagger in a model file, to run without torch, its products by ``kernel``
+    (:mod:`tagger.runtime.kernels`: float32 or bf16; by default numpy's float32 a time step at a
+    time); None for any other (see the module text)."""
     config = fast_config(read_archive(path, peek=True))  # another model's weights are not read
     plain = read_archive(path) if config is not None else None
     if plain is None:
@@ -139,17 +142,17 @@ class NumpyTagger:
     """The forward pass of a skip-LSTM tagger in numpy, for :meth:`tag` only."""
 
     def __init__(self, config: TaggerConfig | dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, Any],
-                 kernel: int = 0):
+                 kernel: Kernel = NUMPY):
         """The tagger of ``config`` (or a model file's config values), its ``vocabs`` and the
         plain ``state`` dict (numpy arrays or CPU tensors; :func:`tagger.models.skip_lstm.export.export`
-        reads it); ``kernel``: 0 products in float32 (numpy), or the bf16 kernel to multiply with
-        (:func:`tagger.runtime.bf16.bf16_kernel`; needs the C steps)."""
+        reads it); ``kernel``: what multiplies (:class:`tagger.runtime.kernels.Kernel`: the
+        float32 or bf16 kernels of the C steps, or numpy a time step at a time)."""
         if not isinstance(config, TaggerConfig):
             config = fast_config({"name": "skip_lstm", "format_version": FORMAT_VERSIONS[-1], "config": config})
         if config is None or not supports_fast_path(config):
             raise ValueError("not a configuration computed here")
-        self.kernel = kernel if _fastscan is not None else 0
-        arrays = export(config, vocabs, state, bf16=bool(self.kernel))
+        self.kernel = kernel if _fastscan is not None else NUMPY
+        arrays = export(config, vocabs, state, packed="bf16" if self.kernel.bf16 else "f32" if self.kernel.f32 else "")
         self.arrays = arrays
         self.columns = arrays.columns
         self.output_columns = self.columns  # what write_chunk reads
@@ -162,7 +165,7 @@ class NumpyTagger:
         self.w_out, self.b_out = arrays.w_out, arrays.b_out
         self.packed_first, self.packed_out = arrays.packed_first, arrays.packed_out
         self.kept: WordTables | None = None  # the per-word products of the words seen so far (word_rows)
-        self.local = threading.local()  # per thread, the arrays of scores_bf16 (workspace)
+        self.local = threading.local()  # per thread, the arrays of scores_packed (workspace)
 
     def tag(self, sentences: Sequence[Sequence[str]], threads: int = 1) -> list[dict[str, list[str]]]:
         """Per sentence (its words), ``{column: labels}`` for every output column; with the C
@@ -180,7 +183,7 @@ class NumpyTagger:
         (its new word rows are written past the rows the running batches read)."""
         order = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
         batches: list[list[int]] = [[]]
-        most = KERNEL_MAX_TOKENS if self.kernel else MAX_TOKENS
+        most = KERNEL_MAX_TOKENS if self.kernel.bf16 else F32_MAX_TOKENS if self.kernel.f32 else MAX_TOKENS
         for i in order:  # by length, at most that many padded tokens a batch
             if batches[-1] and (len(batches[-1]) + 1) * len(sentences[i]) > most:
                 batches.append([])
@@ -216,7 +219,7 @@ class NumpyTagger:
             if words is None:
                 words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
             if self.kernel:
-                return self.scores_bf16(sentences, words)
+                return self.scores_packed(sentences, words)
             return self.scores_fused(sentences, words)
         lengths = np.array([len(words) for words in sentences])
         steps, batch, half = int(lengths.max()), len(sentences), self.window // 2
@@ -253,7 +256,7 @@ class NumpyTagger:
         up to :data:`KEPT_BYTES`; past that the table starts again from ``forms``. A row depends
         on its word alone (each product row is one word's features times the weights)."""
         kept = self.kept
-        table_type = np.uint16 if self.kernel else np.float32  # bf16 bits for the bf16 kernels
+        table_type = self.kernel.table_type  # bf16 bits for the bf16 kernels
         row_bytes = self.first.shape[1] * np.dtype(table_type).itemsize + (
             0 if self.gates_w is None else self.gates_w.shape[1] * 4)
         if kept is not None:
@@ -272,9 +275,7 @@ class NumpyTagger:
         start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
         f = self.features(new)[1:]
         if self.kernel:
-            a = bf16.rows(len(new), f.shape[1])
-            a[: len(new), : f.shape[1]] = bf16.to_bf16(f)
-            bf16.product(self.kernel, a, self.packed_first, kept.tables[start:stop])
+            kernels.product(self.kernel, self.kernel.left(f), self.packed_first, kept.tables[start:stop])
         else:
             np.matmul(f, self.first, out=kept.tables[start:stop])
         if kept.gate_in is not None:
@@ -331,12 +332,12 @@ class NumpyTagger:
         t = np.arange(masked)[:, None]
         return np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
 
-    def scores_bf16(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
-        """:meth:`scores_fused` with every product in bf16 by the kernels of
-        :mod:`tagger.runtime.bf16` (fp32 sums): the per-word rows kept in bf16, each upper
-        layer's input projection one product (both directions, in sentence order, the scan reading
-        direction 1 backwards), each layer's time loop in one C call, its outputs kept in sentence order as bf16 (the next product's input; in float32
-        only where a shortcut reads them)."""
+    def scores_packed(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
+        """:meth:`scores_fused` with every product by the kernel (:mod:`tagger.runtime.kernels`:
+        float32, or bf16 with fp32 sums and the per-word rows kept in bf16): each upper layer's
+        input projection one product (both directions, in sentence order, the scan reading
+        direction 1 backwards), each layer's time loop in one C call, its outputs kept in sentence
+        order as the next product's input (and in scan order only where a shortcut reads them)."""
         steps, batch, kernel, work = max(map(len, sentences)), len(sentences), self.kernel, self.workspace()
         gx = work.take("gx", (2, steps, batch, self.layers[0].w_x.shape[-1]), np.float32)
         mask = self.first_layer(sentences, words, gx)
@@ -348,23 +349,23 @@ class NumpyTagger:
             if i > 0:
                 block = bf16.up(width, 16)
                 gx = work.take("gx", (steps * batch, 2 * block), np.float32)
-                bf16.product(kernel, inputs[-1], layer.packed_x, gx, layer.bias_x)
+                kernels.product(kernel, inputs[-1], layer.packed_x, gx, layer.bias_x)
             if layer.packed_u is not None:  # γ's U h^{l-2} joins each direction's g block
-                bf16.product(kernel, inputs[-2], layer.packed_u, gx, block=bf16.up(hidden, 16), stride=block,
-                             offset=3 * hidden, count=hidden, add=True)
+                kernels.product(kernel, inputs[-2], layer.packed_u, gx, block=bf16.up(hidden, 16), stride=block,
+                                offset=3 * hidden, count=hidden, add=True)
             read = i + 2 < len(self.layers) and self.layers[i + 2].u_k is not None
             out = work.take(f"out{i % 3}", (steps, 2, batch, hidden), np.float32) if read else None
-            xs = work.rows(f"xs{i % 3}", steps * batch, 2 * hidden)
-            bf16.scan(kernel, gx, layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None, mask, out,
-                      xs, steps, batch, block)
+            xs = kernel.rows(work, f"xs{i % 3}", steps * batch, 2 * hidden)
+            kernels.scan(kernel, gx, layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None, mask,
+                         out, xs, steps, batch, block)
             inputs.append(xs)
             outputs.append(out)
         scores = np.empty((steps * batch, len(self.b_out)), dtype=np.float32)
-        bf16.product(kernel, inputs[-1], self.packed_out, scores, self.b_out)
+        kernels.product(kernel, inputs[-1], self.packed_out, scores, self.b_out)
         return scores.reshape(steps, batch, -1)
 
     def workspace(self) -> bf16.Workspace:
-        """This thread's arrays for :meth:`scores_bf16`."""
+        """This thread's arrays for :meth:`scores_packed`."""
         work = getattr(self.local, "work", None)
         if work is None:
             work = self.local.work = bf16.Workspace()
@@ -517,9 +518,11 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def products(header: dict[str, Any] | None, precision: str, small: bool) -> int | None:
-    """How an input is tagged: None by torch, 0 here with float32 products (numpy), or here with
-    the bf16 kernel of that number (:func:`tagger.runtime.bf16.bf16_kernel`).
+def products(header: dict[str, Any] | None, precision: str, small: bool) -> Kernel | None:
+    """How an input is tagged: None by torch, or here by a :class:`~tagger.runtime.kernels.Kernel`:
+    float32 (the C kernels of :func:`~tagger.runtime.kernels.f32_kernel`, or numpy a time step at
+    a time where they are not built or are turned off) or bf16
+    (:func:`tagger.runtime.bf16.bf16_kernel`).
 
     ``--precision bf16``, and ``auto`` on a large input: the bf16 kernels wherever they run (a
     CPU with AMX or AVX512-BF16; docs/benchmarks.md, "Tagging speed": faster than torch's bf16
@@ -530,18 +533,20 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> int 
     if not supported(header):
         return None
     if precision == "bf16":
-        return bf16_kernel() or None
-    if small:  # (before the kernel is asked for: that may measure for 20 ms)
-        return 0
+        number = bf16_kernel()
+        return Kernel(bf16=number) if number else None
+    here = Kernel(f32=f32_kernel())
+    if small:  # (before the bf16 kernel is asked for: that may measure for 20 ms)
+        return here
     if _fastscan is None or precision not in ("fp32", "auto"):
         return None
     if precision == "fp32":
-        return 0
-    kernel = bf16_kernel()
-    if kernel:
-        return kernel
+        return here
+    number = bf16_kernel()
+    if number:
+        return Kernel(bf16=number)
     hidden = (header.get("config") or {}).get("hidden")
-    return 0 if not cpu_has_bf16() or (isinstance(hidden, int) and hidden <= NUMPY_HIDDEN) else None
+    return here if not cpu_has_bf16() or (isinstance(hidden, int) and hidden <= NUMPY_HIDDEN) else None
 
 
 def _torch_models(paths: list[str], device: str, threads: int | None, precision: str = "fp32") -> Any:

@@ -6,8 +6,8 @@ through, as spaCy's parser reads its C weights through ``get_c_weights``.
 or of a live :class:`~tagger.models.skip_lstm.SkipLSTMTagger` (``model.state_dict()``, tensors on
 the CPU) and gives the same arrays from both (tests/test_schema_export.py): the first layer as one
 table per window slot and direction, each layer's two directions stacked and side by side, the
-output layer with padding and RARE never chosen, and with ``bf16`` every right-hand side packed
-for the bf16 kernels (:mod:`tagger.modules.packing`). The weights it expects are named by the
+output layer with padding and RARE never chosen, and with ``packed`` every right-hand side packed
+for the bf16 or the float32 kernels (:mod:`tagger.modules.packing`). The weights it expects are named by the
 model's own layout (:meth:`SkipLSTMTagger.state_dict`); any other set is a ValueError.
 """
 
@@ -38,7 +38,7 @@ class Layer:
     u_k: np.ndarray | None
     #: ``w_x`` of both directions side by side [D, 2G] (one product for both, as the C path takes it)
     both: np.ndarray
-    #: for the bf16 kernels (None without): W_h, w_x of both directions (layers above the first)
+    #: for the kernels (None without): W_h, w_x of both directions (layers above the first)
     #: and the shortcut's U of both (layers with one), packed
     packed_h: packing.Packed | None = None
     packed_x: packing.Packed | None = None
@@ -63,7 +63,7 @@ class TaggerArrays:
     layers: list[Layer]
     w_out: np.ndarray  # [2H, S]
     b_out: np.ndarray  # [S]; padding and RARE at -inf
-    packed_first: packing.Packed | None = field(default=None)  # with bf16: ``first`` and ``w_out`` packed
+    packed_first: packing.Packed | None = field(default=None)  # for the kernels: ``first`` and ``w_out`` packed
     packed_out: packing.Packed | None = field(default=None)
 
 
@@ -85,10 +85,11 @@ def expected_keys(config: TaggerConfig) -> set[str]:
 
 
 def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Mapping[str, Any],
-           bf16: bool = False) -> TaggerArrays:
+           packed: str = "") -> TaggerArrays:
     """The inference arrays of a tagger of ``config`` (:func:`~tagger.models.skip_lstm.config.supports_fast_path`
-    must hold) from its ``vocabs`` and ``state`` dict; ``bf16``: the products' right sides packed
-    for the bf16 kernels too. A ValueError when the weights are not those of this configuration."""
+    must hold) from its ``vocabs`` and ``state`` dict; ``packed``: the products' right sides packed
+    too, for the ``"bf16"`` or the ``"f32"`` kernels. A ValueError when the weights are not those
+    of this configuration."""
     if set(state) != expected_keys(config):
         raise ValueError("the weights are not those of this configuration")
     hidden, d, length = config.hidden, config.window, config.char_length
@@ -120,8 +121,10 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
             if special in names:
                 b_out[start + names.index(special)] = -np.inf
     arrays = TaggerArrays(columns, labels, heads, d, length, embeddings, first, gates_w, gates_b, layers, w_out, b_out)
-    if bf16:
-        pack_bf16(arrays)
+    if packed not in ("", "bf16", "f32"):
+        raise ValueError(f"no kernels {packed!r}")
+    if packed:
+        pack_for_kernels(arrays, packed == "f32")
     return arrays
 
 
@@ -135,20 +138,20 @@ def _layer(state: Mapping[str, Any], i: int, inputs: int, hidden: int) -> Layer:
     return Layer(w_x, w_h, bias, u_k, np.ascontiguousarray(w_x.transpose(1, 0, 2).reshape(inputs, -1)))
 
 
-def pack_bf16(arrays: TaggerArrays) -> None:
-    """Every product's right side packed once for the bf16 kernels."""
-    arrays.packed_first = packing.pack(arrays.first)
-    arrays.packed_out = packing.pack(arrays.w_out)
+def pack_for_kernels(arrays: TaggerArrays, f32: bool) -> None:
+    """Every product's right side packed once for the bf16 kernels, or (``f32``) the float32 ones."""
+    arrays.packed_first = packing.pack(arrays.first, f32)
+    arrays.packed_out = packing.pack(arrays.w_out, f32)
     for i, layer in enumerate(arrays.layers):
         hidden = layer.w_h.shape[1]
-        layer.packed_h = packing.recurrent(layer.w_h)
+        layer.packed_h = packing.recurrent(layer.w_h, f32)
         if i:
             block = packing.up(layer.w_x.shape[-1], 16)
-            layer.packed_x = packing.directions(layer.w_x, block)
+            layer.packed_x = packing.directions(layer.w_x, block, f32)
             layer.bias_x = np.zeros(2 * block, dtype=np.float32)
             layer.bias_x[: layer.w_x.shape[-1]] = layer.bias[0, 0]
             layer.bias_x[block : block + layer.w_x.shape[-1]] = layer.bias[1, 0]
         if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
             split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
             split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
-            layer.packed_u = packing.directions(split, packing.up(hidden, 16))
+            layer.packed_u = packing.directions(split, packing.up(hidden, 16), f32)

@@ -1,0 +1,138 @@
+"""The product kernels of the torch-free tagger runtime (:mod:`tagger.runtime.skip_lstm`), one
+interface over two kinds (``tagger/modules/_fastscan.c``): the bf16 kernels (AMX tiles or
+AVX512-BF16 dot products, :mod:`tagger.runtime.bf16`) where the CPU multiplies bf16 natively, and
+float32 kernels everywhere else (AVX-512, AVX2 with FMA, or plain C that the compiler vectorised
+for the CPU it was built on: NEON on aarch64). Both take a right-hand side packed once per model
+(:mod:`tagger.modules.packing`) and scan a whole bidirectional LSTM layer in one C call, the GIL
+released, so that batches in threads run side by side.
+
+Which kernel runs is chosen here, by what the CPU has (:func:`f32_kernel`,
+:func:`tagger.runtime.bf16.bf16_kernel`), or by the environment: ``TAGGER_F32_KERNEL`` (a name of
+:data:`F32_KERNELS`: ``avx2`` on an AVX-512 CPU measures what an AVX2 CPU would run; ``none``
+goes back to the per-time-step path of :mod:`tagger.runtime.scan`) and ``TAGGER_BF16_KERNEL``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from tagger.modules.fused import F32_KERNELS, FUSED, KERNELS, _fastscan
+from tagger.modules.packing import Packed
+from tagger.runtime import bf16
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """How the runtime multiplies: by the bf16 kernel ``bf16`` (an index of :data:`KERNELS`), or
+    the float32 kernel ``f32`` (an index of :data:`F32_KERNELS`), or (both 0, false) by numpy a
+    time step at a time."""
+
+    bf16: int = 0
+    f32: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.bf16 or self.f32)
+
+    @property
+    def name(self) -> str:
+        return KERNELS[self.bf16] if self.bf16 else f"f32-{F32_KERNELS[self.f32]}" if self.f32 else "numpy"
+
+    @property
+    def table_type(self) -> type:
+        """The type of what the kernel reads on the left: bf16 bits, or float32."""
+        return np.uint16 if self.bf16 else np.float32
+
+    def rows(self, work: bf16.Workspace, name: str, count: int, width: int) -> np.ndarray:
+        """A left-hand side for ``count`` rows of ``width`` values under ``name`` in ``work``:
+        padded bf16 rows (:func:`tagger.runtime.bf16.rows`), or float32 [count, width]."""
+        if self.bf16:
+            return work.rows(name, count, width)
+        return work.take(name, (count, width), np.float32)
+
+    def left(self, x: np.ndarray) -> np.ndarray:
+        """``x`` [M, K] float32 as the kernel's left-hand side."""
+        if not self.bf16:
+            return np.ascontiguousarray(x, dtype=np.float32)
+        a = bf16.rows(*x.shape)
+        a[: x.shape[0], : x.shape[1]] = bf16.to_bf16(x)
+        return a
+
+
+#: Products a time step at a time, in numpy (what a build without the C steps runs).
+NUMPY = Kernel()
+
+
+def product(kernel: Kernel, a: np.ndarray, b: Packed, out: np.ndarray, bias: np.ndarray | None = None, *,
+            block: int | None = None, stride: int = 0, offset: int = 0, count: int | None = None,
+            add: bool = False) -> None:
+    """``out`` (float32, rows contiguous) = ``a`` [≥ M rows] · b, plus ``bias``, or added to what
+    is there (``add``); the columns' placement as :func:`tagger.runtime.bf16.product` says."""
+    if kernel.bf16:
+        bf16.product(kernel.bf16, a, b, out, bias, block=block, stride=stride, offset=offset, count=count, add=add)
+        return
+    rows_, width = out.shape
+    block = b.n if block is None else block
+    count = width if count is None else count
+    last = (b.n // block - 1) * stride + offset + count
+    if (a.ndim != 2 or a.shape[1] != b.k or a.shape[0] < rows_ or a.dtype != np.float32 or a.strides[1] != 4
+            or not out.flags.c_contiguous or out.dtype != np.float32 or last > width or block % 16 or count > block
+            or b.tiles.dtype != np.float32 or (bias is not None and len(bias) < last)):
+        raise ValueError("product: shapes do not fit")
+    _fastscan.f32_product(kernel.f32, rows_, b.n // 16, b.k, a.ctypes.data, a.strides[0] // 4, b.tiles.ctypes.data,
+                          int(add), out.ctypes.data, rows_, width, 0 if bias is None else bias.ctypes.data, block,
+                          stride, offset, count)
+
+
+def scan(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray | None, mask: np.ndarray | None,
+         out: np.ndarray | None, xs: np.ndarray, steps: int, batch: int, block: int = 0) -> None:
+    """One bidirectional LSTM layer, all time steps in one C call: the arguments of
+    :func:`tagger.runtime.bf16.scan`, ``xs`` the outputs in sentence order as the kernel's
+    left-hand side (:meth:`Kernel.rows` of T·B, 2H)."""
+    if kernel.bf16:
+        bf16.scan(kernel.bf16, gx, w_h, hidden, k, mask, out, xs, steps, batch, block)
+        return
+    width = w_h.cols
+    if block == 0 and gx.shape != (2, steps, batch, width):
+        raise ValueError("scan: gx in scan order is [2, T, B, G]")
+    if block and (gx.ndim != 2 or gx.shape[0] < steps * batch or block < width or gx.shape[1] < block + width):
+        raise ValueError("scan: gx in sentence order is [T·B, 2·block]")
+    if (width % hidden or not 4 <= width // hidden <= 5 or w_h.k != hidden or w_h.tiles.dtype != np.float32
+            or w_h.tiles.shape != (2 * w_h.n // 16, hidden, 16) or xs.shape[0] < steps * batch
+            or xs.shape[1] < 2 * hidden or xs.dtype != np.float32 or not xs.flags.c_contiguous
+            or not gx.flags.c_contiguous or gx.dtype != np.float32):
+        raise ValueError("scan: shapes do not fit")
+    _fastscan.f32_scan(kernel.f32, steps, batch, hidden, width // hidden - 1, 0 if k is None else 1,
+                       0 if mask is None else mask.shape[0], w_h.n, gx.ctypes.data, int(block > 0),
+                       gx.shape[-1] if block else 0, block, w_h.tiles.ctypes.data, 0 if k is None else k.ctypes.data,
+                       0 if mask is None else mask.ctypes.data, 0 if out is None else out.ctypes.data, xs.ctypes.data,
+                       xs.shape[1])
+
+
+@lru_cache(maxsize=1)
+def f32_kernel() -> int:
+    """The float32 kernel the runtime uses where bf16 is not chosen, an index of
+    :data:`F32_KERNELS` (0: none, products a time step at a time in numpy): the best this CPU
+    runs (asked once, by CPUID). ``TAGGER_F32_KERNEL`` (a name of F32_KERNELS) asks for one, no
+    more than the CPU has."""
+    if not FUSED:
+        return 0
+    has = int(_fastscan.f32_kernel())
+    wanted = os.environ.get("TAGGER_F32_KERNEL", "")
+    if wanted in F32_KERNELS:
+        return min(has, F32_KERNELS.index(wanted))
+    return has
+
+
+def best(bf16_allowed: bool) -> Kernel:
+    """The kernel to multiply with: the bf16 one where ``bf16_allowed`` and one runs, else the
+    float32 one (or :data:`NUMPY`)."""
+    if bf16_allowed:
+        number = bf16.bf16_kernel()
+        if number:
+            return Kernel(bf16=number)
+    return Kernel(f32=f32_kernel())
+
