@@ -148,7 +148,7 @@ def profile_runtime(args: argparse.Namespace) -> dict:
     from tagger import formats
     from tagger.corpus.batching import chunks
     from tagger.formats.placement import write_chunk
-    from tagger.runtime import bf16, skip_lstm
+    from tagger.runtime import kernels, skip_lstm
     from tagger.runtime.tokenizer import read_archive
 
     kernel = skip_lstm.products(read_archive(args.model, peek=True), args.precision, small=False)
@@ -181,11 +181,11 @@ def profile_runtime(args: argparse.Namespace) -> dict:
         fast = skip_lstm._fastscan
         skip_lstm._fastscan = SimpleNamespace(**{name: getattr(fast, name) for name in dir(fast)})
         skip_lstm._fastscan.window_sum = timed("first layer: window sums", fast.window_sum)
-        bf16.scan = timed("recurrent layers", bf16.scan)
-        product = bf16.product
+        kernels.scan = timed("recurrent layers", kernels.scan)
+        product = kernels.product
         output = timed("output products", product)
         upper = timed("input products of the upper layers", product)
-        bf16.product = lambda kernel, a, b, *rest, **named: (output if b is model.packed_out else upper)(
+        kernels.product = lambda kernel, a, b, *rest, **named: (output if b is model.packed_out else upper)(
             kernel, a, b, *rest, **named)
     for chunk in chunks(sentences, args.chunk_size):
         begin = time.perf_counter()
@@ -203,7 +203,7 @@ def profile_runtime(args: argparse.Namespace) -> dict:
             seconds[name] for name in parts)
     total = sum(seconds.values())
     return {"file": args.file, "tokens": sum(map(len, sentences)), "threads": args.threads,
-            "kernel": kernel, "seconds": {k: round(v, 3) for k, v in seconds.items()}, "total": round(total, 2),
+            "kernel": kernel.name, "seconds": {k: round(v, 3) for k, v in seconds.items()}, "total": round(total, 2),
             "load": [round(x, 2) for x in os.getloadavg()]}
 
 

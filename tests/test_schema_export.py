@@ -55,9 +55,9 @@ def test_a_live_taggers_state_dict_exports_the_arrays_of_its_file(sample_tagger)
     plain = archive.read(sample_tagger)
     config = TaggerConfig(**plain["config"])
     assert supports_fast_path(config) and config == model.config
-    for bf16 in (False, True):
-        from_file = tagger_export.export(config, plain["vocabs"], plain["state_dict"], bf16=bf16)
-        live = tagger_export.export(model.config, model.vocabs, model.state_dict(), bf16=bf16)
+    for packed in ("", "bf16", "f32"):
+        from_file = tagger_export.export(config, plain["vocabs"], plain["state_dict"], packed=packed)
+        live = tagger_export.export(model.config, model.vocabs, model.state_dict(), packed=packed)
         _same(from_file, live)
     before = {k: v.clone() for k, v in model.state_dict().items()}
     tagger_export.export(model.config, model.vocabs, model.state_dict())

@@ -23,6 +23,7 @@ from tagger.inference import predict
 from tagger.models.skip_lstm import RARE, TaggerConfig
 from tagger.modules import fused
 from tagger.runtime import skip_lstm as runtime
+from tagger.runtime.kernels import NUMPY, Kernel
 from tagger.runtime.tokenizer import read_archive
 from tests.conftest import EWT
 from tests.helpers import first_blocks, invoke
@@ -106,15 +107,32 @@ def test_numpy_labels_are_the_torch_models_labels(trained, name):
 
 
 BF16 = [pytest.param(k, id=fused.KERNELS[k]) for k in range(1, (fused._fastscan.bf16_kernel() if fused._fastscan else 0) + 1)]
+F32 = [pytest.param(k, id=fused.F32_KERNELS[k]) for k in range(1, (fused._fastscan.f32_kernel() if fused._fastscan else 0) + 1)]
+
+
+@pytest.mark.skipif(not F32, reason="the C steps are not built")
+@pytest.mark.parametrize("kernel", F32)
+@pytest.mark.parametrize("name", ["upos", "three", "deep"])
+def test_the_float32_kernels_give_the_labels_and_scores_of_numpy(trained, name, kernel):
+    exact, fast = runtime.load(trained[name]), runtime.load(trained[name], Kernel(f32=kernel))
+    assert fast.kernel == Kernel(f32=kernel) and exact.kernel == NUMPY
+    sentences = [s.words for s in _sentences()]
+    assert fast.tag(sentences, threads=2) == exact.tag(sentences)
+    batch = [words for words in sentences[:40] if words]
+    expected = exact.scores_fused(batch, exact.word_rows(list(dict.fromkeys(w for s in batch for w in s))))
+    got = fast.scores_packed(batch, fast.word_rows(list(dict.fromkeys(w for s in batch for w in s))))
+    finite = np.isfinite(expected)
+    assert (finite == np.isfinite(got)).all()  # padding and RARE never chosen, in both
+    np.testing.assert_allclose(got[finite], expected[finite], atol=1e-4 * np.abs(expected[finite]).max())
 
 
 @pytest.mark.skipif(not BF16, reason="no AVX512-BF16 or AMX on this CPU")
 @pytest.mark.parametrize("kernel", BF16)
 @pytest.mark.parametrize("name", ["upos", "three", "deep"])
 def test_the_bf16_kernels_give_the_float32_scores_to_bf16_precision(trained, name, kernel):
-    exact, low = runtime.load(trained[name]), runtime.load(trained[name], kernel)
+    exact, low = runtime.load(trained[name]), runtime.load(trained[name], Kernel(bf16=kernel))
     sentences = [s.words for s in _sentences()]
-    assert low.kernel == kernel and exact.kernel == 0
+    assert low.kernel == Kernel(bf16=kernel) and exact.kernel == NUMPY
     columns = MODELS[name][0].split(",")
     mine, theirs = low.tag(sentences, threads=2), exact.tag(sentences)
     same = [a == b for m, t in zip(mine, theirs) for c in columns for a, b in zip(m[c], t[c])]
@@ -123,7 +141,7 @@ def test_the_bf16_kernels_give_the_float32_scores_to_bf16_precision(trained, nam
     batch = [words for words in sentences[:40] if words]
     words = exact.word_rows(list(dict.fromkeys(w for s in batch for w in s)))
     expected = exact.scores_fused(batch, words)
-    got = low.scores_bf16(batch, low.word_rows(list(dict.fromkeys(w for s in batch for w in s))))
+    got = low.scores_packed(batch, low.word_rows(list(dict.fromkeys(w for s in batch for w in s))))
     finite = np.isfinite(expected)
     assert (finite == np.isfinite(got)).all()  # padding and RARE never chosen, in both
     lengths = np.array([len(s) for s in batch])
@@ -135,23 +153,27 @@ def test_the_bf16_kernels_give_the_float32_scores_to_bf16_precision(trained, nam
 
 def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monkeypatch):
     header = read_archive(trained["upos"], peek=True)
+    monkeypatch.setattr(runtime, "f32_kernel", lambda: 2)
+    here = Kernel(f32=2)  # float32 here: by the float32 kernels
     for kernel in (0, 2):
         monkeypatch.setattr(runtime, "bf16_kernel", lambda: kernel)
         monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: kernel > 0)
-        assert runtime.products(header, "fp32", small=False) == 0  # float32 asked: float32 here
-        assert runtime.products(header, "auto", small=True) == 0  # a small input: the first line at once
-        assert runtime.products(header, "auto", small=False) == kernel  # float32 here where bf16 is not native
-        assert runtime.products(header, "bf16", small=False) == (kernel or None)  # bf16 without the kernels: torch
+        assert runtime.products(header, "fp32", small=False) == here  # float32 asked: float32 here
+        assert runtime.products(header, "auto", small=True) == here  # a small input: the first line at once
+        assert runtime.products(header, "auto", small=False) == (Kernel(bf16=kernel) if kernel else here)
+        assert runtime.products(header, "bf16", small=False) == (Kernel(bf16=kernel) if kernel else None)
         assert runtime.products(read_archive(trained["plain"], peek=True), "fp32", small=True) is None
     monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: True)  # AVX512-BF16 alone (no kernel): torch for wide models
     monkeypatch.setattr(runtime, "bf16_kernel", lambda: 0)
-    assert runtime.products(header, "auto", small=False) == 0  # hidden 16 ≤ NUMPY_HIDDEN
+    assert runtime.products(header, "auto", small=False) == here  # hidden 16 ≤ NUMPY_HIDDEN
     wide = {**header, "config": {**header["config"], "hidden": 128}}
     assert runtime.products(wide, "auto", small=False) is None
     monkeypatch.setattr(runtime, "bf16_kernel", lambda: 1 / 0)  # a small input never waits for the kernel's choice
-    assert runtime.products(header, "auto", small=True) == 0 and runtime.products(header, "fp32", small=False) == 0
+    assert runtime.products(header, "auto", small=True) == here and runtime.products(header, "fp32", small=False) == here
+    monkeypatch.setattr(runtime, "f32_kernel", lambda: 0)  # TAGGER_F32_KERNEL=none: numpy a step at a time
+    assert runtime.products(header, "fp32", small=False) == NUMPY
     monkeypatch.setattr(runtime, "_fastscan", None)
-    assert runtime.products(header, "fp32", small=False) is None and runtime.products(header, "fp32", small=True) == 0
+    assert runtime.products(header, "fp32", small=False) is None and runtime.products(header, "fp32", small=True) == NUMPY
 
 
 @pytest.mark.parametrize("name", ["upos", "three"])

@@ -3,8 +3,9 @@
 ``tagger tag --model pos.tagger`` on a small input runs on this (:func:`tag_file`), and on an
 input of any length where :func:`products` says so (the C steps of :mod:`tagger.modules._fastscan`
 built, and torch would multiply in float32 too or our bf16 kernels run; batches in ``--threads``
-threads): with float32 products the labels of the torch model in fp32 (tested), with the bf16
-kernels (:mod:`tagger.runtime.bf16`) its scores to bf16 precision, for the configurations of the
+threads): with float32 products (the float32 kernels of :mod:`tagger.runtime.kernels`, each
+layer's time loop in one C call, or numpy a step at a time) the labels of the torch model in fp32
+(tested), with the bf16 kernels (:mod:`tagger.runtime.bf16`) its scores to bf16 precision, for the configurations of the
 presets ``fast`` and ``small`` and any that differ from them in sizes only
 (:func:`tagger.models.skip_lstm.config.supports_fast_path`). :func:`load` gives None
 for any other model file (another family, cell or shortcut, the character CNN, per-feature
@@ -67,7 +68,9 @@ KEPT_BYTES = 96 << 20
 #: whole process 3.27 s at 4096, 2.85 s at 1024, 3.12 s at 512, one thread; 2.72, 2.29, 2.49 at two).
 MAX_TOKENS = 4096
 KERNEL_MAX_TOKENS = 1024
-F32_MAX_TOKENS = 1024
+#: ... and with the float32 kernels (5,000 EWT train sentences, AVX2, one thread: 6.98 s of CPU at
+#: 512, 6.47 at 1024, 6.61 at 2048, 6.34 at 4096; fewer, larger batches leave threads less to share)
+F32_MAX_TOKENS = 2048
 #: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
 #: "Tagging speed": past about this, importing torch pays for itself).
 SWITCH_TOKENS = 25_000
