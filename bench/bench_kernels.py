@@ -1,4 +1,5 @@
-"""The bf16 kernels of the torch-free tagger against numpy's float32 on this CPU (issue 20).
+"""The product kernels of the torch-free tagger (bf16, issue 20; float32, issue 33) against numpy's
+float32 on this CPU.
 
     python bench/bench_kernels.py [--model upos.tagger] [--repeats 3]
 
@@ -6,10 +7,11 @@ Prints one JSON object: the CPU, which kernels it runs and which `tagger tag` ta
 (``tagger.runtime.bf16.bf16_kernel``, with the measurement ``dot_products_pay`` that decides the
 AVX512-BF16 kernel where there is no AMX), and GFLOP/s (best of 20) of the products the `fast`
 model makes: an upper layer's input projection, one recurrent step, a chunk's per-word rows, by
-numpy float32 (one BLAS thread) and by each kernel. With --model, also the whole `tagger tag` of
-EWT train at one thread per way of multiplying (``TAGGER_BF16_KERNEL`` none / avx512-bf16 / amx,
-and ``--precision fp32``), medians of --repeats: what to measure on a CPU with AVX512-BF16 and no
-AMX (Zen 4), where nothing was measured when the choice was written.
+numpy float32 (one BLAS thread) and by each kernel this CPU runs, float32 (plain C, AVX2, AVX-512)
+and bf16. With --model, also the whole `tagger tag` of EWT train at one thread per way of
+multiplying (``TAGGER_F32_KERNEL`` none / generic / avx2 / avx512 with ``--precision fp32``;
+``TAGGER_BF16_KERNEL`` avx512-bf16 / amx, and none: torch's bf16), medians of --repeats: what to
+measure on a CPU where the default choice (``tagger.runtime.kernels``) was not measured.
 """
 
 from __future__ import annotations
@@ -32,14 +34,15 @@ sys.path.insert(0, str(ROOT))
 EWT = ROOT.parent / "shared" / "data" / "ud-english-ewt"
 
 from tagger.modules import fused  # noqa: E402
-from tagger.runtime import bf16  # noqa: E402
+from tagger.modules import packing  # noqa: E402
+from tagger.runtime import bf16, kernels  # noqa: E402
 
 #: (what, M, K, N) of the `fast` preset's products
 SHAPES = [("upper layer's input projection", 1024, 256, 1280), ("one recurrent step", 64, 128, 640),
           ("a chunk's per-word rows", 2000, 305, 3072)]
 
 
-def products(has: int) -> dict:
+def products(has: int, f32: int) -> dict:
     rng = np.random.default_rng(0)
     out = {}
     for what, m, k, n in SHAPES:
@@ -52,12 +55,18 @@ def products(has: int) -> dict:
         for kernel in range(1, has + 1):
             row[fused.KERNELS[kernel]] = round(
                 flops / bf16.best_seconds(lambda: bf16.product(kernel, a, packed, result), 20) / 1e9, 1)
+        panels = packing.pack(w, f32=True)
+        for number in range(1, f32 + 1):
+            way = kernels.Kernel(f32=number)
+            row[way.name] = round(
+                flops / bf16.best_seconds(lambda: kernels.product(way, x, panels, result), 20) / 1e9, 1)
         out[f"{what} [{m}×{k}]·[{k}×{n}]"] = row
     return out
 
 
-def whole(model: str, repeats: int, has: int) -> dict:
-    ways = [("float32 (--precision fp32)", {}, ["--precision", "fp32"])]
+def whole(model: str, repeats: int, has: int, f32: int) -> dict:
+    ways = [(f"float32 kernel {fused.F32_KERNELS[k]}", {"TAGGER_F32_KERNEL": fused.F32_KERNELS[k]},
+             ["--precision", "fp32"]) for k in range(f32 + 1)]
     ways += [(f"bf16 kernel {fused.KERNELS[k]}", {"TAGGER_BF16_KERNEL": fused.KERNELS[k]}, []) for k in range(1, has + 1)]
     ways += [("torch's bf16 (no kernel)", {"TAGGER_BF16_KERNEL": "none"}, [])]
     seconds: dict[str, list[float]] = {name: [] for name, _, _ in ways}
@@ -78,14 +87,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     has = int(fused._fastscan.bf16_kernel()) if fused._fastscan is not None else 0
+    f32 = int(fused._fastscan.f32_kernel()) if fused._fastscan is not None else 0
     info = Path("/proc/cpuinfo").read_text(errors="replace") if Path("/proc/cpuinfo").exists() else ""
     name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
-    out = {"bench": "bf16-kernels", "cpu": name, "cpus": os.cpu_count(), "kernels_here": fused.KERNELS[has],
-           "default": fused.KERNELS[bf16.bf16_kernel()],
+    out = {"bench": "product-kernels", "cpu": name, "cpus": os.cpu_count(), "kernels_here": fused.KERNELS[has],
+           "f32_kernels_here": fused.F32_KERNELS[f32], "default": kernels.best(True).name,
            "dot_products_pay": bf16.dot_products_pay() if has >= 1 else None,
-           "gflops": products(has)}
+           "gflops": products(has, f32)}
     if args.model:
-        out["tagger_tag_1_thread"] = whole(args.model, args.repeats, has)
+        out["tagger_tag_1_thread"] = whole(args.model, args.repeats, has, f32)
     print(json.dumps(out, indent=1, ensure_ascii=False))
 
 
