@@ -46,15 +46,11 @@ def token_batches(lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
     return batches
 
 
-def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str = "fail",
-                       first: int | None = None) -> Iterator[tuple[list[Sentence], TaggerError | None]]:
-    """Chunks of at most ``size`` sentences (with ``first``, the first of that many, each next one
-    twice the one before, up to ``size``: work on the first chunk starts sooner). A reader error
-    ends the stream after yielding the sentences read before it, with the error, so they are still
-    tagged and written."""
+def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str = "fail") -> Iterator[tuple[list[Sentence], TaggerError | None]]:
+    """Chunks of at most ``size`` sentences. A reader error ends the stream after yielding the
+    sentences read before it, with the error, so they are still tagged and written."""
     chunk: list[Sentence] = []
     iterator = iter(sentences)
-    wanted = size if first is None else max(1, min(first, size))
     while True:
         try:
             sentence = next(iterator)
@@ -64,9 +60,9 @@ def chunks_until_error(sentences: Iterable[Sentence], size: int, on_error: str =
             yield chunk, error
             return
         chunk.append(sentence)
-        if len(chunk) >= wanted:
+        if len(chunk) >= size:
             yield chunk, None
-            chunk, wanted = [], min(2 * wanted, size)
+            chunk = []
     if chunk:
         yield chunk, None
 

@@ -71,9 +71,6 @@ KERNEL_MAX_TOKENS = 1024
 #: ... and with the float32 kernels (5,000 EWT train sentences, AVX2, one thread: 6.98 s of CPU at
 #: 512, 6.47 at 1024, 6.61 at 2048, 6.34 at 4096; fewer, larger batches leave threads less to share)
 F32_MAX_TOKENS = 2048
-#: Sentences in the first chunk tagged here, each next chunk twice as many up to --chunk-size: the
-#: threads start on the first batches sooner (its per-word rows are fewer to make first).
-FIRST_CHUNK = 125
 #: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
 #: "Tagging speed": past about this, importing torch pays for itself).
 SWITCH_TOKENS = 25_000
@@ -498,7 +495,7 @@ def _tag_here(model: "NumpyTagger", sentences: Iterator[Sentence], output: str |
             # path), and a chunk's batches run in the pool while this thread writes the one before and
             # begins the next
             pending = None
-            for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size, first=FIRST_CHUNK)):
+            for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size)):
                 if chunk:
                     tagging = model.start([s.words for s in chunk], pool)
                     if pending is not None:
