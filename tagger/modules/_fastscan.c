@@ -428,8 +428,9 @@ INLINE int f32_scan_body(const int lanes, const int rmax, const ScanF32 *s) {
     memset(space, 0, 2 * hbytes + zbytes); /* h_{-1} = 0, c_{-1} = 0, and the first step's product */
     float *h = (float *)space, *c = (float *)(space + hbytes), *z = (float *)(space + 2 * hbytes);
     Sink sink = {0, 0, z, B, s->gp, NULL, s->gp, 0, 0, G};
-    for (int64_t t = 0; t < T; t++) {
-        for (int64_t d = 0; d < 2; d++) {
+    /* one direction after the other: only its W_h is read, and stays in L2 */
+    for (int64_t d = 0; d < 2; d++) {
+        for (int64_t t = 0; t < T; t++) {
             float *hd = h + d * B * H;
             if (t) {
                 if (f32_gemm_body(lanes, rmax, B, nb, H, hd, H, s->w + d * nb * H * 16, &sink)) return -1;
