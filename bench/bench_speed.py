@@ -58,13 +58,15 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def whole_process(model: str, threads: int, path: Path, extra: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds of `tagger tag` on ``path``, output to /dev/null."""
+def whole_process(model: str, threads: int, path: Path, extra: list[str],
+                  env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of `tagger tag` on ``path``, output to /dev/null (``env``: variables
+    set for it)."""
     cpu_start = children_cpu()
     start = time.perf_counter()
     with open(path, "rb") as inp:
         done = subprocess.run(tagger_command(model, threads, extra), stdin=inp, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, check=False)
+                              stderr=subprocess.PIPE, check=False, env={**os.environ, **(env or {})})
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"tagger tag failed:\n{done.stderr.decode()[-2000:]}")
@@ -117,6 +119,9 @@ def main() -> None:
                         help="One more argument to `tagger tag` (e.g. --set=--precision --set=fp32).")
     parser.add_argument("--nltk-cache", default="/tmp/tagger-bench-perceptron.pickle")
     parser.add_argument("--no-peer", action="store_true", help="Only `tagger tag`.")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+                        help="Also `tagger tag` with these environment variables, in every repeat (interleaved), "
+                             "e.g. before:TAGGER_F32_KERNEL=none; reported under variants, its ratio to NLTK in the same run.")
     args = parser.parse_args()
 
     from tagger import formats
@@ -127,10 +132,15 @@ def main() -> None:
     peer = None if args.no_peer else perceptron(Path(args.train), args.column, Path(args.nltk_cache))
     before = load()
     ours, theirs, first, ours_cpu, theirs_cpu = [], [], [], [], []
+    variants = {name: dict(pair.split("=", 1) for pair in spec.split(",")) for name, spec in
+                (variant.split(":", 1) for variant in args.variant)}
+    variant_walls: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.repeats):
         wall, cpu_s = whole_process(args.model, args.threads, path, args.extra)
         ours.append(wall)
         ours_cpu.append(cpu_s)
+        for name, env in variants.items():
+            variant_walls[name].append(whole_process(args.model, args.threads, path, args.extra, env)[0])
         if peer is not None:
             start, cpu_start = time.perf_counter(), time.process_time()
             peer.tag_sents(sentences)
@@ -148,6 +158,12 @@ def main() -> None:
                    "nltk_wall_s": [round(w, 2) for w in theirs], "nltk_cpu_s": [round(w, 2) for w in theirs_cpu],
                    "ratio": round(statistics.median(theirs) / statistics.median(ours), 3),
                    "cpu_time_ratio": round(statistics.median(theirs_cpu) / statistics.median(ours_cpu), 3)}
+    if variants:
+        record["variants"] = {name: {"env": variants[name], "tokens_per_s": round(tokens / statistics.median(walls)),
+                                     "wall_s": [round(w, 2) for w in walls],
+                                     "ratio": round(statistics.median(theirs) / statistics.median(walls), 3) if theirs else None,
+                                     "ours_over_variant": round(statistics.median(walls) / statistics.median(ours), 3)}
+                              for name, walls in variant_walls.items()}
     record |= {**cpu(), "load_before": before, "load_after": load()}
     print(json.dumps(record), flush=True)
 

@@ -198,10 +198,31 @@ def test_the_tokenizers_c_step_gives_the_numpy_scans_labels(french, monkeypatch)
     from tagger.tokenization.labels import normalise
 
     text = normalise(_raw_text(DATA / "tokenize-fr.conllu") * 3 + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
+    monkeypatch.setattr(runtime.kernels, "f32_kernel", lambda: 0)  # a step at a time, the C step or numpy
     monkeypatch.setattr(runtime, "FUSED", True)
     fused = runtime.load(french).label(text)
     monkeypatch.setattr(runtime, "FUSED", False)
     assert fused == runtime.load(french).label(text)
+
+
+@pytest.mark.skipif(__import__("tagger.runtime.tokenizer", fromlist=["_"])._fastscan is None,
+                    reason="the C step is not built")
+def test_the_float32_kernels_give_the_numpy_scans_labels(french, monkeypatch):
+    """Each layer in one C call, by each float32 kernel this CPU runs, labels as numpy's scan."""
+    from tagger.modules import fused
+    from tagger.runtime import tokenizer as runtime
+    from tagger.tokenization.labels import normalise
+
+    text = normalise(_raw_text(DATA / "tokenize-fr.conllu") * 3 + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
+    monkeypatch.setattr(runtime.kernels, "f32_kernel", lambda: 0)
+    monkeypatch.setattr(runtime, "FUSED", False)
+    plain = runtime.load(french)
+    assert not plain.kernel
+    expected = plain.label(text)
+    for number in range(1, int(fused._fastscan.f32_kernel()) + 1):
+        monkeypatch.setattr(runtime.kernels, "f32_kernel", lambda: number)
+        fast = runtime.load(french)
+        assert fast.kernel.f32 == number and fast.label(text) == expected
 
 
 def test_a_tokenizer_alone_switches_to_torch_with_the_same_output(french, tmp_path):

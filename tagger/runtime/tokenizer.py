@@ -10,8 +10,9 @@ uses torch.
 
 Reading: the one torch-free model-file reader, :func:`tagger.archive.read` (weights only: it
 refuses every global but plain data and tensors, as ``torch.load(weights_only=True)`` does);
-the arrays: :func:`tagger.models.tokenizer.export.export`; the time loop: the tagger runtime's
-(:func:`tagger.runtime.scan.lstm_layer`).
+the arrays: :func:`tagger.models.tokenizer.export.export`; the time loop: the tagger runtime's,
+each layer in one C call by the float32 kernels (:mod:`tagger.runtime.kernels`) where they are
+built, else a step at a time (:func:`tagger.runtime.scan.lstm_layer`).
 """
 
 from __future__ import annotations
@@ -28,13 +29,17 @@ from tagger.config import config_from_dict
 from tagger.errors import TaggerError
 from tagger.models.tokenizer.config import TokenizerConfig
 from tagger.models.tokenizer.export import export
+from tagger.modules import packing
 from tagger.modules.fused import FUSED, _fastscan  # noqa: F401 - the taggers' C time step, where it is built
+from tagger.runtime import kernels
 from tagger.runtime.scan import lstm_layer, sigmoid_  # noqa: F401 - sigmoid_ here as before
 from tagger.tokenization.labels import N_CATEGORIES, char_code
 from tagger.tokenization.multiword import Expander
 
-#: Windows per batch, at most.
+#: Windows per batch, at most (by the float32 kernels, whose layers take all their time steps'
+#: input projections at once: 2 × 64 steps × 128 × 4H floats at the defaults).
 MAX_WINDOWS = 512
+KERNEL_WINDOWS = 128
 #: Time steps whose input projection is computed at once (memory: 2 × 32 × 512 × 4H floats).
 PROJECTED_STEPS = 32
 
@@ -81,6 +86,19 @@ class NumpyTokenizer:
         self.weights = arrays.layers
         self.w_out, self.b_out = arrays.w_out, arrays.b_out
         self._codes: dict[int, int] = {}  # code point -> code
+        #: the float32 kernel (none: numpy a step at a time), and per layer its packed right sides:
+        #: W_ih of both directions side by side, each ``block`` columns, their bias, W_hh
+        self.kernel = kernels.Kernel(f32=kernels.f32_kernel())
+        self.packed = [self._pack(*layer) for layer in self.weights] if self.kernel else []
+
+    @staticmethod
+    def _pack(w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray) -> tuple:
+        """One layer's right sides for the float32 kernels: (W_ih, bias, W_hh, block)."""
+        width = w_ih.shape[-1]
+        block = packing.up(width, 16)
+        both = np.zeros(2 * block, dtype=np.float32)
+        both[:width], both[block : block + width] = bias[0, 0], bias[1, 0]
+        return packing.directions(w_ih, block, f32=True), both, packing.recurrent(w_hh, f32=True), block
 
     def encode(self, norm: str) -> np.ndarray:
         """Codes (``id × N_CATEGORIES + category``) of a normalised text, ``[N]``."""
@@ -101,7 +119,7 @@ class NumpyTokenizer:
         padded = np.zeros(count * size + 2 * context, dtype=np.int64)
         padded[context : context + n] = self.encode(norm)
         windows = np.lib.stride_tricks.sliding_window_view(padded, window)[::size]  # [count, window]
-        batches = -(-count // MAX_WINDOWS)
+        batches = -(-count // (KERNEL_WINDOWS if self.kernel else MAX_WINDOWS))
         size_of = -(-count // batches)  # batches of equal size: the scan's cost per step is mostly fixed
         out = [self._labels(windows[start : start + size_of]) for start in range(0, count, size_of)]
         return np.concatenate(out)[:n].astype(np.uint8).tobytes()
@@ -110,11 +128,27 @@ class NumpyTokenizer:
         """The labels of the middle ``segment`` characters of each window ``codes`` [B, T], flat."""
         chars, categories = np.divmod(codes.T, N_CATEGORIES)  # [T, B]
         x = np.concatenate([self.chars[chars], self.categories[categories]], -1)  # [T, B, D]
-        for w_ih, w_hh, bias in self.weights:
-            x = self._layer(x, w_ih, w_hh, bias)
+        if self.kernel:
+            x = self._kernel_layers(x)
+        else:
+            for w_ih, w_hh, bias in self.weights:
+                x = self._layer(x, w_ih, w_hh, bias)
         middle = x[self.context : self.context + self.segment]  # [S, B, 2H]
         scores = middle @ self.w_out + self.b_out
         return scores.argmax(-1).T.reshape(-1)  # window by window
+
+    def _kernel_layers(self, x: np.ndarray) -> np.ndarray:
+        """Every layer by the float32 kernels, [T, B, D] -> [T, B, 2H]: each layer's input
+        projection one product for both directions, in sentence order, and its time loop one C
+        call, which reads direction 1 backwards and writes the outputs in sentence order."""
+        steps, batch, _ = x.shape
+        rows = np.ascontiguousarray(x.reshape(steps * batch, -1), dtype=np.float32)
+        for packed_x, bias, packed_h, block in self.packed:
+            gx = np.empty((steps * batch, 2 * block), dtype=np.float32)
+            kernels.product(self.kernel, rows, packed_x, gx, bias)
+            rows = np.empty((steps * batch, 2 * self.hidden), dtype=np.float32)
+            kernels.scan(self.kernel, gx, packed_h, self.hidden, None, None, None, rows, steps, batch, block)
+        return rows.reshape(steps, batch, -1)
 
     def _layer(self, x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray) -> np.ndarray:
         """One bidirectional LSTM layer: [T, B, D] -> [T, B, 2H], the input projection a few steps
