@@ -159,7 +159,7 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
         monkeypatch.setattr(runtime, "bf16_kernel", lambda: kernel)
         monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: kernel > 0)
         assert runtime.products(header, "fp32", small=False) == here  # float32 asked: float32 here
-        assert runtime.products(header, "auto", small=True) == here  # a small input: the first line at once
+        assert runtime.products(header, "auto", small=True) == NUMPY  # a small input: the first line at once
         assert runtime.products(header, "auto", small=False) == (Kernel(bf16=kernel) if kernel else here)
         assert runtime.products(header, "bf16", small=False) == (Kernel(bf16=kernel) if kernel else None)
         assert runtime.products(read_archive(trained["plain"], peek=True), "fp32", small=True) is None
@@ -169,7 +169,7 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
     wide = {**header, "config": {**header["config"], "hidden": 128}}
     assert runtime.products(wide, "auto", small=False) is None
     monkeypatch.setattr(runtime, "bf16_kernel", lambda: 1 / 0)  # a small input never waits for the kernel's choice
-    assert runtime.products(header, "auto", small=True) == here and runtime.products(header, "fp32", small=False) == here
+    assert runtime.products(header, "auto", small=True) == NUMPY and runtime.products(header, "fp32", small=False) == here
     monkeypatch.setattr(runtime, "f32_kernel", lambda: 0)  # TAGGER_F32_KERNEL=none: numpy a step at a time
     assert runtime.products(header, "fp32", small=False) == NUMPY
     monkeypatch.setattr(runtime, "_fastscan", None)

@@ -529,18 +529,19 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> Kern
 
     ``--precision bf16``, and ``auto`` on a large input: the bf16 kernels wherever they run (a
     CPU with AMX or AVX512-BF16; docs/benchmarks.md, "Tagging speed": faster than torch's bf16
-    products at any size); ``fp32``, and ``auto`` on a small input (the first line at once):
-    float32 here. Otherwise float32 here with the C steps built, where torch would multiply in
-    float32 too (``auto`` on a CPU without native bf16), or for models of at most
-    :data:`NUMPY_HIDDEN` cells a layer; torch for the rest (``bf16`` without the kernels)."""
+    products at any size); ``fp32``: float32 here (a small input, the first line at once: numpy a
+    step at a time, the model's right sides not packed). Otherwise float32 here with the C steps
+    built, where torch would multiply in float32 too (``auto`` on a CPU without native bf16), or
+    for models of at most :data:`NUMPY_HIDDEN` cells a layer; torch for the rest (``bf16``
+    without the kernels)."""
     if not supported(header):
         return None
     if precision == "bf16":
         number = bf16_kernel()
         return Kernel(bf16=number) if number else None
+    if small:  # the first line at once: no packing for the kernels (25 ms for `fast`; before the bf16
+        return NUMPY  # kernel is asked for, which may measure for 20 ms)
     here = Kernel(f32=f32_kernel())
-    if small:  # (before the bf16 kernel is asked for: that may measure for 20 ms)
-        return here
     if _fastscan is None or precision not in ("fp32", "auto"):
         return None
     if precision == "fp32":
