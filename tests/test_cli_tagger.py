@@ -111,7 +111,8 @@ def test_embeddings_initialise_word_vectors(tmp_path):
     vectors.write_text("the " + " ".join(["0.5"] * 16) + "\ncat " + " ".join(["-0.5"] * 16) + "\n")
     out = tmp_path / "m.tagger"
     done = invoke("train", "--train", "data/sample.conllu", "--dev", "data/sample.conllu", "--out", out,
-                  "--max-epochs", "1", "--embeddings", vectors, "--set", "lr=1e-12", *SMALL)  # too small to move them
+                  "--max-epochs", "1", "--embeddings", vectors, "--set", "lr=1e-12", "--set", "vectors=init",
+                  *SMALL)  # too small to move them
     assert done.exit_code == 0, done.output
     assert "2 word vectors loaded" in done.stderr
     from tagger import model_file

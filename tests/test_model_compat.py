@@ -256,6 +256,7 @@ def test_a_capability_a_family_lacks_is_a_one_line_error(old_files):
     with pytest.raises(TaggerError, match="float32 only"):
         parser.set_precision(torch.bfloat16)
     assert apply(parser, "bf16") is None  # stays float32, as before
+    tagger.config = dataclasses.replace(tagger.config, vectors="init")  # (frozen vectors are projected: any size)
     with pytest.raises(TaggerError, match="add --set word_dim=7"):
         tagger.load_embeddings(["a"], torch.zeros(1, 7))
     assert tagger.pos_column(tagger.config) is None and parser.pos_column(parser.config) == "upos"

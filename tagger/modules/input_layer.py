@@ -29,10 +29,14 @@ class InputLayer(nn.Module):
     Any feature can be switched off by a zero dimension; ``window`` is odd (1 = no context).
     ``cnn_filters`` > 0 adds the character CNN: its own ``cnn_dim``-dim character embeddings, a
     convolution of width ``cnn_width`` and a max over positions, then tanh (:meth:`spelling`).
+    ``pretrained`` (rows, dim) adds a frozen table of pretrained vectors (fp16, a buffer) read by
+    the same word ids, the first ``n_words`` of them the trained embedding's rows and the rest
+    words it does not have (their trained part is UNK's): ``E_w(w) = E(w) + P v(w)``, ``P`` a
+    trained projection [dim → word_dim] (:meth:`add_pretrained`).
     """
 
     def __init__(self, n_words: int, n_chars: int, word_dim: int, caps_dim: int, char_dim: int, char_length: int, window: int, window_gates: bool, init_scale: float = 0.1,
-                 cnn_filters: int = 0, cnn_width: int = 3, cnn_dim: int = 0):
+                 cnn_filters: int = 0, cnn_width: int = 3, cnn_dim: int = 0, pretrained: tuple[int, int] = (0, 0)):
         super().__init__()
         if window < 1 or window % 2 == 0:
             raise ValueError(f"window must be an odd number ≥ 1, not {window}")
@@ -65,10 +69,34 @@ class InputLayer(nn.Module):
             self.cnn_char.weight.data[0].zero_()
             scaled_normal_(self.cnn.weight, cnn_dim * cnn_width, init_scale)
             nn.init.zeros_(self.cnn.bias)
+        self.register_buffer("pretrained", None)  # the frozen table, last too (see add_pretrained)
+        self.project: nn.Linear | None = None
+        self.init_scale = init_scale
+        if pretrained[0]:
+            self.add_pretrained(torch.zeros(pretrained, dtype=torch.float16))
 
     @property
     def output_size(self) -> int:
         return self.window * self.feature_size
+
+    def add_pretrained(self, table: torch.Tensor) -> None:
+        """Takes ``table`` [R, dim] as the frozen table of pretrained vectors (stored in fp16; its
+        first rows those of the trained embedding's words, zero where a word has none), with a
+        new projection to ``word_dim`` (N(0, 1/√dim) × the init scale)."""
+        assert self.word is not None, "a table of pretrained vectors needs word embeddings"
+        device = self.word.weight.device
+        self.register_buffer("pretrained", table.to(device=device, dtype=torch.float16).contiguous())
+        self.project = nn.Linear(table.shape[1], self.word.embedding_dim, bias=False).to(device)
+        scaled_normal_(self.project.weight, table.shape[1], self.init_scale)
+
+    def word_vectors(self, words: torch.Tensor) -> torch.Tensor:
+        """``E_w`` of word ids of any shape: the trained embedding, plus the projected pretrained
+        vector where there is a table (ids past the trained rows read UNK's trained row)."""
+        assert self.word is not None
+        if self.pretrained is None:
+            return self.word(words)
+        trained = words.masked_fill(words >= self.word.num_embeddings, 1)  # 1: UNK
+        return self.word(trained) + self.project(self.pretrained[words].to(self.project.weight.dtype))
 
     def load_vectors(self, vectors: torch.Tensor, rows: torch.Tensor) -> None:
         """Copy pretrained ``vectors`` [N, word_dim] into the word embedding rows ``rows`` [N]."""
@@ -219,7 +247,7 @@ class InputLayer(nn.Module):
         shape; ``spelling`` (:meth:`spelling`'s output, same leading shape) only with the CNN."""
         parts = []
         if self.word is not None:
-            parts.append(self.word(words))
+            parts.append(self.word_vectors(words))
         if self.caps is not None:
             parts.append(self.caps(caps))
         if self.char is not None:

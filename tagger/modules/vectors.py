@@ -1,39 +1,32 @@
-"""Pretrained word vectors in the GloVe / word2vec text format."""
+"""Pretrained word vectors as a tensor, for a model's ``load_embeddings``: any source that
+:func:`tagger.formats.vectors.read` takes (GloVe / word2vec / fastText files, gzipped or binary,
+or an installed package by name)."""
 
 from __future__ import annotations
 
+from typing import Iterable
+
 import torch
 
-from tagger.errors import TaggerError
-from tagger.formats.base import iter_lines
+from tagger.corpus.features import normalize
+from tagger.formats import vectors as vector_files
 
 
-def read_vectors(path: str) -> tuple[list[str], torch.Tensor]:
-    """Words and a [N, dim] tensor from a text file: ``word v1 v2 ...`` per line.
+#: Rows a model may keep beyond its training words (a frozen table's, for words unseen in
+#: training): the source's first, its most frequent words.
+EXTRA_ROWS = 100_000
 
-    A word2vec header line (``count dim``) is skipped; a line of another dimension, or a
-    value that is not a number, is an error naming the line.
-    """
-    words: list[str] = []
-    rows: list[list[float]] = []
-    dim = None
-    for number, line in iter_lines(path):
-        parts = line.rstrip().split(" ")
-        if number == 1 and len(parts) == 2 and all(p.isdigit() for p in parts):
-            continue  # word2vec header
-        if len(parts) < 2:
-            if not line.strip():
-                continue
-            raise TaggerError("expected a word and its vector", path, number)
-        if dim is None:
-            dim = len(parts) - 1
-        elif len(parts) - 1 != dim:
-            raise TaggerError(f"vector of {len(parts) - 1} dimensions, the file's first has {dim}", path, number)
-        try:
-            rows.append([float(v) for v in parts[1:]])
-        except ValueError:
-            raise TaggerError("vector value is not a number", path, number) from None
-        words.append(parts[0])
-    if not rows:
-        raise TaggerError("empty embeddings file", path)
-    return words, torch.tensor(rows)
+
+def read_vectors(path: str, vocabulary: Iterable[str] | None = None) -> tuple[list[str], torch.Tensor]:
+    """Words and a [N, dim] tensor of the rows of ``path`` (a file or a package name), in its
+    order: every row, or only those a model of ``vocabulary`` may look up (the word itself,
+    lowercased, or lowercased with digits as 9, as the families match them) and the first
+    :data:`EXTRA_ROWS`, so that memory holds those rows alone. A malformed line is an error
+    naming the file and the line."""
+    keep = None
+    if vocabulary is not None:
+        known = set(vocabulary)
+        lowered, normalized = {word.lower() for word in known}, {normalize(word) for word in known}
+        keep = lambda word: word in known or word.lower() in lowered or normalize(word) in normalized  # noqa: E731
+    found = vector_files.read(path, keep=keep, first=EXTRA_ROWS if keep is not None else 0)
+    return found.words, torch.from_numpy(found.table)

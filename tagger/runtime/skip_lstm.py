@@ -46,7 +46,7 @@ from tagger.corpus.records import Sentence
 from tagger.config import config_from_dict
 from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
-from tagger.models.skip_lstm.config import FAST_PATH, RARE, TaggerConfig, supports_fast_path  # noqa: F401 - RARE here as before
+from tagger.models.skip_lstm.config import FAST_PATH, RARE, TaggerConfig, lookup_words, supports_fast_path  # noqa: F401 - RARE here as before
 from tagger.models.skip_lstm.export import Layer, TaggerArrays, export  # noqa: F401 - Layer here as before
 from tagger.formats.base import open_output
 from tagger.formats.placement import check_output, write_chunk
@@ -160,7 +160,7 @@ class NumpyTagger:
         self.columns = arrays.columns
         self.output_columns = self.columns  # what write_chunk reads
         self.window, self.layers, self.first = arrays.window, arrays.layers, arrays.first
-        self.featurizer = InputFeaturizer(Vocab.from_list(vocabs["words"]), Vocab.from_list(vocabs["chars"]),
+        self.featurizer = InputFeaturizer(Vocab.from_list(lookup_words(vocabs)), Vocab.from_list(vocabs["chars"]),
                                           arrays.char_length)
         self.embeddings, self.gates_w, self.gates_b = arrays.embeddings, arrays.gates_w, arrays.gates_b
         self.labels, self.heads = arrays.labels, arrays.heads
@@ -378,7 +378,12 @@ class NumpyTagger:
         """f = [E_w(w); E_a(a); E_c(chars)] of each form, [U+1, F]; row 0 (no word) zero."""
         words, caps, chars, _ = zip(*map(self.featurizer.token, forms))  # (no CNN spelling)
         ids = (np.array(words), np.array(caps), np.array(chars, dtype=np.intp).reshape(len(forms), -1))
+        pretrained = self.arrays.pretrained
+        if pretrained is not None:  # E(w) + P v(w); the words only the table holds read UNK's (1) E
+            ids = (np.where(ids[0] >= len(self.embeddings[0]), 1, ids[0]), *ids[1:])
         parts = [table[values].reshape(len(forms), -1) for table, values in zip(self.embeddings, ids) if table is not None]
+        if pretrained is not None:
+            parts[0] = parts[0] + pretrained[np.array(words)] @ self.arrays.project
         f = np.zeros((len(forms) + 1, sum(part.shape[1] for part in parts)), dtype=np.float32)
         f[1:] = np.concatenate(parts, -1)
         return f

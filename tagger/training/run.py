@@ -17,7 +17,7 @@ from typing import Any, Callable, Protocol, Sequence
 import torch
 
 from tagger import model_file
-from tagger.config import TrainingConfig, config_to_dict
+from tagger.config import TrainingConfig, config_from_dict, config_to_dict
 from tagger.corpus.records import UNDERSCORE_VALUE_COLUMNS, Sentence
 from tagger.devices import resolve_device
 from tagger.errors import TaggerError
@@ -130,6 +130,8 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
             raise TaggerError(f"--bootstrap needs a trained {cls.name} model, not a {source.name}", request.bootstrap)
     # A bootstrapped model shares its source's vocabularies, so that embedding rows line up.
     vocabs = resumed["vocabs"] if resumed else source.vocabs if source is not None else cls.vocabs_from(config, data.train)
+    if resumed:  # the model as it was saved (sizes set in training, such as a table of pretrained vectors')
+        config = config_from_dict(type(config), resumed["config"], from_file=True)
     vocabs = distributed.broadcast(vocabs)  # every process indexes words as rank 0 does
     notes = []
     if request.encoder_from:  # also when resuming: the checkpoint's weights then replace the tagger's
@@ -147,7 +149,8 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
     if request.embeddings and not resumed:
         from tagger.modules.vectors import read_vectors
 
-        words, vectors = read_vectors(request.embeddings)
+        # only the rows the training words may use (an encoder taken from another model brings its own words)
+        words, vectors = read_vectors(request.embeddings, None if request.encoder_from else vocabs.get("words"))
         try:
             notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
         except TaggerError as e:
@@ -187,6 +190,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         "dev_sentences": data.sentence_counts[1],
         "train_tokens": sum(len(s) for s in data.train),
         "seed": options.seed,
+        **({"embeddings": request.embeddings} if request.embeddings else {}),
         "processes": context.world,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }

@@ -37,6 +37,12 @@ class TaggerConfig:
     min_word_count: int = ranged(1, at_least=1)  # words seen fewer times are UNK
     rare_word_dropout: float = ranged(0.0, at_least=0, below=1)  # replace training words seen once by UNK with this probability
     rare_tag_count: int = ranged(0, at_least=0)  # tags seen fewer times than this map to RARE (CCGbank: 10), in each column learned
+    # pretrained word vectors (--embeddings): "frozen" keeps a fixed table of them for every word it
+    # holds, seen in training or not, projected to word_dim and added to the word's trained
+    # embedding (Dozat & Manning 2017); "init" only initialises the training words' embeddings
+    vectors: str = "frozen"
+    vectors_mb: float = ranged(8.0, at_least=0)  # the frozen table's size at most (fp16): training words first, then the source's most frequent
+    pretrained_dim: int = ranged(0, at_least=0)  # the frozen table's vector size, set from the vectors (0: no table)
     # stacked bidirectional layers
     layers: int = ranged(3, at_least=1, at_most=64)
     hidden: int = ranged(128, at_least=1)
@@ -84,6 +90,10 @@ class TaggerConfig:
         if "," in self.aux_column:
             raise ValueError(f"aux_column names one column, not {self.aux_column!r}: to learn and output several, "
                              f"use --column {self.column},{self.aux_column}")
+        if self.vectors not in VECTORS:
+            raise ValueError(f"vectors must be one of {', '.join(VECTORS)}, not {self.vectors!r}")
+        if self.pretrained_dim and not self.word_dim:
+            raise ValueError("a table of pretrained vectors needs word embeddings (word_dim > 0)")
         if self.feats_mode not in FEATS_MODES:
             raise ValueError(f"feats_mode must be one of {', '.join(FEATS_MODES)}, not {self.feats_mode!r}")
         if self.char_cnn and not self.cnn_dim:
@@ -104,6 +114,17 @@ class TaggerConfig:
     def cnn_dim(self) -> int:
         """The character CNN's embedding size (``char_cnn_dim``, or ``char_dim`` when 0)."""
         return self.char_cnn_dim or self.char_dim
+
+
+#: How pretrained vectors (``--embeddings``) enter the model (``TaggerConfig.vectors``).
+VECTORS = ("frozen", "init")
+
+
+def lookup_words(vocabs: dict[str, list[str]]) -> list[str]:
+    """The words a tagger looks up, each its row of the input: the training words
+    (``vocabs["words"]``, with PAD and UNK; the rows of the trained embedding), then the words
+    only the frozen table of pretrained vectors holds (``vocabs["pretrained"]``)."""
+    return list(vocabs["words"]) + list(vocabs.get("pretrained", []))
 
 
 #: The layer the fast path (:mod:`tagger.runtime.skip_lstm`, the C kernels) computes: an LSTM whose

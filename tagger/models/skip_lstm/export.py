@@ -65,6 +65,10 @@ class TaggerArrays:
     b_out: np.ndarray  # [S]; padding and RARE at -inf
     packed_first: packing.Packed | None = field(default=None)  # for the kernels: ``first`` and ``w_out`` packed
     packed_out: packing.Packed | None = field(default=None)
+    #: the frozen table of pretrained vectors [R, P] (float32; rows past the word embedding's are
+    #: words only it holds) and its projection [P, word_dim], or None
+    pretrained: np.ndarray | None = field(default=None)
+    project: np.ndarray | None = field(default=None)
 
 
 def plain(value: Any) -> np.ndarray:
@@ -81,6 +85,7 @@ def expected_keys(config: TaggerConfig) -> set[str]:
     keys = {name for name, on in zip(EMBEDDINGS, present) if on} | {"output.weight", "output.bias"}
     keys |= {"input.gates.weight", "input.gates.bias"} if d > 1 and config.window_gates else set()
     keys |= {f"rnn.layers.{i}.{w}" for i in range(layers) for w in ("w_x", "w_h", "bias")}
+    keys |= {"input.pretrained", "input.project.weight"} if config.pretrained_dim else set()
     return keys | {f"rnn.layers.{i}.u_k" for i in range(2, layers)}
 
 
@@ -121,6 +126,11 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
             if special in names:
                 b_out[start + names.index(special)] = -np.inf
     arrays = TaggerArrays(columns, labels, heads, d, length, embeddings, first, gates_w, gates_b, layers, w_out, b_out)
+    if config.pretrained_dim:
+        arrays.pretrained = plain(state["input.pretrained"])
+        arrays.project = np.ascontiguousarray(plain(state["input.project.weight"]).T)
+        if arrays.project.shape != (config.pretrained_dim, config.word_dim):
+            raise ValueError("the pretrained vectors' projection does not fit the configuration")
     if packed not in ("", "bf16", "f32"):
         raise ValueError(f"no kernels {packed!r}")
     if packed:

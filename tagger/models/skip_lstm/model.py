@@ -31,7 +31,7 @@ from tagger.evaluation.metrics import ColumnsMetric, TagMetric
 from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
-from tagger.models.skip_lstm.config import RARE, TaggerConfig
+from tagger.models.skip_lstm.config import RARE, TaggerConfig, lookup_words
 from tagger.models.skip_lstm.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import StackedBiRNN
 
@@ -156,12 +156,12 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         self.config = config
         self.vocabs = vocabs
         self.word_vocab = Vocab.from_list(vocabs["words"])
-        self.featurizer = InputFeaturizer(self.word_vocab, Vocab.from_list(vocabs["chars"]), config.char_length,
-                                          config.char_cnn_max if config.char_cnn else 0)
+        self.featurizer = self._featurizer()
         self.rare_word_from = int(vocabs.get("rare_word_from", ["0"])[0])
+        table = (len(lookup_words(vocabs)), config.pretrained_dim) if config.pretrained_dim else (0, 0)
         self.input = InputLayer(len(self.word_vocab), len(vocabs["chars"]), config.word_dim, config.caps_dim,
                                 config.char_dim, config.char_length, config.window, config.window_gates, config.init_scale,
-                                config.char_cnn, config.char_cnn_width, config.cnn_dim)
+                                config.char_cnn, config.char_cnn_width, config.cnn_dim, table)
         self.input_dropout = nn.Dropout(config.input_dropout)
         dropouts = [config.middle_dropout] * config.layers
         dropouts[0] = dropouts[-1] = config.hidden_dropout
@@ -503,8 +503,20 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
             columns.update(sentence.words, {name: column_values(sentence, name) for name in self.output_columns}, predicted)
         return columns
 
+    def _featurizer(self) -> InputFeaturizer:
+        """Word ids over :func:`lookup_words` (the training words, then the frozen table's others)."""
+        return InputFeaturizer(Vocab.from_list(lookup_words(self.vocabs)), Vocab.from_list(self.vocabs["chars"]),
+                               self.config.char_length, self.config.char_cnn_max if self.config.char_cnn else 0)
+
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
-        """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set."""
+        """Pretrained ``vectors`` of ``words`` (in the source's order, most frequent first): with
+        ``vectors="init"`` the training words' embeddings start from them; with ``"frozen"`` (the
+        default) they become the input's frozen table (:meth:`InputLayer.add_pretrained`): a
+        row for each training word (zero where it has none) and for as many of the source's
+        other words, by the words' normalised forms, as ``vectors_mb`` holds. Returns the rows
+        with a vector."""
+        if self.config.vectors == "frozen" and self.config.word_dim and len(words):
+            return self._freeze_vectors(words, vectors)
         check_vector_size(vectors, self.config.word_dim)
         rows, found = [], []
         for i, word in enumerate(words):
@@ -515,6 +527,30 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         if rows:
             self.input.load_vectors(vectors[found], torch.tensor(rows))
         return len(rows)
+
+    def _freeze_vectors(self, words: list[str], vectors: torch.Tensor) -> int:
+        """:meth:`load_embeddings` with ``vectors="frozen"``: the table, the extra words in the
+        vocabularies (``pretrained``), the config's ``pretrained_dim``, the featurizer anew."""
+        if self.input.pretrained is not None:
+            raise TaggerError("this model has a table of pretrained vectors already")
+        first: dict[str, int] = {}
+        for i, word in enumerate(words):
+            first.setdefault(normalize(word), i)
+        known = self.word_vocab.stoi
+        dim = vectors.shape[1]
+        room = max(int(self.config.vectors_mb * 2**20) // (2 * dim) - len(known), 0)
+        extra = [form for form in first if form not in known][:room]
+        rows = list(self.word_vocab.itos) + extra
+        table = torch.zeros(len(rows), dim)
+        found = [(row, first[form]) for row, form in enumerate(rows) if row > 1 and form in first]
+        if found:
+            at, source = zip(*found)
+            table[list(at)] = vectors[list(source)].float()
+        self.vocabs = {**self.vocabs, "pretrained": extra}
+        self.config = replace(self.config, pretrained_dim=dim)
+        self.featurizer = self._featurizer()
+        self.input.add_pretrained(table)
+        return len(found)  # (the training words' among them: len(found) - len(extra))
 
     def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
         """Not a capability of this family (``can_bootstrap`` is False)."""
