@@ -154,7 +154,9 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     def __init__(self, config: TaggerConfig, vocabs: dict[str, list[str]]):
         super().__init__()
         self.config = config
-        self.vocabs = vocabs
+        # the words only a table of pretrained vectors holds, where there is one (a student built
+        # from a teacher's vocabularies without the table must not look them up)
+        self.vocabs = vocabs if config.pretrained_dim else {k: v for k, v in vocabs.items() if k != "pretrained"}
         self.word_vocab = Vocab.from_list(vocabs["words"])
         self.featurizer = self._featurizer()
         self.rare_word_from = int(vocabs.get("rare_word_from", ["0"])[0])
