@@ -103,3 +103,16 @@ def test_a_model_without_vectors_keeps_its_weights_and_random_draws():
     torch.manual_seed(3)
     again = SkipLSTMTagger(TaggerConfig(hidden=8, word_dim=4, vectors="init"), vocabs)
     assert all(torch.equal(a, b) for a, b in zip(plain.state_dict().values(), again.state_dict().values()))
+
+
+def test_a_model_without_a_table_ignores_the_vocabularies_pretrained_words():
+    """A student built from a teacher's vocabularies (which hold the table's words) but without
+    the table never looks those words up: they are UNK to it."""
+    from tagger.models.skip_lstm import SkipLSTMTagger, TaggerConfig
+
+    vocabs = {"words": ["<pad>", "<unk>", "a"], "chars": ["<pad>", "<unk>", "a"], "tags": ["<pad>", "X"],
+              "pretrained": ["quokka"]}
+    student = SkipLSTMTagger(TaggerConfig(hidden=8, word_dim=4), vocabs)
+    assert student.featurizer.token("quokka")[0] == 1 and "pretrained" not in student.vocabs
+    with_table = SkipLSTMTagger(TaggerConfig(hidden=8, word_dim=4, pretrained_dim=3), vocabs)
+    assert with_table.featurizer.token("quokka")[0] == 3 and tuple(with_table.input.pretrained.shape) == (4, 3)

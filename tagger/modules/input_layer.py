@@ -89,6 +89,17 @@ class InputLayer(nn.Module):
         self.project = nn.Linear(table.shape[1], self.word.embedding_dim, bias=False).to(device)
         scaled_normal_(self.project.weight, table.shape[1], self.init_scale)
 
+    def start_from_pretrained(self, rows: list[int]) -> None:
+        """Training starts from the pretrained vectors (Dozat & Manning): the trained embedding
+        of the words ``rows`` that have one is zero, and where the sizes are equal the projection
+        is the identity, so that ``E_w(w) = v(w)`` at first."""
+        assert self.word is not None and self.project is not None
+        with torch.no_grad():
+            if rows:
+                self.word.weight[torch.tensor(rows, device=self.word.weight.device)] = 0.0
+            if self.project.weight.shape[0] == self.project.weight.shape[1]:
+                self.project.weight.copy_(torch.eye(self.project.weight.shape[0]))
+
     def word_vectors(self, words: torch.Tensor) -> torch.Tensor:
         """``E_w`` of word ids of any shape: the trained embedding, plus the projected pretrained
         vector where there is a table (ids past the trained rows read UNK's trained row)."""

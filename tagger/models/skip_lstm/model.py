@@ -552,6 +552,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         self.config = replace(self.config, pretrained_dim=dim)
         self.featurizer = self._featurizer()
         self.input.add_pretrained(table)
+        self.input.start_from_pretrained([row for row, _ in found if row < len(self.word_vocab)])
         return len(found)  # (the training words' among them: len(found) - len(extra))
 
     def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
