@@ -44,7 +44,7 @@ ZOO_TASKS = tuple(name for name, task in TASKS.items() if task.model == ZOO_FAMI
 
 #: What a result file keeps about the run that made it; rows are comparable only if these agree.
 IDENTITY_KEYS = ("task", "column", "format", "train", "dev", "test", "max_sentences", "budget_minutes", "seed",
-                 "overrides")
+                 "overrides", "embeddings")
 
 #: Shown for a figure nobody has (yet).
 PENDING = "…"
@@ -149,6 +149,7 @@ class AblationRequest:
     threads: int | None = None  # CPU threads for all jobs together (default: every core)
     device: str = "auto"
     rows: tuple[str, ...] = ()  # a subset of the table's rows (default: all)
+    embeddings: str | None = None  # pretrained vectors for every row (tagger train --embeddings)
 
 
 def identity(request: AblationRequest) -> dict[str, Any]:
@@ -161,6 +162,7 @@ def identity(request: AblationRequest) -> dict[str, Any]:
         "test": os.path.abspath(request.test), "max_sentences": request.max_sentences,
         "budget_minutes": request.budget_minutes, "seed": request.seed,
         "overrides": [f"{key}={value}" for key, value in sorted(overrides.items())],
+        "embeddings": request.embeddings,
     }
 
 
@@ -431,7 +433,8 @@ def settings_line(settings: Mapping[str, Any]) -> str:
     jobs = settings.get("jobs")
     return (f"ours: task {settings.get('task')}{column}; train {settings.get('train')}{limit}, "
             f"dev {settings.get('dev')}, test {settings.get('test')}; budget {settings.get('budget_minutes'):g} min "
-            f"per row; seed {settings.get('seed')}; overrides: {overrides}; device {settings.get('device')}; "
+            f"per row; seed {settings.get('seed')}; overrides: {overrides}; "
+            f"{'vectors: ' + settings['embeddings'] + '; ' if settings.get('embeddings') else ''}device {settings.get('device')}; "
             f"CPU {settings.get('cpu')}; threads {threads} per row × {jobs} rows at a time")
 
 
@@ -463,7 +466,7 @@ def row_request(run: Mapping[str, Any], spec: Mapping[str, Any], config_file: Pa
                          overrides=[f"{key}={value}" for key, value in parse_overrides(run["overrides"]).items()],
                          max_minutes=run["budget_minutes"], max_sentences=run["max_sentences"], seed=run["seed"],
                          device=spec["device"], threads=spec["threads"], checkpoint_dir=config_file.parent,
-                         resume=True)
+                         resume=True, embeddings=run.get("embeddings"))
 
 
 def score_on_test(model_path: Path, test: str, fmt: str, device: str) -> tuple[float, int]:

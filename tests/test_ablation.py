@@ -269,3 +269,24 @@ def test_a_picture_that_could_not_be_written_is_refused_before_any_work(tmp_path
         check_picture_path(blocker / "sub" / "table.png", "--plot")
     check_picture_path(tmp_path / "new" / "table.png", "--plot")  # the folder --out-dir will also make
     assert (tmp_path / "new").is_dir()
+
+
+def test_ablate_gives_every_row_the_vectors_and_keeps_runs_with_others_apart(zoo, ewt_slices, tmp_path):
+    train, dev, test = ewt_slices
+    words = list(dict.fromkeys(w.lower() for line in train.read_text(encoding="utf-8").splitlines()
+                               if line and not line.startswith("#") for w in [line.split("\t")[1]]))
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("".join(f"{w} {i % 7 - 3} 0.5 {i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
+    out = tmp_path / "zoo"
+    command = ["ablate", "--table", TABLE, "--rows", "fx-plain", "--column", "upos", "--train", train, "--dev", dev,
+               "--test", test, "--budget-minutes", "1", "--out-dir", out, "--set", "layers=2", "--set", "hidden=8",
+               "--set", "word_dim=8", "--set", "max_epochs=1", "--threads", "1"]
+    done = invoke(*command, "--embeddings", vectors)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    result = json.loads((out / "fx-plain.json").read_text())
+    assert result["run"]["embeddings"] == str(vectors), result["run"]
+    from tagger import archive
+
+    assert archive.read(out / result["model_file"])["config"]["pretrained_dim"] == 3  # the row's model has the table
+    assert f"vectors: {vectors}" in (out / "table.md").read_text()
+    assert_one_line_error(invoke(*command), "fx-plain.json", "another run")  # without the vectors: not mixed in

@@ -59,12 +59,13 @@ Examples:
               help="CPU threads of all jobs together, split between them [default: every core].")
 @click.option("--device", default="auto", show_default=True, help="auto (GPU if present), cpu, cuda, cuda:N.")
 @click.option("--rows", help="Only these rows (preset names, comma-separated).")
+@click.option("--embeddings", help="Pretrained word vectors for every row: a file or a package name (as tagger train takes).")
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="Also draw ours beside the paper's figures into this picture (needs matplotlib).")
 @click.option("--report", is_flag=True, help="Train nothing: print and rewrite the table of what --out-dir holds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON object on stdout.")
 def command(table, out_dir, task, column, train_path, dev_path, test_path, fmt, budget_minutes, max_sentences,
-            overrides, seed, jobs, threads, device, rows, plot, report, as_json) -> None:
+            overrides, seed, jobs, threads, device, rows, embeddings, plot, report, as_json) -> None:
     """Train every row of a paper's table (Wu, Zhang & Zong 2016, 2017) on the same data, budget
     and seed, and print our dev and test scores beside the paper's.
 
@@ -84,7 +85,7 @@ def command(table, out_dir, task, column, train_path, dev_path, test_path, fmt, 
             table=table, out_dir=out_dir, train=train_path, dev=dev_path, test=test_path,
             budget_minutes=budget_minutes, task=task, column=column, format=fmt, max_sentences=max_sentences,
             overrides=tuple(overrides), seed=seed, jobs=jobs, threads=threads, device=device,
-            rows=tuple(name.strip() for name in (rows or "").split(",") if name.strip()))
+            rows=tuple(name.strip() for name in (rows or "").split(",") if name.strip()), embeddings=embeddings)
         console = make_console(stderr=True)
         result = run_table(request, lambda line: console.print(line, markup=False, highlight=False))
     if draw is not None:
