@@ -100,10 +100,26 @@ def source_label(entry: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
+#: The pretrained vectors each paper's setup trained with (../shared/papers), by the start of a
+#: preset's name: ours train without them unless ``--embeddings`` (train, ablate) gives some.
+PAPER_VECTORS = {
+    "wu2016": "200-dimensional GloVe, initialising the word embeddings (Wu et al. 2016)",
+    "wu2017": "100-dimensional GloVe (Wu et al. 2017)",
+    "vinyals2015": "512-dimensional word2vec, trained further (Vinyals et al. 2015)",
+    "ffn-paper": "100-dimensional GloVe or random, both reported (Elkaref & Bohnet 2017, Tables 3-5)",
+    "lstm-paper": "100-dimensional GloVe or random, both reported (Elkaref & Bohnet 2017, Tables 3-5)",
+}
+
+
+def paper_vectors(name: str) -> str | None:
+    """The vectors the paper of preset ``name`` used (:data:`PAPER_VECTORS`), or None."""
+    return next((vectors for prefix, vectors in PAPER_VECTORS.items() if name.startswith(prefix)), None)
+
+
 def list_presets(family: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
     """Every named preset (of ``family`` only, or the rows of ``table`` only), the zoo's family
     first, each as ``{name, family, table, case, row, paper_dev, paper_test, description, scan,
-    source, model, training}`` (``model``/``training``: the values after ``based_on``)."""
+    source, paper_vectors, model, training}`` (``model``/``training``: the values after ``based_on``)."""
     if family is not None and family not in MODELS:
         raise TaggerError(f"unknown model family {family!r}; choose from: {', '.join(sorted(MODELS))}")
     rows = set(table_rows(table)) if table is not None else None
@@ -121,7 +137,7 @@ def list_presets(family: str | None = None, table: str | None = None) -> list[di
                 "row": entry.get("row"), "paper_dev": entry.get("paper_dev"), "paper_test": entry.get("paper_test"),
                 "description": " ".join(str(entry.get("description", "")).split()),
                 "scan": scan_of(name_of_family, name), "source": source_label(entry),
-                "model": model, "training": training,
+                "paper_vectors": paper_vectors(name), "model": model, "training": training,
             })
     return out
 

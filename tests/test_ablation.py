@@ -34,7 +34,7 @@ ROWS = {
 TABLES = {TABLE: {"paper": "Fixture & Co 2099", "file": "999", "number": 1, "title": "fixture topologies",
                   "data": "UD EWT slices"}}
 FIELDS = {"name", "family", "table", "case", "row", "paper_dev", "paper_test", "description", "scan", "model",
-          "training"}
+          "training", "paper_vectors"}
 
 
 @pytest.fixture
@@ -68,6 +68,15 @@ def test_list_presets_gives_every_family_zoo_first_with_rows_and_scan(zoo):
     assert {p["family"] for p in ablation.list_presets("seq2seq")} == {"seq2seq"}
     with pytest.raises(TaggerError, match=f"unknown table 'nope'; tables: {TABLE}"):
         ablation.list_presets(table="nope")
+
+
+def test_the_papers_presets_say_which_vectors_the_paper_used():
+    from tagger.ablation import paper_vectors
+
+    assert "200-dimensional GloVe" in paper_vectors("wu2016-t2-output") and "100-dimensional GloVe" in paper_vectors("wu2017-t1-7")
+    assert "word2vec" in paper_vectors("vinyals2015") and paper_vectors("fast") is None
+    listed = {p["name"]: p for p in ablation.list_presets()}
+    assert "GloVe" in listed["wu2016-7x512"]["paper_vectors"] and "GloVe" in listed["lstm-paper"]["paper_vectors"]
 
 
 def test_presets_command_names_json_filters_and_plain_text(zoo):

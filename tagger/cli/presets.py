@@ -30,7 +30,7 @@ def plain_lines(presets: list[dict]) -> list[str]:
 @click.option("--names", is_flag=True, help="Print the names alone, one a line.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list: name, family, table, case, row, paper_dev, paper_test, description, scan, "
-                   "model and training (the values after based_on).")
+                   "paper_vectors (what the paper trained with), model and training (the values after based_on).")
 def command(family: str | None, table: str | None, names: bool, as_json: bool) -> None:
     """List the named presets (--preset NAME of tagger train), the skip-LSTM tagger's first.
 
@@ -48,14 +48,16 @@ def command(family: str | None, table: str | None, names: bool, as_json: bool) -
         raise click.UsageError("--names and --json are two ways of printing: choose one")
     presets = list_presets(family, table)
     if as_json:
-        keys = ("name", "family", "table", "case", "row", "paper_dev", "paper_test", "description", "scan", "model",
-                "training")
+        keys = ("name", "family", "table", "case", "row", "paper_dev", "paper_test", "description", "scan",
+                "paper_vectors", "model", "training")
         click.echo(json.dumps([{key: p[key] for key in keys} for p in presets], ensure_ascii=False))
         return
     if names:
         for preset in presets:
             click.echo(preset["name"])
         return
+    presets = [{**p, "description": p["description"] + (f" (the paper trained with {p['paper_vectors']})"
+                                                         if p["paper_vectors"] else "")} for p in presets]
     console = make_console()
     if not console.is_terminal:
         for line in plain_lines(presets):
