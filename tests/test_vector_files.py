@@ -53,6 +53,8 @@ def test_only_the_rows_asked_for_are_kept(tmp_path):
     ("the 1 2 3\ncat 1 2\n", 2, "dimensions"),
     ("the 1 2 3\ncat 1 x 3\n", 2, "not a number"),
     ("the 1 2 3\ncat\n", 2, "a word and its vector"),
+    ("the 1 2 3\ncat 1 nan 3\n", 2, "not finite"),
+    ("the 1 inf 3\n", 1, "not finite"),
 ])
 def test_a_bad_line_is_named(tmp_path, content, line, words):
     path = tmp_path / "bad.txt"
@@ -60,6 +62,13 @@ def test_a_bad_line_is_named(tmp_path, content, line, words):
     with pytest.raises(TaggerError) as caught:
         vectors.read(path)
     assert f"{path}:{line}:" in str(caught.value) and words in str(caught.value)
+
+
+def test_a_binary_row_that_is_not_finite_is_named(tmp_path):
+    path = tmp_path / "nan.bin"
+    path.write_bytes(binary({**ROWS, "Cat": [1.0, float("nan"), 0.0]}))
+    with pytest.raises(TaggerError, match="row 2 .'Cat'.: a vector value that is not finite"):
+        vectors.read(path)
 
 
 def test_a_cut_binary_file_says_where_it_ends(tmp_path):

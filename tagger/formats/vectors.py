@@ -149,6 +149,8 @@ def _text_rows(path: Path) -> Iterator[tuple[str, np.ndarray]]:
                 vector = np.array(parts[1:], dtype=np.float32)
             except ValueError:
                 raise TaggerError("a vector value that is not a number", str(path), number) from None
+            if not np.isfinite(vector).all():
+                raise TaggerError("a vector value that is not finite (nan or inf)", str(path), number)
             yield parts[0], vector
 
 
@@ -170,7 +172,10 @@ def _binary_rows(path: Path) -> Iterator[tuple[str, np.ndarray]]:
                 text = word.decode("utf-8")
             except UnicodeDecodeError:
                 raise TaggerError(f"row {row}: the word is not UTF-8", str(path)) from None
-            yield text, np.frombuffer(values, dtype="<f4").astype(np.float32)
+            vector = np.frombuffer(values, dtype="<f4").astype(np.float32)
+            if not np.isfinite(vector).all():
+                raise TaggerError(f"row {row} ({text!r}): a vector value that is not finite (nan or inf)", str(path))
+            yield text, vector
 
 
 def _package(name: str, package: Package, keep: Callable[[str], bool] | None, first: int) -> Vectors:
