@@ -116,3 +116,13 @@ def test_a_model_without_a_table_ignores_the_vocabularies_pretrained_words():
     assert student.featurizer.token("quokka")[0] == 1 and "pretrained" not in student.vocabs
     with_table = SkipLSTMTagger(TaggerConfig(hidden=8, word_dim=4, pretrained_dim=3), vocabs)
     assert with_table.featurizer.token("quokka")[0] == 3 and tuple(with_table.input.pretrained.shape) == (4, 3)
+
+
+def test_info_shows_the_source_the_rows_and_the_coverage(vectors_and_model):
+    vectors, model, _, _ = vectors_and_model
+    done = invoke("info", model, "--json")
+    assert done.exit_code == 0, done.stderr
+    meta = __import__("json").loads(done.stdout)["meta"]
+    assert meta["embeddings"] == str(vectors)
+    shown = meta["pretrained vectors"]
+    assert "× 12 (fp16)" in shown and "words beyond the training words" in shown and "training words have a vector" in shown

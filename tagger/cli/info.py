@@ -121,6 +121,18 @@ def describe(path: str) -> dict:
     return describe_archive(archive, path)
 
 
+def vectors_text(archive: dict[str, Any]) -> str | None:
+    """What a tagger's frozen table of pretrained vectors holds (``input.pretrained``): its size,
+    the rows beyond the training words, and how many training words have a vector; None without."""
+    table = archive.get("state_dict", {}).get("input.pretrained")
+    if table is None:
+        return None
+    trained = len(archive.get("vocabs", {}).get("words", []))
+    covered = int((abs(table[2:trained]).sum(-1) > 0).sum()) if trained > 2 else 0
+    return (f"{table.shape[0]:,} × {table.shape[1]} (fp16), {table.shape[0] - trained:,} words beyond the training "
+            f"words; {covered:,} of {max(trained - 2, 0):,} training words have a vector")
+
+
 def describe_archive(archive: dict[str, Any], path: str) -> dict:
     """:func:`describe` of one model's archive (a file's, or a pipeline stage's); a parser
     ensemble's members each described in ``members``."""
@@ -132,6 +144,9 @@ def describe_archive(archive: dict[str, Any], path: str) -> dict:
                 "vocab_sizes": {}, "config": {}, "training": None, "meta": meta, "history": [], "members": members}
     state = archive["state_dict"]
     meta, history = shown_meta(archive.get("meta", {}))
+    vectors = vectors_text(archive)
+    if vectors is not None:
+        meta["pretrained vectors"] = vectors
     config, training = configs_of(archive)
     return {
         "file": path,
