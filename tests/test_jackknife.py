@@ -81,8 +81,11 @@ def test_a_tagger_is_reused_only_with_the_same_stamp_and_files(tmp_path):
     for other in (jackknife.identity("fold01", 2, ["upos"], "abc", {"model": {"hidden": 32}, "training": {}}, 1),
                   jackknife.identity("fold01", 2, ["upos"], "abd", {"model": {"hidden": 16}, "training": {}}, 1),
                   jackknife.identity("fold01", 3, ["upos"], "abc", {"model": {"hidden": 16}, "training": {}}, 1),
-                  jackknife.identity("fold01", 2, ["upos"], "abc", {"model": {"hidden": 16}, "training": {}}, 2)):
+                  jackknife.identity("fold01", 2, ["upos"], "abc", {"model": {"hidden": 16}, "training": {}}, 2),
+                  jackknife.identity("fold01", 2, ["upos"], "abc", {"model": {"hidden": 16}, "training": {}}, 1,
+                                     "glove-6b-50d")):  # trained with pretrained vectors: another tagger
         assert jackknife.finished(tmp_path / "fold01", other) is None
+    assert "embeddings" not in stamp  # stamps of taggers without vectors are as they were
     (tmp_path / "fold01" / jackknife.TAGS).unlink()
     assert jackknife.finished(tmp_path / "fold01", stamp) is None  # killed between model and tags
 
@@ -268,3 +271,21 @@ def test_jackknife_taggers_of_any_columns_check_them_before_anything_trains(tmp_
     with pytest.raises(TaggerError, match="the jackknife's taggers learn xpos: no 'xpos' annotation"):
         jackknife.jackknife_taggers(request, ["xpos"])
     assert not (tmp_path / "m.jackknife").exists()
+
+
+def test_the_jackknifed_taggers_take_the_pretrained_vectors_too(ewt_slices, tmp_path):
+    train, dev = ewt_slices
+    words = list(dict.fromkeys(line.split("\t")[1].lower() for line in train.read_text(encoding="utf-8").splitlines()
+                               if line and not line.startswith("#")))
+    vectors = tmp_path / "v.txt"  # 8 dimensions: the parser's word_dim, which it initialises
+    vectors.write_text("".join(f"{w} " + " ".join(str((i * 7 + j) % 5 - 2) for j in range(8)) + "\n"
+                               for i, w in enumerate(words)), encoding="utf-8")
+    out = tmp_path / "dep.model"
+    done = invoke("train", "--task", "dep", "--train", train, "--dev", dev, "--out", out, "--jackknife", "2",
+                  *TAGGERS, *PARSER, "--threads", "1", "--embeddings", vectors)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    work = tmp_path / "dep.model.jackknife"
+    for name in ("fold01", "fold02", "all"):
+        tagger, meta = model_file.load(work / name / jackknife.MODEL)
+        assert tagger.input.pretrained is not None and meta["embeddings"] == str(vectors)
+        assert json.loads((work / name / jackknife.RESULT).read_text())["identity"]["embeddings"] == str(vectors)

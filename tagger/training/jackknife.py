@@ -131,10 +131,12 @@ def data_digest(train: Sequence[Sentence], dev: Sequence[Sentence], columns: Seq
 
 
 def identity(name: str, folds: int, columns: Sequence[str], digest: str, config: Mapping[str, Any],
-             seed: int) -> dict[str, Any]:
-    """What a tagger's result is stamped with: two taggers with equal stamps are the same."""
+             seed: int, embeddings: str | None = None) -> dict[str, Any]:
+    """What a tagger's result is stamped with: two taggers with equal stamps are the same (the
+    pretrained vectors it trained with named only where there are some, so that results stamped
+    before they could be keep their stamps)."""
     return {"tagger": name, "folds": folds, "columns": list(columns), "data": digest, "config": dict(config),
-            "seed": seed}
+            "seed": seed, **({"embeddings": embeddings} if embeddings else {})}
 
 
 def finished(folder: Path, stamp: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -304,7 +306,7 @@ def run_taggers(request: TrainRequest, chosen: _Plan, say: Callable[[str], None]
     assert settings is not None
     names = tagger_names(chosen.folds)
     stamps = {name: identity(name, chosen.folds, chosen.columns, chosen.digest, chosen.tagger_config,
-                             settings.tagger_seed(request.options.seed)) for name in names}
+                             settings.tagger_seed(request.options.seed), request.embeddings) for name in names}
     done = {name: result for name in names if (result := finished(chosen.work / name, stamps[name])) is not None}
     todo = [name for name in names if name not in done]
     jobs, threads = plan_jobs(len(todo) or 1, settings.jobs, settings.threads)
@@ -556,6 +558,7 @@ def train_tagger(spec_path: str | os.PathLike) -> dict[str, Any]:
     stamp, fold, folds, columns = spec["identity"], spec["fold"], spec["folds"], spec["columns"]
     request = TrainRequest(task=TAGGER_TASK, train=data_spec_from_json(spec["train"]), dev=data_spec_from_json(spec["dev"]),  # type: ignore[arg-type]
                            out=str(folder / MODEL), column=",".join(columns), config_file=str(folder / CONFIG),
+                           embeddings=stamp.get("embeddings"),
                            options=RunOptions(seed=spec["seed"], device=spec["device"], checkpoint_dir=folder,
                                               checkpoint_minutes=spec["checkpoint_minutes"], resume=True))
     data = read_data(request)
