@@ -91,7 +91,8 @@ def main() -> None:
     info = Path("/proc/cpuinfo").read_text(errors="replace") if Path("/proc/cpuinfo").exists() else ""
     name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
     out = {"bench": "product-kernels", "cpu": name, "cpus": os.cpu_count(), "kernels_here": fused.KERNELS[has],
-           "f32_kernels_here": fused.F32_KERNELS[f32], "default": kernels.best(True).name,
+           "f32_kernels_here": fused.F32_KERNELS[f32],
+           "default": (kernels.Kernel(bf16=bf16.bf16_kernel()) or kernels.Kernel(f32=kernels.f32_kernel())).name,
            "dot_products_pay": bf16.dot_products_pay() if has >= 1 else None,
            "gflops": products(has, f32)}
     if args.model:

@@ -81,3 +81,33 @@ def assert_one_line_error(done: subprocess.CompletedProcess | Result, *fragments
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     for fragment in fragments:
         assert fragment in lines[0], err
+
+
+def reference_lstm(gx, w_h, k, mask, round_h=lambda h: h):
+    """A bidirectional LSTM layer in numpy (float64), the C kernels' reference: ``gx`` [2, T, B, G]
+    in scan order, ``w_h`` [2, H, G], the shortcut ``k`` [T, 2, B, H] or None, ``mask`` [P, 2, B]
+    or None; ``round_h`` rounds h before each product (bf16 for those kernels). The outputs
+    [T, 2, B, H] and in sentence order [T·B, 2H]."""
+    import numpy as np
+
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    _, steps, batch, width = gx.shape
+    hidden = w_h.shape[1]
+    nsig = width // hidden - 1
+    out = np.zeros((steps, 2, batch, hidden))
+    xs = np.zeros((steps * batch, 2 * hidden))
+    for d in range(2):
+        h, c = np.zeros((batch, hidden)), np.zeros((batch, hidden))
+        for t in range(steps):
+            z = gx[d, t] + round_h(h) @ w_h[d]
+            i, f, o = (sigmoid(z[:, j * hidden : (j + 1) * hidden]) for j in range(3))
+            c = f * c + i * np.tanh(z[:, nsig * hidden :])
+            h = o * np.tanh(c)
+            if k is not None:
+                h = h + sigmoid(z[:, (nsig - 1) * hidden : nsig * hidden]) * k[t, d]
+            if mask is not None and t < len(mask):
+                c, h = c * mask[t, d][:, None], h * mask[t, d][:, None]
+            out[t, d] = h
+            at = t if d == 0 else steps - 1 - t
+            xs[at * batch : (at + 1) * batch, d * hidden : (d + 1) * hidden] = h
+    return out, xs

@@ -12,6 +12,7 @@ import pytest
 
 from tagger.modules import fused
 from tagger.runtime import bf16
+from tests.helpers import reference_lstm
 
 HAS = int(fused._fastscan.bf16_kernel()) if fused._fastscan is not None else 0
 KERNELS = [pytest.param(k, id=fused.KERNELS[k]) for k in range(1, HAS + 1)] or [
@@ -111,29 +112,8 @@ def test_a_product_of_two_directions_lands_in_its_blocks_and_a_shortcut_term_add
 
 
 def reference_layer(gx, w_h, k, mask):
-    """A bidirectional LSTM layer in numpy (float64), h rounded to bf16 before each product as
-    the kernels do: the outputs [T, 2, B, H] and in sentence order [T·B, 2H]."""
-    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
-    _, steps, batch, width = gx.shape
-    hidden = w_h.shape[1]
-    nsig = width // hidden - 1
-    out = np.zeros((steps, 2, batch, hidden))
-    xs = np.zeros((steps * batch, 2 * hidden))
-    for d in range(2):
-        h, c = np.zeros((batch, hidden)), np.zeros((batch, hidden))
-        for t in range(steps):
-            z = gx[d, t] + bf16.from_bf16(bf16.to_bf16(h.astype(np.float32))) @ w_h[d]
-            i, f, o = (sigmoid(z[:, j * hidden : (j + 1) * hidden]) for j in range(3))
-            c = f * c + i * np.tanh(z[:, nsig * hidden :])
-            h = o * np.tanh(c)
-            if k is not None:
-                h = h + sigmoid(z[:, (nsig - 1) * hidden : nsig * hidden]) * k[t, d]
-            if mask is not None and t < len(mask):
-                c, h = c * mask[t, d][:, None], h * mask[t, d][:, None]
-            out[t, d] = h
-            at = t if d == 0 else steps - 1 - t
-            xs[at * batch : (at + 1) * batch, d * hidden : (d + 1) * hidden] = h
-    return out, xs
+    """:func:`tests.helpers.reference_lstm` with h rounded to bf16 before each product, as the kernels do."""
+    return reference_lstm(gx, w_h, k, mask, lambda h: bf16.from_bf16(bf16.to_bf16(h.astype(np.float32))))
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

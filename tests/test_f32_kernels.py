@@ -11,6 +11,7 @@ import pytest
 from tagger.modules import fused, packing
 from tagger.runtime import kernels
 from tagger.runtime.kernels import Kernel
+from tests.helpers import reference_lstm
 
 pytestmark = pytest.mark.skipif(fused._fastscan is None, reason="the C steps are not built")
 
@@ -97,32 +98,6 @@ def test_a_product_of_two_directions_lands_in_its_blocks_and_a_shortcut_term_add
     np.testing.assert_array_equal(gx, before)  # nothing else moved
 
 
-def reference_layer(gx, w_h, k, mask):
-    """A bidirectional LSTM layer in numpy (float64): the outputs [T, 2, B, H] and in sentence
-    order [T·B, 2H]."""
-    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
-    _, steps, batch, width = gx.shape
-    hidden = w_h.shape[1]
-    nsig = width // hidden - 1
-    out = np.zeros((steps, 2, batch, hidden))
-    xs = np.zeros((steps * batch, 2 * hidden))
-    for d in range(2):
-        h, c = np.zeros((batch, hidden)), np.zeros((batch, hidden))
-        for t in range(steps):
-            z = gx[d, t] + h @ w_h[d]
-            i, f, o = (sigmoid(z[:, j * hidden : (j + 1) * hidden]) for j in range(3))
-            c = f * c + i * np.tanh(z[:, nsig * hidden :])
-            h = o * np.tanh(c)
-            if k is not None:
-                h = h + sigmoid(z[:, (nsig - 1) * hidden : nsig * hidden]) * k[t, d]
-            if mask is not None and t < len(mask):
-                c, h = c * mask[t, d][:, None], h * mask[t, d][:, None]
-            out[t, d] = h
-            at = t if d == 0 else steps - 1 - t
-            xs[at * batch : (at + 1) * batch, d * hidden : (d + 1) * hidden] = h
-    return out, xs
-
-
 @pytest.mark.parametrize("kernel", F32)
 @pytest.mark.parametrize("hidden,shortcut,batch", [(16, False, 19), (12, True, 1), (40, True, 130)])
 def test_a_whole_layer_in_one_call_is_the_lstm(kernel, hidden, shortcut, batch):
@@ -138,7 +113,7 @@ def test_a_whole_layer_in_one_call_is_the_lstm(kernel, hidden, shortcut, batch):
     out = np.full((steps, 2, batch, hidden), np.nan, dtype=np.float32)
     xs = np.full((steps * batch, 2 * hidden), np.nan, dtype=np.float32)
     kernels.scan(kernel, gx, packing.recurrent(w_h, True), hidden, k, mask, out, xs, steps, batch)
-    expected, sentence = reference_layer(gx, w_h, k, mask)
+    expected, sentence = reference_lstm(gx, w_h, k, mask)
     np.testing.assert_allclose(out, expected, atol=2e-5)
     np.testing.assert_allclose(xs, sentence, atol=2e-5)
     block = packing.up(width, 16) + 16  # the same gates in sentence order, as a product writes them

@@ -27,4 +27,13 @@ KERNELS = ("none", "avx512-bf16", "amx")
 F32_KERNELS = ("none", "generic", "avx2", "avx512")
 
 
-__all__ = ["F32_KERNELS", "FUSED", "KERNELS", "_fastscan"]
+
+
+def asked(variable: str, names: tuple[str, ...], has: int) -> int | None:
+    """The kernel the environment ``variable`` asks for (a name of ``names``), no more than the
+    ``has`` this CPU runs; None when it asks for none of them."""
+    wanted = os.environ.get(variable, "")
+    return min(has, names.index(wanted)) if wanted in names else None
+
+
+__all__ = ["F32_KERNELS", "FUSED", "KERNELS", "_fastscan", "asked"]

@@ -9,13 +9,12 @@ the padding zero. bf16 values are numpy ``uint16`` holding the top half of the f
 
 from __future__ import annotations
 
-import os
 import time
 from functools import lru_cache
 
 import numpy as np
 
-from tagger.modules.fused import FUSED, KERNELS, _fastscan
+from tagger.modules.fused import FUSED, KERNELS, _fastscan, asked
 from tagger.modules.packing import Packed, directions, from_bf16, pack, recurrent, to_bf16, up  # noqa: F401 - here as before
 
 
@@ -136,9 +135,9 @@ def bf16_kernel() -> int:
     if not FUSED:
         return 0
     has = int(_fastscan.bf16_kernel())
-    wanted = os.environ.get("TAGGER_BF16_KERNEL", "")
-    if wanted in KERNELS:
-        return min(has, KERNELS.index(wanted))
+    wanted = asked("TAGGER_BF16_KERNEL", KERNELS, has)
+    if wanted is not None:
+        return wanted
     if has == KERNELS.index("avx512-bf16"):
         return has if dot_products_pay() else 0
     return has

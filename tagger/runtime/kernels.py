@@ -14,13 +14,12 @@ goes back to the per-time-step path of :mod:`tagger.runtime.scan`) and ``TAGGER_
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from tagger.modules.fused import F32_KERNELS, FUSED, KERNELS, _fastscan
+from tagger.modules.fused import F32_KERNELS, FUSED, KERNELS, _fastscan, asked
 from tagger.modules.packing import Packed
 from tagger.runtime import bf16
 
@@ -121,18 +120,6 @@ def f32_kernel() -> int:
     if not FUSED:
         return 0
     has = int(_fastscan.f32_kernel())
-    wanted = os.environ.get("TAGGER_F32_KERNEL", "")
-    if wanted in F32_KERNELS:
-        return min(has, F32_KERNELS.index(wanted))
-    return has
-
-
-def best(bf16_allowed: bool) -> Kernel:
-    """The kernel to multiply with: the bf16 one where ``bf16_allowed`` and one runs, else the
-    float32 one (or :data:`NUMPY`)."""
-    if bf16_allowed:
-        number = bf16.bf16_kernel()
-        if number:
-            return Kernel(bf16=number)
-    return Kernel(f32=f32_kernel())
+    wanted = asked("TAGGER_F32_KERNEL", F32_KERNELS, has)
+    return has if wanted is None else wanted
 
