@@ -74,6 +74,17 @@ def directions(w: np.ndarray, block: int, f32: bool = False) -> Packed:
     return pack(two, f32)
 
 
+def input_projection(w_x: np.ndarray, bias: np.ndarray, f32: bool = False) -> tuple[Packed, np.ndarray, int]:
+    """A bidirectional layer's input projection as one product: ``w_x`` [2, D, G] packed by
+    :func:`directions` (each direction ``block`` = G rounded up to 16 columns), its ``bias``
+    [2, 1, G] laid out as that product's columns [2·block], and ``block``."""
+    width = w_x.shape[-1]
+    block = up(width, 16)
+    columns = np.zeros(2 * block, dtype=np.float32)
+    columns[:width], columns[block : block + width] = bias[0, 0], bias[1, 0]
+    return directions(w_x, block, f32), columns, block
+
+
 def recurrent(w_h: np.ndarray, f32: bool = False) -> Packed:
     """W_h of both directions [2, H, G], each packed to H rounded up to 32 rows and G to 16
     columns, the second's tiles after the first's (what :func:`scan` reads; ``cols`` is G)."""

@@ -36,8 +36,8 @@ from tagger.runtime.scan import lstm_layer, sigmoid_  # noqa: F401 - sigmoid_ he
 from tagger.tokenization.labels import N_CATEGORIES, char_code
 from tagger.tokenization.multiword import Expander
 
-#: Windows per batch, at most (by the float32 kernels, whose layers take all their time steps'
-#: input projections at once: 2 × 64 steps × 128 × 4H floats at the defaults).
+#: Windows per batch, at most; by the float32 kernels, whose layers take all their time steps'
+#: input projections at once, fewer (memory: T steps × 128 × 2 × 4H floats).
 MAX_WINDOWS = 512
 KERNEL_WINDOWS = 128
 #: Time steps whose input projection is computed at once (memory: 2 × 32 × 512 × 4H floats).
@@ -87,18 +87,10 @@ class NumpyTokenizer:
         self.w_out, self.b_out = arrays.w_out, arrays.b_out
         self._codes: dict[int, int] = {}  # code point -> code
         #: the float32 kernel (none: numpy a step at a time), and per layer its packed right sides:
-        #: W_ih of both directions side by side, each ``block`` columns, their bias, W_hh
+        #: W_ih of both directions side by side, each ``block`` columns, their bias, block, W_hh
         self.kernel = kernels.Kernel(f32=kernels.f32_kernel())
-        self.packed = [self._pack(*layer) for layer in self.weights] if self.kernel else []
-
-    @staticmethod
-    def _pack(w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray) -> tuple:
-        """One layer's right sides for the float32 kernels: (W_ih, bias, W_hh, block)."""
-        width = w_ih.shape[-1]
-        block = packing.up(width, 16)
-        both = np.zeros(2 * block, dtype=np.float32)
-        both[:width], both[block : block + width] = bias[0, 0], bias[1, 0]
-        return packing.directions(w_ih, block, f32=True), both, packing.recurrent(w_hh, f32=True), block
+        self.packed = [(*packing.input_projection(w_ih, bias, f32=True), packing.recurrent(w_hh, f32=True))
+                       for w_ih, w_hh, bias in self.weights] if self.kernel else []
 
     def encode(self, norm: str) -> np.ndarray:
         """Codes (``id × N_CATEGORIES + category``) of a normalised text, ``[N]``."""
@@ -143,7 +135,7 @@ class NumpyTokenizer:
         call, which reads direction 1 backwards and writes the outputs in sentence order."""
         steps, batch, _ = x.shape
         rows = np.ascontiguousarray(x.reshape(steps * batch, -1), dtype=np.float32)
-        for packed_x, bias, packed_h, block in self.packed:
+        for packed_x, bias, block, packed_h in self.packed:
             gx = np.empty((steps * batch, 2 * block), dtype=np.float32)
             kernels.product(self.kernel, rows, packed_x, gx, bias)
             rows = np.empty((steps * batch, 2 * self.hidden), dtype=np.float32)

@@ -156,11 +156,7 @@ def pack_for_kernels(arrays: TaggerArrays, f32: bool) -> None:
         hidden = layer.w_h.shape[1]
         layer.packed_h = packing.recurrent(layer.w_h, f32)
         if i:
-            block = packing.up(layer.w_x.shape[-1], 16)
-            layer.packed_x = packing.directions(layer.w_x, block, f32)
-            layer.bias_x = np.zeros(2 * block, dtype=np.float32)
-            layer.bias_x[: layer.w_x.shape[-1]] = layer.bias[0, 0]
-            layer.bias_x[block : block + layer.w_x.shape[-1]] = layer.bias[1, 0]
+            layer.packed_x, layer.bias_x, _ = packing.input_projection(layer.w_x, layer.bias, f32)
         if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
             split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
             split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
