@@ -27,7 +27,7 @@ import os
 import sys
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
-from tagger import engines, formats
+from tagger import engines, formats, resources
 from tagger.corpus.batching import chunks
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
@@ -51,12 +51,14 @@ def set_threads(threads: int | None) -> int:
     return set_torch_threads(threads)
 
 
-def load(path: str | os.PathLike | Sequence[str | os.PathLike], device: str = "cpu", threads: int | None = None,
-         precision: str = "auto", beam: int | None = None, constrained: bool | None = None,
-         engine: str = "auto") -> "Model":
+def load(path: str | os.PathLike | Sequence[str | os.PathLike] = resources.DEFAULT, device: str = "cpu",
+         threads: int | None = None, precision: str = "auto", beam: int | None = None,
+         constrained: bool | None = None, engine: str = "auto") -> "Model":
     """The model in the file at ``path``, ready to tag; several paths: their models chained in
     that order (:class:`tagger.pipeline.Pipeline`: each reads the columns the ones before it
-    filled, as ``tagger tag --model pos.tagger --model dep.model`` runs them).
+    filled, as ``tagger tag --model pos.tagger --model dep.model`` runs them). A shipped model's
+    name (:mod:`tagger.resources`: ``"en"``, the default) stands for its file: ``tagger.load()``
+    is the default English pipeline, which reads raw text.
 
     ``device``: cpu, cuda, cuda:N, mps or auto (GPU if present). ``threads``: the CPU threads
     (torch's: default 1 in a worker process, else torch's default, see :func:`set_threads`; the
@@ -66,7 +68,7 @@ def load(path: str | os.PathLike | Sequence[str | os.PathLike], device: str = "c
     (default: as its model file says). ``engine``: ``auto`` chooses it here
     (:func:`tagger.engines.choose`; a model the torch-free runtimes run is loaded for torch on
     first need, ``model.module``), ``torch`` runs torch on every input."""
-    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    paths = [resources.model_path(p) for p in ([path] if isinstance(path, (str, os.PathLike)) else list(path))]
     if not paths:
         raise TaggerError("no model file given")
     chosen = engines.choose(paths, device, threads, precision, beam, constrained, engine)

@@ -27,6 +27,7 @@ import torch
 from tagger.version import __version__
 from tagger import archive as plain
 from tagger.errors import TaggerError
+from tagger.modules import init
 from tagger.formats.base import umask_mode  # noqa: F401 - the mode a new file gets, here as before
 
 FORMAT_VERSION = 3  # 3: the ablation zoo's layer (tagger.models.skip_lstm.upgrade reads 2)
@@ -225,6 +226,21 @@ def save_pipeline(path: str | os.PathLike, stages: list[dict[str, Any]], meta: d
     }, path)
 
 
+def half_weights(archive: dict[str, Any]) -> dict[str, Any]:
+    """``archive`` (a model file's plain data, a pipeline's or an ensemble's included) with every
+    float32 weight stored as float16: half the file, for the shipped model
+    (``bench/build_default_model.py``). Readers need nothing new: torch's ``load_state_dict``
+    and the runtimes' exporters take every weight back to float32, so only the stored values are
+    rounded (10 bits of mantissa; the bf16 kernels already multiply with 7)."""
+    out = dict(archive)
+    out["state_dict"] = {key: value.half() if value.dtype == torch.float32 else value
+                         for key, value in archive["state_dict"].items()}
+    for part in ("stages", "members"):
+        if isinstance(archive.get(part), list):
+            out[part] = [half_weights(item) for item in archive[part]]
+    return out
+
+
 #: The ``name`` of a pipeline model file (:func:`save_pipeline`).
 PIPELINE = "pipeline"
 #: The ``name`` of a parser ensemble (:func:`save_ensemble`; a model file or a pipeline's stage).
@@ -286,7 +302,8 @@ def model_of(archive: dict[str, Any], name: str) -> torch.nn.Module:
     if upgrade is not None:
         values, state = upgrade(values, state, archive["format_version"])
     config = config_from_dict(cls.Config, values, name, from_file=True)
-    model = cls(config, archive["vocabs"])
+    with init.loading():  # the file's weights replace any initialisation
+        model = cls(config, archive["vocabs"])
     try:
         model.load_state_dict(state)
     except RuntimeError as e:

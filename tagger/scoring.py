@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from tagger import formats
+from tagger import formats, resources
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.aligned import UD_COLUMNS, AlignedMetric, score_aligned
@@ -424,6 +424,7 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
     from tagger.pipeline import split_raw
 
     _check_task(task)
+    model_path = resources.model_path(model_path)  # a shipped model's name: its file
     model, meta = model_file.load(model_path, resolve_device(device))
     if split_raw(model)[1] is None:
         raise TaggerError("a tokenizer reads raw text and scores nothing on given tokens: score what it writes with "

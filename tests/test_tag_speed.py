@@ -96,6 +96,24 @@ def test_kept_word_rows_give_the_uncached_scores_exactly_and_keep_the_most_used_
     assert "the" in rows.slots and "dog" in rows.slots and len(rows.slots) <= 11
 
 
+def test_kept_word_rows_grow_with_the_text_and_stay_exact():
+    """A short input does not pay for zeroing ``max_bytes`` of rows: room for 4,096 words at
+    first, doubled as new words come, the kept rows carried over (tagger tag's first line)."""
+    torch.manual_seed(0)
+    model = toy_model().eval()
+    model.input.word_rows = rows = WordRows()  # 48 MB: room for far more than 4,096 toy words
+    with torch.no_grad():
+        batch = model.collate(TOY, with_gold=False)
+        model(batch)
+        assert rows.tables.shape[1] == 4096 and len(rows.slots) == len(batch.forms)
+        for start in range(0, 5000, 1000):  # 5,000 new words: the room doubles once
+            sentences = [Sentence([f"w{i}" for i in range(k, k + 50)], {}) for k in range(start, start + 1000, 50)]
+            batch = model.collate(sentences + TOY, with_gold=False)
+            uncached = model(type(batch)(**{**batch.__dict__, "forms": None}))
+            assert torch.equal(model(batch), uncached)
+    assert rows.tables.shape[1] == 8192 and len(rows.slots) > 5000 and "w0" in rows.slots
+
+
 def test_collate_numbers_words_by_first_appearance_and_pads_with_zero():
     model = toy_model().eval()
     batch = model.collate([Sentence("the cat".split(), {}), Sentence("a cat the dog".split(), {})], with_gold=False)

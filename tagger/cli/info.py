@@ -8,6 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from tagger import resources
 from tagger.progress import make_console
 from tagger.model_file import ENSEMBLE, PIPELINE, configs_of, read_archive
 from tagger.tasks import TASKS
@@ -112,7 +113,7 @@ def describe(path: str) -> dict:
     """A plain summary of a model file: versions, model, the columns it fills, its model config
     and training config (None where the file does not record it), vocab sizes, training data and
     dev score (percent, as everywhere). Files of format 1, whose one config held both, show them split."""
-    archive = read_archive(path)
+    archive = read_archive(resources.model_path(path))
     if archive.get("name") == PIPELINE:  # one summary per stage, in the order they run
         stages = [describe_archive(stage, path) for stage in archive["stages"]]
         meta, _ = shown_meta(archive.get("meta", {}))
@@ -170,8 +171,9 @@ def command(model_path: str, as_json: bool) -> None:
     """Print a model file's model and training configs, vocabulary sizes, training data and dev score.
 
     \b
-    Example:
+    Examples:
       tagger info pos.tagger
+      tagger info en              (the shipped English pipeline: its scores and how it was built)
     """
     info = describe(model_path)
     if as_json:
@@ -183,12 +185,23 @@ def command(model_path: str, as_json: bool) -> None:
                       show_header=False)
         table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
         for key, value in info["meta"].items():
-            table.add_row(key, str(value))
+            if key == "card":  # a shipped model's: what it is, its scores, how it was built
+                for name, text in value.items():
+                    table.add_row(name, card_text(text))
+            else:
+                table.add_row(key, str(value))
         console.print(table)
         for number, stage in enumerate(info["stages"], 1):
             _print(console, stage, f"stage {number}: {stage['model']} ({stage['parameters']:,} parameters)")
         return
     _print(console, info, f"{model_path}: {info['model']} ({info['parameters']:,} parameters)")
+
+
+def card_text(value: Any) -> str:
+    """One entry of a shipped model's card: scores as ``name value`` pairs, anything else as text."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in value.items())
+    return str(value)
 
 
 def _print(console: Any, info: dict[str, Any], title: str) -> None:

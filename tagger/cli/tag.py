@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import click
 
+from tagger import resources
 from tagger.formats.supertags import SUPERTAG_IN
 from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
 
@@ -14,9 +15,12 @@ from tagger.options import CHUNK_SIZE, ON_ERROR, OUTPUT_FORMATS, PRECISIONS
 #: The options of ``tagger tag`` (the arguments of :func:`tagger.load` and of
 #: :meth:`tagger.api.Model.tag_file`).
 OPTIONS = (
-    click.option("--model", "model_paths", required=True, multiple=True, type=click.Path(),
-                 help="A model file from `tagger train`. Repeat it to chain models in one process: each reads the "
-                      "columns the ones before it filled (--model pos.tagger --model dep.model)."),
+    click.option("--model", "model_paths", multiple=True, type=click.Path(),
+                 help="A model file from `tagger train`, or a shipped model's name (en). Repeat it to chain models in "
+                      "one process: each reads the columns the ones before it filled (--model pos.tagger --model "
+                      "dep.model). Default: en, the shipped English pipeline, which reads raw text."),
+    click.option("--quiet", "-q", is_flag=True, help="Say nothing on stderr but errors and warnings (no note of the "
+                                                     "default model)."),
     click.argument("inputs", nargs=-1, type=click.Path()),
     click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: stdout; missing parent folders are created). Written to a "
                       "temporary file that replaces it at the end: a run that fails before any output leaves it as it was."),
@@ -65,7 +69,7 @@ def _options(command: Callable) -> Callable:
 
 @click.command("tag")
 @_options
-def command(model_paths: tuple[str, ...], inputs: tuple[str, ...], output: str | None, input_format: str,
+def command(model_paths: tuple[str, ...], quiet: bool, inputs: tuple[str, ...], output: str | None, input_format: str,
             input_format_alias: str | None, device: str, threads: int | None, precision: str, beam: int | None,
             constrained: bool | None, **options: Any) -> None:
     """Tag (or parse) text: stdin or files in, stdout or -o out, streaming.
@@ -81,8 +85,13 @@ def command(model_paths: tuple[str, ...], inputs: tuple[str, ...], output: str |
     Where stderr is a terminal (and the output goes elsewhere), a bar there shows how much of the
     input has been read and how many sentences are tagged.
 
+    Without --model, the shipped English pipeline (en: tokenizer, UPOS/XPOS/FEATS tagger and
+    parser, trained on UD English EWT; `tagger info en`) reads raw text, and a note on stderr
+    says so (--quiet drops it).
+
     \b
     Examples:
+      echo "The cat sat on the mat. It purred." | tagger tag
       tagger tag --model pos.tagger < input.txt > output.conllu
       tagger tag --model pos.tagger corpus.conllu -o tagged.conllu
       tagger tag --model ccg.tagger --beta 0.01 --output-format jsonl < sentences.txt
@@ -94,6 +103,12 @@ def command(model_paths: tuple[str, ...], inputs: tuple[str, ...], output: str |
     from tagger.progress import tagging_progress
 
     inputs = _stdin_dash(inputs)
+    if not model_paths:
+        model_paths = (resources.DEFAULT,)
+        if not quiet:
+            shipped = resources.SHIPPED[resources.DEFAULT]
+            click.echo(f"tagger: no --model given: using the shipped {shipped.language} model '{resources.DEFAULT}' "
+                       f"({shipped.description}; tagger info {resources.DEFAULT}; --quiet drops this note)", err=True)
     with tagging_progress(inputs, to_terminal=output in (None, "-") and sys.stdout.isatty()):
         model = load(model_paths, device, threads, precision, beam, constrained)
         model.tag_file(list(inputs) or None, output, options.pop("output_format"),

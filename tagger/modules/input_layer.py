@@ -319,7 +319,7 @@ class WordRows:
             self.slots.clear()  # stale: start again
             self.uses.clear()
             self.key = key
-        elif len(self.slots) + len(forms) >= self.tables.shape[1]:
+        elif len(self.slots) + len(forms) >= self.tables.shape[1] >= self.max_rows(self.tables, self.gate_in):
             self.keep_most_used(self.tables.shape[1] - 1 - len(forms))
         slot_of_row = [0] * (len(forms) + 1)
         missing = []
@@ -334,18 +334,36 @@ class WordRows:
                 uses[form] += 1
         if missing:
             tables, gate_in = compute(torch.tensor(missing, dtype=torch.long, device=weights[0].device))
-            if self.tables is None or self.tables.shape[1] <= len(forms) or self.tables.device != tables.device:
-                row_bytes = (tables.shape[0] * tables.shape[2] + gate_in.shape[1]) * tables.element_size()
-                capacity = max(self.max_bytes // row_bytes, len(forms) + 1)
-                self.tables = tables.new_zeros(tables.shape[0], capacity, tables.shape[2])
-                self.gate_in = gate_in.new_zeros(capacity, gate_in.shape[1])
             start = len(self.slots) + 1
+            if self.tables is None or self.tables.device != tables.device:
+                self.allocate(tables, gate_in, start + len(missing), kept=0)
+            elif start + len(missing) > self.tables.shape[1]:
+                self.allocate(tables, gate_in, start + len(missing), kept=start)
             self.tables[:, start : start + len(missing)] = tables
             self.gate_in[start : start + len(missing)] = gate_in
             for offset, row in enumerate(missing):
                 self.slots[forms[row - 1]] = slot_of_row[row] = start + offset
         assert self.tables is not None and self.gate_in is not None
         return self.tables, self.gate_in, torch.tensor(slot_of_row, device=self.tables.device)
+
+    def max_rows(self, tables: torch.Tensor, gate_in: torch.Tensor) -> int:
+        """The rows ``max_bytes`` holds, for tables shaped as ``tables`` [2d, ., G] and ``gate_in`` [., d·d]."""
+        return self.max_bytes // ((tables.shape[0] * tables.shape[2] + gate_in.shape[1]) * tables.element_size())
+
+    def allocate(self, tables: torch.Tensor, gate_in: torch.Tensor, needed: int, kept: int) -> None:
+        """Room for ``needed`` rows shaped as ``tables``/``gate_in``, the first ``kept`` of the old
+        ones copied: twice the old room (4,096 rows at first), at most what ``max_bytes`` holds (or
+        ``needed``, if more). Growing as the text brings new words spares a short input the cost
+        of zeroing the whole ``max_bytes`` (0.1 s of a first line)."""
+        old = self.tables.shape[1] if kept and self.tables is not None else 0
+        capacity = max(min(max(2 * old, 4096), self.max_rows(tables, gate_in)), needed)
+        grown = tables.new_zeros(tables.shape[0], capacity, tables.shape[2])
+        grown_gate_in = gate_in.new_zeros(capacity, gate_in.shape[1])
+        if kept:
+            assert self.tables is not None and self.gate_in is not None
+            grown[:, :kept] = self.tables[:, :kept]
+            grown_gate_in[:kept] = self.gate_in[:kept]
+        self.tables, self.gate_in = grown, grown_gate_in
 
     def keep_most_used(self, room: int) -> None:
         """Keep at most half of the table's rows, and at most ``room``: those of the words used in

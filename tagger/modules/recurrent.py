@@ -21,7 +21,7 @@ from torch import nn
 from tagger.modules.cellspec import (  # noqa: F401 - the options, torch-free, re-exported here
     CELLS, COMPOSITIONS, GATES, MIXES, SKIP_MAPS, SKIPS, SOURCES, CellSpec)
 from tagger.modules.fused import FUSED, _fastscan  # the fused time step, where it is built
-from tagger.modules.init import scaled_normal_
+from tagger.modules.init import orthogonal_, scaled_normal_
 from tagger.modules.precision import Lowered, lowered_matmul
 
 
@@ -97,11 +97,11 @@ class BiLayer(nn.Module):
         for d in range(2):
             for gate in range(self.n_sigmoid + 1):
                 block = self.w_h.data[d, :, gate * self.hidden : (gate + 1) * self.hidden]
-                nn.init.orthogonal_(block)
+                orthogonal_(block)
             if self.w_deep is not None:
                 for step in range(self.w_deep.shape[1]):
                     for gate in range(2):
-                        nn.init.orthogonal_(self.w_deep.data[d, step, :, gate * self.hidden : (gate + 1) * self.hidden])
+                        orthogonal_(self.w_deep.data[d, step, :, gate * self.hidden : (gate + 1) * self.hidden])
         for weight in (self.w_x, self.u_k, self.w_g):
             if weight is not None:
                 scaled_normal_(weight, weight.shape[1], self.init_scale)

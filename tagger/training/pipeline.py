@@ -63,7 +63,7 @@ def train_tokenizer(request: TrainRequest, work: Path, reporter: TrainReporter,
     say(f"pipeline: training the tokenizer {out}")
     run.train(dataclasses.replace(request, task="tokenize", column=None, out=str(out), overrides=(), preset=None,
                                   config_file=None, arch=None, batch_size=None, patience=None,
-                                  jackknife=None, tokenizer=False,
+                                  jackknife=None, tokenizer=False, embeddings=None,  # it reads characters
                                   options=dataclasses.replace(request.options, checkpoint_dir=None, resume=False)),
               reporter, say)
     return out
