@@ -122,9 +122,9 @@ def main() -> None:
     from tagger import model_file
 
     compact = out_dir / "en.model"
-    model_file.atomic_save(model_file.half_weights(model_file.read_archive(full)), compact)
+    archive = model_file.half_weights(model_file.read_archive(full))
+    model_file.atomic_save(archive, compact)
     scores = score(compact, out_dir, args.threads)
-    archive = model_file.read_archive(compact)
     archive["meta"] = {**archive["meta"], "card": card(scores, minutes, args.threads)}
     model_file.atomic_save(archive, compact)
     differs = compare(scores, RESOURCES / "en.model")

@@ -215,15 +215,45 @@ def upgrades() -> dict[str, Any]:
 
 def save_pipeline(path: str | os.PathLike, stages: list[dict[str, Any]], meta: dict[str, Any]) -> None:
     """Write a pipeline model file: the :func:`archive` of each stage, in the order they run
-    (:class:`tagger.pipeline.Pipeline`), each with its own config, vocabularies, weights and meta."""
+    (:class:`tagger.pipeline.Pipeline`), each with its own config, vocabularies, weights and meta.
+    A frozen table of pretrained vectors that several stages hold alike (the tagger's, and the
+    parser encoder's taken from it) is stored once (:func:`share_tables`)."""
     atomic_save({
         "format_version": FORMAT_VERSION,
         "tagger_version": __version__,
         "name": PIPELINE,
-        "stages": stages,
+        "stages": share_tables(stages),
         "state_dict": {},  # the weights are the stages'
         "meta": meta,
     }, path)
+
+
+#: The state dict entries that are frozen tables of pretrained vectors (never trained, so equal in
+#: every model that took them from the same tagger).
+FROZEN_TABLES = ("input.pretrained", "encoder.input.pretrained")
+
+
+def share_tables(archives: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``archives`` with each frozen table (:data:`FROZEN_TABLES`, in stages and ensemble
+    members) that equals an earlier one replaced by that very tensor: ``torch.save`` writes a
+    storage once however many tensors use it, and :func:`tagger.archive.read` reads it once."""
+    seen: list[torch.Tensor] = []
+
+    def shared(archive: dict[str, Any]) -> dict[str, Any]:
+        state = dict(archive["state_dict"])
+        for key in FROZEN_TABLES:
+            table = state.get(key)
+            if isinstance(table, torch.Tensor):
+                same = next((t for t in seen if t.shape == table.shape and t.dtype == table.dtype and torch.equal(t, table)), None)
+                state[key] = same if same is not None else table
+                if same is None:
+                    seen.append(table)
+        out = {**archive, "state_dict": state}
+        if isinstance(archive.get("members"), list):
+            out["members"] = [shared(member) for member in archive["members"]]
+        return out
+
+    return [shared(archive) for archive in archives]
 
 
 def half_weights(archive: dict[str, Any]) -> dict[str, Any]:
@@ -237,7 +267,7 @@ def half_weights(archive: dict[str, Any]) -> dict[str, Any]:
                          for key, value in archive["state_dict"].items()}
     for part in ("stages", "members"):
         if isinstance(archive.get(part), list):
-            out[part] = [half_weights(item) for item in archive[part]]
+            out[part] = share_tables([half_weights(item) for item in archive[part]])
     return out
 
 

@@ -126,3 +126,72 @@ def test_info_shows_the_source_the_rows_and_the_coverage(vectors_and_model):
     assert meta["embeddings"] == str(vectors)
     shown = meta["pretrained vectors"]
     assert "× 12 (fp16)" in shown and "words beyond the training words" in shown and "training words have a vector" in shown
+
+
+# ----------------------------------------------------------------------------- the parser's encoder (issue 34: every family)
+@pytest.fixture(scope="module")
+def parser_with_table(vectors_and_model):
+    """A ``bilstm-words`` parser whose encoder starts from the tagger with the table (as
+    ``--task pipeline --embeddings`` builds it), trained one epoch, and its file."""
+    vectors, tagger_file, train, _ = vectors_and_model
+    out = tagger_file.parent / "p.model"
+    done = invoke("train", "--task", "dep", "--preset", "bilstm-words", "--train", train, "--dev", train, "--out", out,
+                  "--encoder-from", tagger_file, "--embeddings", vectors, "--max-epochs", "1", "--threads", "1",
+                  "--set", "hidden=32", "--quiet")
+    assert done.exit_code == 0, done.stderr
+    return out
+
+
+def test_a_parser_encoder_from_a_tagger_with_a_table_keeps_it_and_its_words(vectors_and_model, parser_with_table):
+    tagger = archive.read(vectors_and_model[1])
+    parser = archive.read(parser_with_table)
+    assert parser["config"]["encoder_pretrained_dim"] == 12
+    assert parser["vocabs"]["encoder_pretrained"] == tagger["vocabs"]["pretrained"]
+    assert np.array_equal(parser["state_dict"]["encoder.input.pretrained"], tagger["state_dict"]["input.pretrained"])
+    assert parser["state_dict"]["encoder.input.pretrained"].dtype == np.float16  # frozen: not trained, still fp16
+
+
+def test_the_parser_reads_an_unseen_word_through_its_vector(parser_with_table):
+    model, _ = model_file.load(parser_with_table)
+    encoder = model.encoder
+    ids = [encoder.featurizer.token(word)[0] for word in [*UNSEEN, "zzyzx"]]
+    assert all(i >= len(encoder.word_vocab) for i in ids[:3]) and ids[3] == 1  # table rows; the last is UNK
+    with torch.no_grad():
+        vectors = encoder.input.word_vectors(torch.tensor(ids))
+    assert not torch.equal(vectors[0], vectors[3]) and not torch.equal(vectors[0], vectors[1])
+    sentence = Sentence(["the", UNSEEN[0], "sat"], {})
+    assert len(predict(model, [sentence])[0][0]) == 3  # it parses a sentence with such a word
+
+
+def test_a_pipeline_stores_a_table_its_stages_share_once(tmp_path, vectors_and_model, parser_with_table):
+    tagger, parser = model_file.read_archive(vectors_and_model[1]), model_file.read_archive(parser_with_table)
+    separate = tmp_path / "separate.model"
+    model_file.atomic_save({"stages": [tagger, parser]}, separate)  # two copies of the table
+    shared = tmp_path / "pipe.model"
+    model_file.save_pipeline(shared, [tagger, parser], {})
+    table_bytes = tagger["state_dict"]["input.pretrained"].numel() * 2
+    assert separate.stat().st_size - shared.stat().st_size > 0.9 * table_bytes
+    loaded, _ = model_file.load(shared)
+    assert torch.equal(loaded.stages[0].input.pretrained, loaded.stages[1].encoder.input.pretrained)
+
+
+def test_half_weights_halve_the_file_share_the_table_and_keep_the_parses(tmp_path, vectors_and_model, parser_with_table):
+    """The shipped model's storage (bench/build_default_model.py): float32 weights as float16,
+    read back as float32 by torch and the runtimes alike."""
+    tagger, parser = model_file.read_archive(vectors_and_model[1]), model_file.read_archive(parser_with_table)
+    full, half = tmp_path / "full.model", tmp_path / "half.model"
+    model_file.save_pipeline(full, [tagger, parser], {})
+    model_file.atomic_save(model_file.half_weights(model_file.read_archive(full)), half)
+    assert half.stat().st_size < 0.6 * full.stat().st_size
+    stored = archive.read(half)["stages"]
+    assert stored[0]["state_dict"]["rnn.layers.0.w_h"].dtype == np.float16
+    a, _ = model_file.load(full)
+    b, _ = model_file.load(half)
+    assert b.stages[0].rnn.layers[0].w_h.dtype == torch.float32
+    dev = list(formats.read(io.StringIO(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30)), "conllu"))
+    tags_a, tags_b = predict(a.stages[0], dev), predict(b.stages[0], dev)
+    agree = sum(x == y for s, t in zip(tags_a, tags_b) for x, y in zip(s, t)) / sum(len(s) for s in tags_a)
+    assert agree > 0.97  # only the stored values are rounded (10-bit mantissa)
+    alone = tmp_path / "half.tagger"  # the torch-free runtime reads such a file too, as torch does
+    model_file.atomic_save(model_file.half_weights(tagger), alone)
+    assert [m["upos"] for m in runtime.load(alone).tag([s.words for s in dev])] == tags_b

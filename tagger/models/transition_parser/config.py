@@ -54,6 +54,9 @@ class ParserConfig:
     encoder_tag_dim: int = ranged(0, at_least=0)  # the POS tag of tag_column as an encoder input too (0 = not read)
     encoder_dropout: float = ranged(0.25, at_least=0, below=1)  # on the encoder's input and on its layers' outputs
     encoder_slots: int = ranged(18, at_least=1, at_most=18)  # the first k token slots read the encoder's vector (4: s0 s1 s2 b0; 6: + b1 b2)
+    # the encoder's frozen table of pretrained vectors, taken with the tagger it starts from (that
+    # tagger's pretrained_dim; 0: none): E(w) + P v(w) as the tagger reads its words
+    encoder_pretrained_dim: int = ranged(0, at_least=0)
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -74,6 +77,8 @@ class ParserConfig:
         if not self.encoder_word_dim + self.encoder_caps_dim + self.encoder_char_dim * self.encoder_char_length \
                 + self.encoder_char_cnn:
             raise ValueError("the encoder must read the words: set encoder_word_dim, encoder_char_dim or encoder_char_cnn")
+        if self.encoder_pretrained_dim and not self.encoder_word_dim:
+            raise ValueError("a table of pretrained vectors needs word embeddings (encoder_word_dim > 0)")
         if self.encoder_char_cnn and not self.encoder_char_dim:
             raise ValueError("encoder_char_cnn needs encoder_char_dim > 0 (its character embedding size)")
 

@@ -41,6 +41,9 @@ from tagger.modules.recurrent import CellSpec, StackedBiRNN
 #: The encoder's vocabularies, in the parser's ``vocabs`` (the tagger's ``words``, ``chars`` and
 #: ``rare_word_from`` when it comes from a tagger).
 VOCAB_KEYS = ("encoder_words", "encoder_chars", "encoder_rare_word_from")
+#: The words only the encoder's frozen table of pretrained vectors holds (the tagger's ``pretrained``),
+#: after ``encoder_words``; there only when ``encoder_pretrained_dim`` is set.
+PRETRAINED_KEY = "encoder_pretrained"
 #: The skip-LSTM tagger options the encoder fixes (to the tagger's defaults); a tagger with other
 #: values cannot give its encoder.
 FIXED = {"cell": "lstm", "gate": "recurrent", "skip_map": "identity", "skip_span": 1, "composition": "chain",
@@ -49,7 +52,8 @@ FIXED = {"cell": "lstm", "gate": "recurrent", "skip_map": "identity", "skip_span
 #: ParserConfig field <- the tagger config field it mirrors.
 MIRRORED = {"encoder_word_dim": "word_dim", "encoder_caps_dim": "caps_dim", "encoder_char_dim": "char_dim",
             "encoder_char_length": "char_length", "encoder_char_cnn": "char_cnn", "encoder_window": "window",
-            "encoder_layers": "layers", "encoder_hidden": "hidden", "encoder_skip": "skip"}
+            "encoder_layers": "layers", "encoder_hidden": "hidden", "encoder_skip": "skip",
+            "encoder_pretrained_dim": "pretrained_dim"}
 INIT_SCALE = 1.0  # the tagger's ``fast`` presets: N(0, 1/sqrt(fan_in)) weights, N(0, 1) embeddings
 
 
@@ -116,15 +120,20 @@ class TokenEncoder(nn.Module):
         missing = [key for key in VOCAB_KEYS if key not in vocabs]
         if missing:
             raise ValueError(f"an encoder needs the vocabularies {', '.join(missing)}")
+        if c.encoder_pretrained_dim and PRETRAINED_KEY not in vocabs:
+            raise ValueError(f"an encoder with a table of pretrained vectors needs the vocabulary {PRETRAINED_KEY}")
         self.word_vocab = Vocab.from_list(vocabs["encoder_words"])
-        self.featurizer = InputFeaturizer(self.word_vocab, Vocab.from_list(vocabs["encoder_chars"]), c.encoder_char_length,
-                                          FIXED["char_cnn_max"] if c.encoder_char_cnn else 0)
+        # word ids over the trained words, then the frozen table's others (as the tagger's)
+        looked_up = list(vocabs["encoder_words"]) + (list(vocabs[PRETRAINED_KEY]) if c.encoder_pretrained_dim else [])
+        self.featurizer = InputFeaturizer(Vocab.from_list(looked_up), Vocab.from_list(vocabs["encoder_chars"]),
+                                          c.encoder_char_length, FIXED["char_cnn_max"] if c.encoder_char_cnn else 0)
         self.rare_word_from = int(vocabs["encoder_rare_word_from"][0])
         self.rare_word_dropout = c.rare_word_dropout
         self.char_length, self.cnn = c.encoder_char_length, bool(c.encoder_char_cnn)
         self.input = InputLayer(len(self.word_vocab), len(vocabs["encoder_chars"]), c.encoder_word_dim, c.encoder_caps_dim,
                                 c.encoder_char_dim, c.encoder_char_length, c.encoder_window, FIXED["window_gates"],
-                                INIT_SCALE, c.encoder_char_cnn, FIXED["char_cnn_width"], c.encoder_char_dim)
+                                INIT_SCALE, c.encoder_char_cnn, FIXED["char_cnn_width"], c.encoder_char_dim,
+                                (len(looked_up), c.encoder_pretrained_dim) if c.encoder_pretrained_dim else (0, 0))
         self.tag_emb = nn.Embedding(n_tags, c.encoder_tag_dim) if c.encoder_tag_dim else None
         if self.tag_emb is not None:
             nn.init.normal_(self.tag_emb.weight, 0.0, INIT_SCALE)
@@ -220,11 +229,11 @@ class TokenEncoder(nn.Module):
 
 
 def copy_tagger_weights(encoder: TokenEncoder, tagger_state: dict[str, torch.Tensor]) -> int:
-    """Copy a skip-LSTM tagger's input layer (``input.*``) and recurrent layers (``rnn.*``) from
-    its ``tagger_state`` into ``encoder``; the first layer's input rows for the POS tag (when the
-    encoder reads it) keep their initialisation. Returns how many tensors were copied; a
-    ``ValueError`` when a shape does not fit."""
-    mine = dict(encoder.named_parameters())
+    """Copy a skip-LSTM tagger's input layer (``input.*``, its frozen table of pretrained vectors
+    included) and recurrent layers (``rnn.*``) from its ``tagger_state`` into ``encoder``; the
+    first layer's input rows for the POS tag (when the encoder reads it) keep their
+    initialisation. Returns how many tensors were copied; a ``ValueError`` when a shape does not fit."""
+    mine = {**dict(encoder.named_parameters()), **dict(encoder.named_buffers())}
     copied = 0
     with torch.no_grad():
         for name, value in tagger_state.items():

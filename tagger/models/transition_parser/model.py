@@ -415,6 +415,10 @@ class TransitionParser(GreedyDecoding, NoDistillation, nn.Module):
         as wide, and those alone with ``features`` ``replace``)."""
         tables = [(self.word_vocab, self.word_emb.weight, len(SPECIALS))] if self.word_emb is not None else []
         encoder_words = self.encoder.input.word if self.encoder is not None else None
+        if self.config.encoder_pretrained_dim:  # it has the vectors already, its trained part starting at zero
+            encoder_words = None
+            if not tables:
+                return 0
         if encoder_words is not None and (not tables or vectors.shape[1] == encoder_words.weight.shape[1]):
             tables.append((self.encoder.word_vocab, encoder_words.weight, 2))  # after PAD, UNK
         if not tables:
@@ -460,6 +464,8 @@ class TransitionParser(GreedyDecoding, NoDistillation, nn.Module):
         words = list(source.vocabs["words"])
         vocabs = {**vocabs, "encoder_words": words, "encoder_chars": list(source.vocabs["chars"]),
                   "encoder_rare_word_from": list(source.vocabs.get("rare_word_from", [str(len(words))]))}
+        if config.encoder_pretrained_dim:  # the tagger's frozen table comes too, with its words
+            vocabs[encoding.PRETRAINED_KEY] = list(source.vocabs.get("pretrained", []))
         model = cls(config, vocabs)
         encoding.copy_tagger_weights(model.encoder, source.state_dict())
         return model
