@@ -159,6 +159,21 @@ def test_a_paragraph_break_ends_a_sentence_and_spaces_are_never_inside_a_token()
     assert [s.new_paragraph for s in spans] == [True, True]
 
 
+def test_spaced_tokens_go_on_over_one_space_the_model_did_not_end_before():
+    norm = "thành phố  Hà Nội rộng."
+    labels = [0] * len(norm)
+    for word in ("phố", "Nội", "rộng"):  # the model ends these tokens, and no other (not thành, not Hà)
+        labels[norm.index(word) + len(word) - 1] = 1
+    labels[-1] = 2  # "." ends the sentence
+    plain = [(a, b) for a, b, _ in segment(norm, labels)[0].tokens]
+    assert [norm[a:b] for a, b in plain] == ["thành", "phố", "Hà", "Nội", "rộng", "."]
+    spaced = [(a, b) for a, b, _ in segment(norm, labels, spaced_tokens=True)[0].tokens]
+    # "phố  Hà": two spaces end a token whatever the labels; "Hà Nội" holds one
+    assert [norm[a:b] for a, b in spaced] == ["thành phố", "Hà Nội", "rộng", "."]
+    tail = segment("Hà Nội", [0] * 6, spaced_tokens=True)  # a token left open at the end of the text ends there
+    assert [(a, b) for a, b, _ in tail[0].tokens] == [(0, 6)]
+
+
 def test_pieces_give_the_same_sentences_as_one_piece_and_memory_stays_bounded():
     text = " ".join(f"Word{i} du mot, encore{i}." for i in range(400)) + "\n"  # one paragraph, no blank line
     whole = _tokenize(text)

@@ -252,3 +252,56 @@ def test_the_plain_reader_refuses_code_in_a_model_file(tmp_path):
     with zipfile.ZipFile(tmp_path / "evil.model", "w") as archive:
         archive.writestr("archive/data.pkl", pickle.dumps({"name": "tokenizer", "x": Evil()}, protocol=2))
     assert runtime.read_archive(tmp_path / "evil.model") is None
+
+
+# ----------------------------------------------------------------------------- any script (issue 35)
+def test_scripts_give_kanji_kana_and_other_scripts_letters_categories_of_their_own():
+    from tagger.tokenization.labels import CATEGORIES, CATEGORIES_WITH_SCRIPTS, PAR, category_of
+
+    name = lambda char, scripts=True: CATEGORIES_WITH_SCRIPTS[category_of(char, scripts)]  # noqa: E731
+    assert [name(c) for c in "東ひカｶ한ไa"] == ["Lo CJK", "Lo HIRAGANA", "Lo KATAKANA", "Lo KATAKANA", "Lo HANGUL",
+                                                  "Lo THAI", "Ll LATIN"]
+    assert name("ー") == "Lm KATAKANA" and name("ि") == "Mc DEVANAGARI"  # a modifier letter, a vowel sign
+    assert [name(c) for c in "7。 "] == ["Nd", "Po", "Zs"] and name(PAR) == "<par>"  # not letters: as before
+    assert {name(c, scripts=False) for c in "東ひカ"} == {"Lo"}  # models trained before read what they read
+    assert all(category_of(chr(c), False) < len(CATEGORIES) for c in range(0x3000, 0x3100))
+
+
+def _learns(fixture: str, tmp_path: Path, *settings: str) -> tuple[Path, list[list[str]], str]:
+    """A tiny tokenizer trained (and scored) on a fixture; it tags the fixture's raw text: the
+    model, the tokens it gives, and its CoNLL-U."""
+    out = tmp_path / f"{fixture}.tok"
+    done = invoke("train", "--task", "tokenize", "--train", DATA / f"tokenize-{fixture}.conllu", "--dev",
+                  DATA / f"tokenize-{fixture}.conllu", "--out", out, "--max-epochs", 60, *TINY, *settings)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    tagger.load(str(out), threads=1).tag_file(_bytes(_raw_text(DATA / f"tokenize-{fixture}.conllu")),
+                                             tmp_path / "out.conllu")
+    produced = (tmp_path / "out.conllu").read_text(encoding="utf-8")
+    return out, _tokens(produced), produced
+
+
+def test_japanese_words_are_learned_with_scripts_and_the_runtime_agrees(tmp_path):
+    from tagger.runtime import tokenizer as runtime
+    from tagger.tokenization.labels import normalise
+
+    out, tokens, produced = _learns("ja", tmp_path, "--set", "scripts=true")
+    gold = [s.words for s in formats.read(str(DATA / "tokenize-ja.conllu"), "conllu")]
+    assert tokens == gold and produced.count("# text = ") == 8
+    assert rebuild_text(conllu_blocks(produced.splitlines())) == _raw_text(DATA / "tokenize-ja.conllu")
+    text = normalise("雨の日はバスで駅まで行きます。ｶﾀｶﾅ　と한국어。")
+    torch_model, _ = model_file.load(out)
+    assert torch_model.category_embedding.num_embeddings > 32 and runtime.load(out).label(text) == torch_model.label(text)
+
+
+def test_vietnamese_tokens_with_spaces_inside_are_learned(tmp_path):
+    _, tokens, produced = _learns("vi", tmp_path)
+    gold = [s.words for s in formats.read(str(DATA / "tokenize-vi.conllu"), "conllu")]
+    assert tokens == gold and ["Hà Nội", "."] == tokens[0][-2:]
+    assert "\tthành phố\t" in produced
+
+
+def test_portuguese_contractions_become_their_words(tmp_path):
+    _, tokens, produced = _learns("pt", tmp_path)
+    assert tokens[0] == ["O", "livro", "do", "professor", "está", "na", "mesa", "."]
+    assert "3-4\tdo\t" in produced and "\n3\tde\t" in produced and "\n4\to\t" in produced
+    assert "\tà\t" in produced and "\ta\t" in produced

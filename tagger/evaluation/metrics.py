@@ -623,13 +623,15 @@ class BoundaryMetric(Metric):
     """A tokeniser's boundaries against gold, on the same text: F1 of token spans, of sentence
     spans and of multiword-token spans (:mod:`tagger.tokenization.segment` reads both label
     sequences). ``score`` is the mean of the token and sentence F1, and of the multiword F1
-    where gold has multiword tokens (French, German: their words depend on it)."""
+    where gold has multiword tokens (French, German: their words depend on it). ``spaced_tokens``:
+    tokens may hold a space (a tokenizer trained so; :func:`~tagger.tokenization.segment.segment`)."""
 
     score_name = "boundary F1"
     PARTS = ("tokens", "sentences", "multiword")
 
-    def __init__(self) -> None:
+    def __init__(self, spaced_tokens: bool = False) -> None:
         self.counts = {name: PRF(0, 0, 0) for name in self.PARTS}
+        self.spaced_tokens = spaced_tokens
 
     def update(self, norm: str, gold: Sequence[int], pred: Sequence[int]) -> None:
         """Count one normalised text (:func:`tagger.tokenization.labels.normalise`) and its gold
@@ -639,7 +641,7 @@ class BoundaryMetric(Metric):
         _check_lengths(text=norm, gold=gold, pred=pred)
         sides = []
         for labels in (gold, pred):
-            spans = segment(norm, labels)
+            spans = segment(norm, labels, spaced_tokens=self.spaced_tokens)
             sides.append({
                 "tokens": {(a, b) for span in spans for a, b, _ in span.tokens},
                 "sentences": {(span.start, span.stop) for span in spans},
@@ -651,7 +653,7 @@ class BoundaryMetric(Metric):
             self.counts[name] = PRF(old.correct + len(g & p), old.predicted + len(p), old.gold + len(g))
 
     def __add__(self, other: "BoundaryMetric") -> "BoundaryMetric":
-        out = BoundaryMetric()
+        out = BoundaryMetric(self.spaced_tokens)
         out.counts = {name: PRF(*(getattr(self.counts[name], f) + getattr(other.counts[name], f)
                                   for f in ("correct", "predicted", "gold"))) for name in self.PARTS}
         return out

@@ -33,7 +33,7 @@ from tagger.modules import packing
 from tagger.modules.fused import FUSED, _fastscan  # noqa: F401 - the taggers' C time step, where it is built
 from tagger.runtime import kernels
 from tagger.runtime.scan import lstm_layer, sigmoid_  # noqa: F401 - sigmoid_ here as before
-from tagger.tokenization.labels import N_CATEGORIES, char_code
+from tagger.tokenization.labels import N_CATEGORIES, char_code, spaced_tokens
 from tagger.tokenization.multiword import Expander
 
 #: Windows per batch, at most; by the float32 kernels, whose layers take all their time steps'
@@ -75,11 +75,13 @@ class NumpyTokenizer:
         if not isinstance(config, TokenizerConfig):
             config = config_from_dict(TokenizerConfig, config, from_file=True)
         self.segment, self.context = config.segment, config.context
+        self.scripts = config.scripts  # categories qualified by script (tagger.tokenization.labels.SCRIPTS)
         self.window = config.window
         self.layers, self.hidden = config.layers, config.hidden
         self.ids = {char: i for i, char in enumerate(vocabs["chars"])}
         self.unknown = self.ids["<unk>"]
         self.expander = Expander(vocabs.get("mwt", []), vocabs.get("mwt_rules", []))
+        self.spaced_tokens = spaced_tokens(vocabs)
         arrays = export(config, state)
         self.chars, self.categories = arrays.chars, arrays.categories
         #: per layer: (W_ih^T [2, D, 4H], W_hh^T [2, H, 4H], b [2, 1, 4H]) for both directions, gates i, f, o, g
@@ -97,7 +99,7 @@ class NumpyTokenizer:
         points = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32)
         distinct, where = np.unique(points, return_inverse=True)
         codes = self._codes
-        table = np.array([codes.get(c) or codes.setdefault(c, char_code(chr(c), self.ids, self.unknown))
+        table = np.array([codes.get(c) or codes.setdefault(c, char_code(chr(c), self.ids, self.unknown, self.scripts))
                           for c in distinct.tolist()], dtype=np.int64)
         return table[where.reshape(-1)]
 
@@ -178,7 +180,7 @@ class SwitchingLabeller:
 
     def __init__(self, fast: NumpyTokenizer, load_full: Callable[[], Any], switch_after: int = SWITCH_CHARS):
         self.fast, self.load_full, self.switch_after = fast, load_full, switch_after
-        self.expander = fast.expander
+        self.expander, self.spaced_tokens = fast.expander, fast.spaced_tokens
         self.full: Any = None
         self.done = 0
 

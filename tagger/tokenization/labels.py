@@ -56,15 +56,55 @@ def is_space(char: str) -> bool:
 #: besides its own embedding.
 CATEGORIES = ("<pad>", "<par>", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
               "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn")
-N_CATEGORIES = len(CATEGORIES)
-_CATEGORY = {name: i for i, name in enumerate(CATEGORIES)}
+#: Scripts whose letters (and marks, and modifier letters) get categories of their own with
+#: ``scripts`` (``Lo CJK``, ``Lo HIRAGANA``, ``Mn DEVANAGARI``, ...): in a text without spaces a
+#: change of script is where a word often ends (kanji then kana), which ``Lo`` alone does not
+#: show. The script is the first word of the character's Unicode name, up to a hyphen
+#: (``HALFWIDTH`` and ``FULLWIDTH`` skipped); scripts not listed keep the plain category.
+SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "GEORGIAN", "HEBREW", "ARABIC", "SYRIAC", "THAANA", "DEVANAGARI",
+           "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU", "KANNADA", "MALAYALAM", "SINHALA", "THAI",
+           "LAO", "TIBETAN", "MYANMAR", "KHMER", "MONGOLIAN", "ETHIOPIC", "CHEROKEE", "HANGUL", "HIRAGANA", "KATAKANA",
+           "CJK", "BOPOMOFO", "YI")
+#: The categories that :data:`SCRIPTS` qualify.
+SCRIPT_CATEGORIES = ("Lu", "Ll", "Lm", "Lo", "Mn", "Mc")
+#: ``category script`` for each qualified category and script, after :data:`CATEGORIES`.
+CATEGORIES_WITH_SCRIPTS = CATEGORIES + tuple(f"{c} {s}" for c in SCRIPT_CATEGORIES for s in SCRIPTS)
+#: The modulus of a character's code (:func:`char_code`), whichever categories a model reads.
+N_CATEGORIES = len(CATEGORIES_WITH_SCRIPTS)
+_CATEGORY = {name: i for i, name in enumerate(CATEGORIES_WITH_SCRIPTS)}
+_SKIPPED = ("HALFWIDTH", "FULLWIDTH")
 
 
-def char_code(char: str, ids: dict[str, int], unknown: int) -> int:
+def category_of(char: str, scripts: bool = False) -> int:
+    """The category id of a character of normalised text: its Unicode category's, with
+    ``scripts`` qualified by its script where :data:`SCRIPTS` lists it."""
+    if char == PAR:
+        return _CATEGORY["<par>"]
+    category = unicodedata.category(char)
+    if scripts and category in SCRIPT_CATEGORIES:
+        words = unicodedata.name(char, "").split()
+        script = words[1] if len(words) > 1 and words[0] in _SKIPPED else words[0] if words else ""
+        script = script.split("-")[0]  # KATAKANA-HIRAGANA PROLONGED SOUND MARK
+        qualified = _CATEGORY.get(f"{category} {script}")
+        if qualified is not None:
+            return qualified
+    return _CATEGORY.get(category, 0)
+
+
+def char_code(char: str, ids: dict[str, int], unknown: int, scripts: bool = False) -> int:
     """A character of normalised text as one number, ``id × N_CATEGORIES + category``: its row in
-    the character vocabulary ``ids`` (``unknown`` if absent) and its Unicode category."""
-    category = _CATEGORY["<par>"] if char == PAR else _CATEGORY.get(unicodedata.category(char), 0)
-    return ids.get(char, unknown) * N_CATEGORIES + category
+    the character vocabulary ``ids`` (``unknown`` if absent) and its category (:func:`category_of`)."""
+    return ids.get(char, unknown) * N_CATEGORIES + category_of(char, scripts)
+
+
+#: The tokenizer vocabulary that says its training tokens held spaces (``["yes"]``; absent: none did).
+SPACED = "spaced_tokens"
+
+
+def spaced_tokens(vocabs: dict[str, list[str]]) -> bool:
+    """Whether a tokenizer's training tokens held spaces (Vietnamese ``thành phố``), so that a
+    token it does not end before a space goes on after it (:func:`tagger.tokenization.segment.segment`)."""
+    return bool(vocabs.get(SPACED))
 
 
 # ---------------------------------------------------------------------------------- CoNLL-U tokens

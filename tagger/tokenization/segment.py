@@ -1,7 +1,8 @@
 """From text and its character labels to sentences of tokens, and those as CoNLL-U blocks.
 
 Rules (whatever the labels say): a token never holds white space (a token the model did not
-end before a space ends there); a token never ends inside an extended grapheme cluster (an
+end before a space ends there), but for one space between two of its characters where the model
+was trained on such tokens (``spaced_tokens``: Vietnamese ``thành phố``); a token never ends inside an extended grapheme cluster (an
 emoji ZWJ sequence, a flag, a letter and its combining marks: :func:`whole_clusters` moves such
 an end to the cluster's last character); a paragraph break (a blank line) and the end of the
 text end a sentence, and so does a sentence's :data:`MAX_TOKENS`\\ th token; labels on white
@@ -57,18 +58,32 @@ class Span:
 
 
 def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True,
-            max_tokens: int | None = None) -> list[Span]:
+            max_tokens: int | None = None, spaced_tokens: bool = False) -> list[Span]:
     """The sentences of a text, given its :func:`~tagger.tokenization.labels.normalise`\\ d form
     ``norm`` and one label per character. ``new_paragraph``: the text starts a paragraph;
-    ``max_tokens``: a sentence that reaches this many tokens ends there (None: no bound)."""
+    ``max_tokens``: a sentence that reaches this many tokens ends there (None: no bound).
+    ``spaced_tokens`` (a tokenizer trained on tokens with spaces inside, as Vietnamese
+    ``thành phố``): a token the model did not end before a single space goes on after it."""
     most = max_tokens or len(norm) + 1
     if not isinstance(labels, (bytes, bytearray)):
         labels = bytes(labels)
     sentences: list[Span] = []
     current = Span(new_paragraph=new_paragraph)
     previous_stop = 0
+    open_start = None  # the start of a token going on after a space (spaced_tokens)
+
+    def end_token(start: int, stop: int, label: int) -> None:
+        nonlocal current
+        current.tokens.append((start, stop, label in _MULTIWORD))
+        if label in _ENDS_SENTENCE or len(current.tokens) >= most:
+            sentences.append(current)
+            current = Span()
+
     for run in _RUN.finditer(norm):
         start, stop = run.span()
+        if open_start is not None and norm[previous_stop:start] != " ":
+            end_token(open_start, previous_stop, labels[previous_stop - 1])  # no single space: it ends there
+            open_start = None
         if PAR in norm[previous_stop:start]:
             if current.tokens:
                 sentences.append(current)
@@ -76,27 +91,20 @@ def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True,
             else:
                 current.new_paragraph = True
         previous_stop = stop
-        token_start = start
-        if labels.count(0, start, stop - 1) == stop - 1 - start:  # the common case: the run is one token
-            label = labels[stop - 1]
-            current.tokens.append((start, stop, label in _MULTIWORD))
-            if label in _ENDS_SENTENCE or len(current.tokens) >= most:
-                sentences.append(current)
-                current = Span()
-            continue
-        for at in range(start, stop - 1):
-            label = labels[at]
-            if label != INSIDE:
-                current.tokens.append((token_start, at + 1, label in _MULTIWORD))
-                token_start = at + 1
-                if label in _ENDS_SENTENCE or len(current.tokens) >= most:
-                    sentences.append(current)
-                    current = Span()
-        label = labels[stop - 1]
-        current.tokens.append((token_start, stop, label in _MULTIWORD))
-        if label in _ENDS_SENTENCE or len(current.tokens) >= most:
-            sentences.append(current)
-            current = Span()
+        token_start = start if open_start is None else open_start
+        open_start = None
+        if labels.count(INSIDE, start, stop - 1) != stop - 1 - start:  # not the common case of a run that is one token
+            for at in range(start, stop - 1):
+                label = labels[at]
+                if label != INSIDE:
+                    end_token(token_start, at + 1, label)
+                    token_start = at + 1
+        if spaced_tokens and labels[stop - 1] == INSIDE:
+            open_start = token_start
+        else:
+            end_token(token_start, stop, labels[stop - 1])
+    if open_start is not None:
+        end_token(open_start, previous_stop, labels[previous_stop - 1])
     if current.tokens:
         sentences.append(current)
     return sentences

@@ -91,11 +91,12 @@ CLUSTER = 64
 
 def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, source: str = "<stdin>",
              sent_ids: Iterator[int] | None = None, margin: int = MARGIN, max_carry: int = MAX_CARRY,
-             max_tokens: int = MAX_TOKENS) -> Iterator[Sentence]:
+             max_tokens: int = MAX_TOKENS, spaced_tokens: bool = False) -> Iterator[Sentence]:
     """The CoNLL-U sentences (:func:`tagger.tokenization.segment.block`) of one document given as
     consecutive ``pieces``; ``labeller`` labels a normalised text. ``sent_ids`` numbers the
     sentences (default 1, 2, ...; pass one counter to number several documents on); a sentence
-    has at most ``max_tokens`` tokens."""
+    has at most ``max_tokens`` tokens; ``spaced_tokens``: tokens may hold a space
+    (:func:`~tagger.tokenization.segment.segment`)."""
     sent_ids = sent_ids if sent_ids is not None else itertools.count(1)
     pending, first, new_par, line = "", True, True, 1
     iterator = iter(pieces)
@@ -109,7 +110,7 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
             labels = labeller(norm + " ")[: len(norm)]  # followed, as in training ("Yes." → Yes .)
         else:
             labels = labeller(norm)
-        spans = segment(norm, whole_clusters(norm, bytes(labels)), new_par, max_tokens)
+        spans = segment(norm, whole_clusters(norm, bytes(labels)), new_par, max_tokens, spaced_tokens)
         emitted, carried = spans, len(text)
         if not final:
             emitted, carried = _split(spans, len(text), margin, max_carry)
@@ -217,10 +218,12 @@ def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
             except OSError as e:
                 raise TaggerError(f"cannot read: {e.strerror}", name) from None
             with stream:
-                yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+                yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids,
+                                    spaced_tokens=tokenizer.spaced_tokens)
         else:
             stream = getattr(item, "buffer", item)
-            yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids)
+            yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids,
+                                    spaced_tokens=tokenizer.spaced_tokens)
 
 
 def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",

@@ -19,6 +19,9 @@ class TokenizerConfig:
     context: int = ranged(16, at_least=0)  # characters read on each side of a window besides those it labels
     char_dim: int = ranged(32, at_least=1)
     category_dim: int = ranged(8, at_least=0)  # the embedding of a character's Unicode category (Lu, Ll, Lo, Nd, Po, Zs, ...)
+    # letters and marks of the scripts of tagger.tokenization.labels.SCRIPTS get categories of
+    # their own (Lo CJK, Lo HIRAGANA, ...); files written before it read False, as they were trained
+    scripts: bool = False
     min_char_count: int = ranged(2, at_least=1)  # characters seen fewer times in training are one unknown character
     char_dropout: float = ranged(0.02, at_least=0, below=1)  # training: a character read as unknown (its category stays) with this probability
     hidden: int = ranged(32, at_least=1)

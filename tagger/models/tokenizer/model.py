@@ -37,8 +37,8 @@ from tagger.models.base import GreedyDecoding, NoDistillation
 from tagger.models.tokenizer.config import TokenizerConfig
 from tagger.models.tokenizer.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
-from tagger.tokenization.labels import (LABELS, N_CATEGORIES, PAR, char_code, labelled_text, normalise,
-                                        text_sentence)
+from tagger.tokenization.labels import (CATEGORIES, CATEGORIES_WITH_SCRIPTS, INSIDE, LABELS, N_CATEGORIES, PAR, SPACED,
+                                        char_code, labelled_text, normalise, spaced_tokens, text_sentence)
 from tagger.tokenization.multiword import Expander, learn
 
 #: The columns of a training unit.
@@ -72,6 +72,13 @@ class TokenizerBatch:
         return int((self.labels != -100).sum())
 
 
+def _holds_spaced_token(unit: Sentence) -> bool:
+    """Whether a training window has a space inside a token: one after a character labelled inside
+    a token (a space between tokens follows a token's end)."""
+    labels, chars = unit.columns[BOUNDARY], unit.words
+    return any(char == " " and at and labels[at - 1] == LABELS[INSIDE] for at, char in enumerate(chars))
+
+
 class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
     """Character and category embeddings → bidirectional LSTM → a softmax over the five labels."""
 
@@ -94,8 +101,10 @@ class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
         self.config, self.vocabs = config, vocabs
         self.chars = Vocab.from_list(vocabs["chars"])
         self.expander = Expander(vocabs.get("mwt", []), vocabs.get("mwt_rules", []))
+        self.spaced_tokens = spaced_tokens(vocabs)  # tokens may hold a space (Vietnamese)
         self.char_embedding = nn.Embedding(len(self.chars), config.char_dim, padding_idx=0)
-        self.category_embedding = nn.Embedding(N_CATEGORIES, config.category_dim, padding_idx=0)
+        self.category_embedding = nn.Embedding(len(CATEGORIES_WITH_SCRIPTS if config.scripts else CATEGORIES),
+                                               config.category_dim, padding_idx=0)
         size = config.char_dim + config.category_dim
         if config.recurrent == "torch":
             self.rnn: nn.Module = nn.LSTM(size, config.hidden, config.layers, bidirectional=True,
@@ -172,8 +181,9 @@ class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
         unknown character and the paragraph break), and the multiword lexicon and rules
         (:func:`tagger.tokenization.multiword.learn`)."""
         counts: Counter = Counter()
-        pairs = []
+        pairs, spaced = [], False
         for unit in sentences:
+            spaced = spaced or _holds_spaced_token(unit)
             counts.update("".join(c for c, label in zip(unit.words, unit.columns[BOUNDARY]) if label != "_"))
             for labelled, expansion in zip(unit.columns[BOUNDARY], unit.columns[EXPANSION]):
                 if expansion != "_" and labelled != "_":
@@ -181,14 +191,17 @@ class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
                     pairs.append((form, words.split(" ")))
         counts.pop(PAR, None)
         lexicon, rules = learn(pairs)
-        return {"chars": Vocab.build(counts, config.min_char_count, specials=(PAD, UNK, PAR)).to_list(),
-                "mwt": lexicon, "mwt_rules": rules}
+        vocabs = {"chars": Vocab.build(counts, config.min_char_count, specials=(PAD, UNK, PAR)).to_list(),
+                  "mwt": lexicon, "mwt_rules": rules}
+        if spaced:
+            vocabs[SPACED] = ["yes"]
+        return vocabs
 
     def _code(self, char: str) -> int:
         """``char`` as ``id × N_CATEGORIES + category`` (:func:`~tagger.tokenization.labels.char_code`; remembered)."""
         if char == PAD_CHAR:
             return 0
-        code = self._codes[char] = char_code(char, self.chars.stoi, self.chars.unk_index)
+        code = self._codes[char] = char_code(char, self.chars.stoi, self.chars.unk_index, self.config.scripts)
         return code
 
     def encode(self, chars: Sequence[str]) -> list[int]:
@@ -282,7 +295,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
                     chars.append(char)
                     gold.append(_LABEL[g])
                     pred.append(_LABEL[p])
-        metric = BoundaryMetric()
+        metric = BoundaryMetric(self.spaced_tokens)
         metric.update("".join(chars), gold, pred)
         return metric
 
