@@ -140,6 +140,10 @@ class TrainingConfig:
     patience: int = ranged(5, at_least=0)  # epochs without a better dev score before stopping (0 = never)
     lr_halving: bool = True  # halve lr when |e_prev - e_cur| / e_prev <= halve_threshold
     halve_threshold: float = ranged(0.005, at_least=0)
+    # patience and halving count epochs of at least this many updates: on a corpus whose every
+    # pass is fewer batches, ceil(min_epoch_updates / batches) passes are one such epoch (each pass
+    # is still scored on dev); 0 = every pass is one. At 250, no EWT-sized run changes.
+    min_epoch_updates: int = ranged(250, at_least=0)
     min_lr: float = ranged(0.0005, at_least=0)  # halve only while lr >= min_lr
     clip: float = ranged(5.0, at_least=0)  # gradient norm clipping (0 = off)
     # decay of a moving average of the weights, scored on dev and saved (0 = off)

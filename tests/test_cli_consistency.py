@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from contextlib import contextmanager
 from pathlib import Path
@@ -248,7 +249,7 @@ def test_quiet_prints_only_the_summary_line_unwrapped(tmp_path):
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("best dev accuracy ") and lines[0].endswith(f"model written to {out}")
-    assert " 1 epoch in " in lines[0]  # not "1 epochs"
+    assert re.search(r" 1 epoch \(\d+ updates?\) in ", lines[0])  # not "1 epochs"
 
 
 def test_resume_says_where_it_resumes(tmp_path):
@@ -256,7 +257,7 @@ def test_resume_says_where_it_resumes(tmp_path):
     assert "no checkpoint in" in train(tmp_path / "m.tagger", *args).stderr
     resumed = train(tmp_path / "m.tagger", *args, "--max-epochs", "2")
     assert "resuming from epoch 2, batch 0" in resumed.stderr
-    assert "2 epochs in" in resumed.stderr.splitlines()[-1]
+    assert "2 epochs (" in resumed.stderr.splitlines()[-1]
 
 
 def test_evaluate_top_0_hides_the_confusions(tagger_model):

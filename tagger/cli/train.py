@@ -200,5 +200,5 @@ def summary_line(summary: dict) -> str:
     """The one line that ends a run: best dev score (percent, with its metric), epochs, speed, model."""
     held = f" on {plural(summary['dev_sentences'], 'held-out training sentence')}" if summary["dev_held_out"] else ""
     return (f"best dev {summary['dev_metric']} {summary['best_dev']:.2f}{held} at epoch {summary['best_epoch']}; "
-            f"{plural(summary['epochs'], 'epoch')} in {summary['seconds']:.0f}s "
+            f"{plural(summary['epochs'], 'epoch')} ({plural(summary.get('updates', 0), 'update')}) in {summary['seconds']:.0f}s "
             f"({summary['train_tokens_per_second'] or 0:,} tok/s); model written to {summary['model']}")

@@ -20,6 +20,7 @@ class ScheduleConfig(Protocol):
     halve_threshold: float
     min_lr: float
     patience: int
+    min_epoch_updates: int
 
 
 class ScheduleState(Protocol):
@@ -34,13 +35,22 @@ class ScheduleState(Protocol):
 class Schedule:
     """The papers' rule: after each epoch, halve lr when the relative change of the dev error
     ``|e_prev - e| / e_prev`` is at most ``halve_threshold`` (while lr ≥ ``min_lr``); stop after
-    ``patience`` epochs without a better dev score (0: never)."""
+    ``patience`` epochs without a better dev score (0: never).
 
-    def __init__(self, config: ScheduleConfig):
+    An epoch of this rule is at least ``min_epoch_updates`` updates: where one pass over the
+    training data is ``batches`` < that, :attr:`passes` passes make one (a 500-sentence corpus of
+    16 batches a pass: 16), so that a small corpus is not given up on after a few dozen updates.
+    ``state.epoch`` counts passes, each scored on dev; on a large corpus the two are the same."""
+
+    def __init__(self, config: ScheduleConfig, batches: int = 0):
         self.config = config
+        self.passes = max(1, -(-config.min_epoch_updates // batches)) if batches else 1
 
     def after_epoch(self, state: ScheduleState, error: float, optimizer: torch.optim.Optimizer) -> None:
-        """Halve ``state.lr`` (and the optimizer's) if the rule says so; remember ``error``."""
+        """After a pass: at the end of one of the rule's epochs, halve ``state.lr`` (and the
+        optimizer's) if the rule says so, and remember ``error``."""
+        if state.epoch % self.passes:
+            return
         config, prev = self.config, state.prev_error
         if config.lr_halving and prev and abs(prev - error) / prev <= config.halve_threshold and state.lr >= config.min_lr:
             state.lr /= 2
@@ -49,8 +59,9 @@ class Schedule:
         state.prev_error = error
 
     def exhausted(self, state: ScheduleState) -> bool:
-        """True when the last ``patience`` finished epochs brought no better dev score."""
-        return bool(self.config.patience) and state.epoch - 1 - state.best_epoch >= self.config.patience
+        """True when the last ``patience`` of the rule's epochs (passes × :attr:`passes`) brought
+        no better dev score."""
+        return bool(self.config.patience) and state.epoch - 1 - state.best_epoch >= self.config.patience * self.passes
 
 
 class Budget:

@@ -229,6 +229,7 @@ def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, co
         "dev_metric": state.metric_name,
         "best_epoch": state.best_epoch,
         "epochs": len(state.history),
+        "updates": state.steps,  # optimizer steps (each process's, under DDP)
         "seconds": round(state.elapsed, 1),
         "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,
         "train_sentences": data.sentence_counts[0],

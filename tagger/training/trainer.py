@@ -190,8 +190,9 @@ def fit(
                               device, shard, config)
     saved = checkpoints.resume() if options.resume else None
     state = TrainState.restored(saved) if saved is not None else TrainState(lr=config.lr)
-    budget, schedule = Budget(options.max_minutes, state.elapsed), Schedule(config)
     lengths = [len(s) for s in train]
+    budget = Budget(options.max_minutes, state.elapsed)
+    schedule = Schedule(config, len(distributed.shard(epoch_batches(lengths, config.batch_size, options.seed, 1), rank, world)))
     stopped = False
     with StopSignals() as signals:
         while state.epoch <= config.max_epochs and not stopped:
