@@ -152,7 +152,8 @@ def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path):
     from tagger.training.trainer import Interrupted, RunOptions, fit
 
     config, training = build_configs(SkipLSTMTagger, PRESETS, "fast", overrides=[
-        "layers=1", "hidden=8", "word_dim=8", "batch_size=1", "max_epochs=2", "average=0.9", "halve_threshold=0.9"])
+        "layers=1", "hidden=8", "word_dim=8", "batch_size=1", "max_epochs=2", "average=0.9", "halve_threshold=0.9",
+        "min_epoch_updates=0"])  # every pass of the toy corpus an epoch, so that lr halves after the first
 
     def run(folder: Path, reporter, resume: bool = False) -> tuple[SkipLSTMTagger, list]:
         torch.manual_seed(0)
