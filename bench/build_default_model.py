@@ -99,6 +99,23 @@ def card(scores: dict[str, dict[str, float]], minutes: float | None, threads: in
     }
 
 
+def portable(archive: dict, out_dir: Path) -> dict:
+    """``archive`` with the paths its meta names (the treebank's files, the stages' work files)
+    relative: to ``../shared/data`` as the repository sees it, or to the build folder."""
+    def relative(value: object) -> object:
+        if not isinstance(value, str) or not value.startswith("/"):
+            return value
+        path = Path(value)
+        if path.is_relative_to(DATA.parent.parent):
+            return str(Path("../shared") / path.relative_to(DATA.parent.parent))
+        return str(path.relative_to(out_dir)) if path.is_relative_to(out_dir) else path.name
+
+    out = {**archive, "meta": {key: relative(value) for key, value in archive["meta"].items()}}
+    if isinstance(archive.get("stages"), list):
+        out["stages"] = [portable(stage, out_dir) for stage in archive["stages"]]
+    return out
+
+
 def compare(scores: dict[str, dict[str, float]], shipped: Path) -> list[str]:
     """The scores of :data:`NOISE` where this build differs from the shipped model by more."""
     from tagger import model_file
@@ -115,6 +132,7 @@ def main() -> None:
     parser.add_argument("--out-dir", default="default-model")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--install", action="store_true", help="copy the new model into tagger/resources/")
+    parser.add_argument("--training-minutes", help="what the card says of a reused run's training time")
     args = parser.parse_args()
     out_dir = Path(args.out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -122,7 +140,8 @@ def main() -> None:
     from tagger import model_file
 
     compact = out_dir / "en.model"
-    archive = model_file.half_weights(model_file.read_archive(full))
+    archive = portable(model_file.half_weights(model_file.read_archive(full)), out_dir)
+    minutes = minutes if minutes is not None else args.training_minutes
     model_file.atomic_save(archive, compact)
     scores = score(compact, out_dir, args.threads)
     archive["meta"] = {**archive["meta"], "card": card(scores, minutes, args.threads)}

@@ -189,7 +189,7 @@ def command(model_path: str, as_json: bool) -> None:
                 for name, text in value.items():
                     table.add_row(name, card_text(text))
             else:
-                table.add_row(key, str(value))
+                table.add_row(key, f"{value:.2f} %" if key == "dev_score" and isinstance(value, float) else str(value))
         console.print(table)
         for number, stage in enumerate(info["stages"], 1):
             _print(console, stage, f"stage {number}: {stage['model']} ({stage['parameters']:,} parameters)")
