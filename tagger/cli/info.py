@@ -125,10 +125,13 @@ def describe(path: str) -> dict:
 def vectors_text(archive: dict[str, Any]) -> str | None:
     """What a tagger's frozen table of pretrained vectors holds (``input.pretrained``): its size,
     the rows beyond the training words, and how many training words have a vector; None without."""
-    table = archive.get("state_dict", {}).get("input.pretrained")
+    state, vocabs = archive.get("state_dict", {}), archive.get("vocabs", {})
+    table = state.get("input.pretrained")
+    trained = len(vocabs.get("words", []))
+    if table is None:  # a parser's encoder that took a tagger's table with it
+        table, trained = state.get("encoder.input.pretrained"), len(vocabs.get("encoder_words", []))
     if table is None:
         return None
-    trained = len(archive.get("vocabs", {}).get("words", []))
     covered = int((abs(table[2:trained]).sum(-1) > 0).sum()) if trained > 2 else 0
     return (f"{table.shape[0]:,} × {table.shape[1]} (fp16), {table.shape[0] - trained:,} words beyond the training "
             f"words; {covered:,} of {max(trained - 2, 0):,} training words have a vector")
