@@ -162,16 +162,17 @@ def test_empty_input_gives_empty_output(french):
 
 @pytest.mark.slow
 def test_real_boundaries_are_learned_from_ewt(tmp_path, one_thread):
-    """A small model, four epochs on 1,500 EWT sentences (12 s): far above splitting at white space
+    """A small model, six epochs on 1,500 EWT sentences (12 s): far above splitting at white space
     (tokens F1 81.9 on these 300 dev sentences), and above ending a sentence at every token that
-    ends in . ! or ? and at every blank line (sentences F1 80.5; the model: 83.2)."""
+    ends in . ! or ? and at every blank line (sentences F1 80.5; the model: 82.9; with the
+    categories qualified by script it needs six epochs where it needed four, 78.5-79.5 after four)."""
     if not (EWT / "en_ewt-ud-train.conllu").exists():
         pytest.skip("needs ../shared/data")
     train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
     train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 1500), encoding="utf-8")
     dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 300), encoding="utf-8")
     done = invoke("train", "--task", "tokenize", "--train", train, "--dev", dev, "--out", tmp_path / "ewt.tok",
-                  "--max-epochs", "4", "--threads", "1", "--quiet", "--json", "--set", "lr=0.01", "--batch-size", "16",
+                  "--max-epochs", "6", "--threads", "1", "--quiet", "--json", "--set", "lr=0.01", "--batch-size", "16",
                   "--set", "hidden=32", "--set", "char_dim=32")
     assert done.exit_code == 0, (done.stderr, done.exception)
     _, meta = model_file.load(tmp_path / "ewt.tok")
