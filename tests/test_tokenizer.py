@@ -4,6 +4,7 @@ language written without spaces (Chinese), real boundaries learned from EWT."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -299,6 +300,20 @@ def test_vietnamese_tokens_with_spaces_inside_are_learned(tmp_path):
     gold = [s.words for s in formats.read(str(DATA / "tokenize-vi.conllu"), "conllu")]
     assert tokens == gold and ["Hà Nội", "."] == tokens[0][-2:]
     assert "\tthành phố\t" in produced
+
+
+def test_only_a_space_inside_a_token_makes_a_spaced_tokenizer():
+    from tagger.models.tokenizer.model import Tokenizer
+    from tagger.models.tokenizer.config import TokenizerConfig
+
+    def vocabs(text: str) -> dict:
+        sentence = next(iter(formats.read(io.StringIO(text), "conllu")))
+        return Tokenizer.vocabs_from(TokenizerConfig(), Tokenizer.training_units(TokenizerConfig(), [sentence]))
+
+    row = "{}\t{}\t_\t_\t_\t_\t_\t_\t_\t_"
+    double = "# text = a  b\n" + row.format(1, "a") + "\n" + row.format(2, "b") + "\n\n"  # two spaces between tokens
+    spaced = "# text = thành phố\n" + row.format(1, "thành phố") + "\n\n"
+    assert "spaced_tokens" not in vocabs(double) and vocabs(spaced)["spaced_tokens"] == ["yes"]
 
 
 def test_portuguese_contractions_become_their_words(tmp_path):

@@ -73,10 +73,11 @@ class TokenizerBatch:
 
 
 def _holds_spaced_token(unit: Sentence) -> bool:
-    """Whether a training window has a space inside a token: one after a character labelled inside
-    a token (a space between tokens follows a token's end)."""
+    """Whether a training window has a space inside a token: one after a character of a token
+    labelled inside it (a space between tokens follows a token's end, or another space)."""
     labels, chars = unit.columns[BOUNDARY], unit.words
-    return any(char == " " and at and labels[at - 1] == LABELS[INSIDE] for at, char in enumerate(chars))
+    return any(char == " " and at and labels[at - 1] == LABELS[INSIDE] and chars[at - 1] not in (" ", PAR)
+               for at, char in enumerate(chars))
 
 
 class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
