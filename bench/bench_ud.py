@@ -2,6 +2,7 @@
 
     python bench/bench_ud.py --out-dir ud ud-japanese-gsd ud-vietnamese-vtb ud-portuguese-bosque ud-english-ewt
     python bench/bench_ud.py --out-dir ud --minutes 20 ud-vietnamese-vtb      # our per-stage training budget
+    python bench/bench_ud.py --out-dir ud --ours en ud-english-ewt            # the shipped model as ours, not trained
 
 For each treebank folder (under ``../shared/data``, or a path) it:
 
@@ -106,7 +107,8 @@ def treebank(name: str, args: argparse.Namespace) -> list[dict]:
     raw = out / "test.txt"
     raw.write_text(raw_text(test.read_text(encoding="utf-8")), encoding="utf-8")
     ours, theirs = out / "tagger.model", out / "udpipe1.model"
-    ours_minutes = train_ours(train, dev, ours, args.minutes, args.threads)
+    ours_minutes = train_ours(train, dev, ours, args.minutes, args.threads) if not args.ours else None
+    ours = args.ours or ours
     udpipe_minutes = train_udpipe(train, dev, theirs) if not args.no_udpipe else None
     records = []
     command = [sys.executable, "-m", "tagger", "tag", "--quiet", "--threads", str(args.threads), "--model", str(ours)]
@@ -140,6 +142,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-udpipe", action="store_true", help="leave UDPipe 1 out")
+    parser.add_argument("--ours", metavar="MODEL", help="run this model file (or shipped name, e.g. en) as ours instead of training one")
     parser.add_argument("--udpipe-run", metavar="MODEL", help=argparse.SUPPRESS)  # a timed UDPipe process
     args = parser.parse_args()
     if args.udpipe_run:

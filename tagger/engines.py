@@ -29,8 +29,8 @@ from tagger.options import PRECISIONS, TagRequest, in_worker_process
 ENGINES = ("auto", "torch")
 #: Devices the runtimes run on.
 RUNTIME_DEVICES = ("auto", "cpu")
-#: Model files the runtimes chain, at most: a tokenizer, then a tagger.
-RUNTIME_FILES = 2
+#: Model files the runtimes chain, at most: a tokenizer, then taggers and parsers.
+RUNTIME_FILES = 4
 #: The family name of a tokenizer's model file (:class:`tagger.models.tokenizer.Tokenizer`).
 TOKENIZER = "tokenizer"
 
@@ -76,21 +76,14 @@ def blas_threads(threads: int | None) -> None:
 
 def runs(paths: Sequence[str]) -> bool:
     """Whether the runtimes may run these model files (their plain data, tensors not read): a
-    tokenizer, a skip-LSTM tagger the runtime computes, or a tokenizer then such a tagger. Files
-    the reader does not take (missing, another format) go to torch, which words the errors."""
-    from tagger.archive import read
+    tokenizer alone, or stages :func:`tagger.runtime.pipeline.runs` takes (a tokenizer or none,
+    then skip-LSTM taggers and transition parsers the runtimes compute; a pipeline file's stages
+    count as its own). Files the reader does not take (missing, another format) go to torch,
+    which words the errors."""
+    from tagger.runtime.pipeline import headers, runs as computes
 
-    headers = [read(path, peek=True) for path in paths]
-    if any(header is None for header in headers):
-        return False
-    *first, last = headers
-    if first and first[0].get("name") != TOKENIZER:
-        return False
-    if not first and last.get("name") == TOKENIZER:
-        return True
-    from tagger.runtime.skip_lstm import supported
-
-    return supported(last)
+    stages = headers(paths)
+    return bool(stages) and (len(stages) == 1 and stages[0].get("name") == TOKENIZER or computes(stages))
 
 
 def tag_file(engine: Engine, path_in: Any, path_out: Any, request: TagRequest,
@@ -114,7 +107,7 @@ def tag_file(engine: Engine, path_in: Any, path_out: Any, request: TagRequest,
             return counts
     if request.on_error != "fail":
         return None
-    from tagger.runtime.skip_lstm import tag_file as tag_runtime
+    from tagger.runtime.pipeline import tag_file as tag_runtime
 
     return tag_runtime(list(engine.paths), inputs, output, request.input_format, request.columns, request.format,
                        request.supertag_in, request.chunk_size, engine.device, threads, engine.precision,

@@ -56,9 +56,10 @@ def test_what_load_chooses(sample_tagger, ffn_parser, monkeypatch):
     assert tagger.load(sample_tagger).engine.runtime
     assert tagger.load(sample_tagger, device="auto").engine.runtime
     assert tagger.load(sample_tagger, engine="torch").engine is None
-    assert tagger.load(ffn_parser).engine is None  # a parser: torch, loaded now
-    assert tagger.load([sample_tagger, ffn_parser]).engine is None  # a tagger first: torch
-    assert not engines.choose([sample_tagger] * 3).runtime  # three files: torch
+    assert tagger.load(ffn_parser).engine is None  # a parser the runtimes do not compute (static features): torch
+    assert tagger.load([sample_tagger, ffn_parser]).engine is None  # ... after a tagger too
+    assert engines.choose([sample_tagger] * 3).runtime  # taggers side by side
+    assert not engines.choose([sample_tagger] * (engines.RUNTIME_FILES + 1)).runtime  # more files: torch
     assert not engines.choose([sample_tagger], device="cuda").runtime
     assert not engines.choose([sample_tagger], beam=3).runtime and not engines.choose([sample_tagger], constrained=True).runtime
     assert not engines.choose([DATA / "sample.conllu"]).runtime  # not a model file: torch, which says so
@@ -66,7 +67,7 @@ def test_what_load_chooses(sample_tagger, ffn_parser, monkeypatch):
         tagger.load(sample_tagger, engine="numpy")
     from tagger import archive  # a tokenizer alone, and before a tagger, go to the runtimes too
 
-    headers = {"tok.model": {"name": "tokenizer"}, "pos.tagger": archive.read(sample_tagger, peek=True)}
+    headers = {"tok.model": {"name": "tokenizer", "config": {"recurrent": "torch"}}, "pos.tagger": archive.read(sample_tagger, peek=True)}
     monkeypatch.setattr(archive, "read", lambda path, peek=False: headers.get(Path(path).name))
     assert engines.runs(["tok.model"]) and engines.runs(["tok.model", "pos.tagger"])
     assert not engines.runs(["pos.tagger", "tok.model"]) and not engines.runs(["other.model"])

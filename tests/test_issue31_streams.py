@@ -114,7 +114,7 @@ def _tagged_lengths(path: Path) -> list[int]:
 def test_tagging_a_long_line_without_torch_tags_bounded_sentences(untrained_tagger, tmp_path, monkeypatch):
     """The torch-free runtime (tagger.runtime.skip_lstm) never gets a sentence longer than
     MAX_WORDS: its batches' arrays are steps × batch, and one 200k-token sentence was 200k steps."""
-    from tagger.runtime import skip_lstm
+    from tagger.runtime import pipeline, skip_lstm
 
     path, words = tmp_path / "long.txt", _long_line(30_000, seed=2).split()
     path.write_text("a first line\n" + " ".join(words) + "\nthe last one\n", encoding="utf-8")
@@ -127,7 +127,7 @@ def test_tagging_a_long_line_without_torch_tags_bounded_sentences(untrained_tagg
 
     monkeypatch.setattr(skip_lstm.NumpyTagger, "scores", watched)
     out = tmp_path / "out.conllu"
-    counts = skip_lstm.tag_file([str(untrained_tagger)], [str(path)], str(out), switch_tokens=10**9)
+    counts = pipeline.tag_file([str(untrained_tagger)], [str(path)], str(out), switch_tokens=10**9)
     assert counts is not None and counts["tokens"] == len(words) + 6
     assert longest and max(longest) == text.MAX_WORDS
     assert max(_tagged_lengths(out)) == text.MAX_WORDS

@@ -22,6 +22,7 @@ from tagger.errors import TaggerError
 from tagger.inference import predict
 from tagger.models.skip_lstm import RARE, TaggerConfig
 from tagger.modules import fused
+from tagger.runtime import pipeline
 from tagger.runtime import skip_lstm as runtime
 from tagger.runtime.kernels import NUMPY, Kernel
 from tagger.runtime.tokenizer import read_archive
@@ -182,7 +183,7 @@ def test_tag_file_writes_the_torch_paths_bytes_for_conllu_and_text(trained, name
     conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 60), encoding="utf-8")
     full = tagger.load(trained[name], "cpu", 1, "fp32", engine="torch")
     for source in (conllu, _text_input(tmp_path)):
-        counts = runtime.tag_file([str(trained[name])], [str(source)], str(tmp_path / "fast.out"))
+        counts = pipeline.tag_file([str(trained[name])], [str(source)], str(tmp_path / "fast.out"))
         assert counts is not None and counts["sentences"] >= 4
         full.tag_file(str(source), tmp_path / "full.out")
         assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
@@ -205,20 +206,20 @@ def test_the_cli_takes_the_numpy_path_and_past_the_switch_gives_all_to_torch(tra
     tagger.load(trained["upos"], "cpu", 1, "fp32", engine="torch").tag_file(str(conllu), tmp_path / "full.out")
     full = (tmp_path / "full.out").read_bytes()
     if runtime._fastscan is not None:  # with the C steps, any input stays here, chunk by chunk, in threads
-        counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "long.out"), switch_tokens=100,
+        counts = pipeline.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "long.out"), switch_tokens=100,
                                   chunk_size=12, threads=2)
         assert counts == {"sentences": 30, "tokens": tokens} and calls == [4, 12, 12, 6]
         assert (tmp_path / "long.out").read_bytes() == full
         del calls[1:]
     monkeypatch.setattr(runtime, "_fastscan", None)  # numpy alone: past the switch, torch
-    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)
+    counts = pipeline.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "switched.out"), switch_tokens=100)
     assert counts == {"sentences": 30, "tokens": tokens} and calls == [4]
     assert (tmp_path / "switched.out").read_bytes() == full
     # more than one chunk: torch, which writes each chunk as it is read (a process fed sentence by sentence)
-    counts = runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "chunks.out"), chunk_size=29)
+    counts = pipeline.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "chunks.out"), chunk_size=29)
     assert counts == {"sentences": 30, "tokens": tokens} and calls == [4]
     assert (tmp_path / "chunks.out").read_bytes() == full
-    assert runtime.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "one.out"), chunk_size=31)
+    assert pipeline.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "one.out"), chunk_size=31)
     assert calls == [4, 30] and (tmp_path / "one.out").read_bytes() == full
 
 
@@ -230,11 +231,11 @@ def test_a_tokenizer_before_the_tagger_gives_the_torch_pipelines_bytes(trained, 
     paths = [str(trained["tokenizer"]), str(trained["three"])]
     full = tagger.load(paths, "cpu", 1, "fp32", engine="torch")
     for source, switch in ((raw, runtime.SWITCH_TOKENS), (conllu, runtime.SWITCH_TOKENS), (raw, 3), (conllu, 100)):
-        counts = runtime.tag_file(paths, [str(source)], str(tmp_path / "fast.out"), switch_tokens=switch)
+        counts = pipeline.tag_file(paths, [str(source)], str(tmp_path / "fast.out"), switch_tokens=switch)
         assert counts is not None and counts["sentences"] >= 2
         full.tag_file(str(source), tmp_path / "full.out")
         assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
-    assert runtime.tag_file(paths[::-1], [str(raw)], str(tmp_path / "x.out")) is None  # a tagger, then a tokenizer
+    assert pipeline.tag_file(paths[::-1], [str(raw)], str(tmp_path / "x.out")) is None  # a tagger, then a tokenizer
     done = invoke("tag", "--model", paths[0], "--model", paths[1], stdin=raw.read_bytes())
     assert done.exit_code == 0, done.stderr
     full.tag_file(str(raw), tmp_path / "full.out")
@@ -246,7 +247,7 @@ def test_a_reader_error_comes_after_the_sentences_before_it_as_on_the_torch_path
     good = first_blocks(EWT / "en_ewt-ud-dev.conllu", 3)
     bad.write_text(good + "1\tword\n\n", encoding="utf-8")
     with pytest.raises(TaggerError) as fast:
-        runtime.tag_file([str(trained["upos"])], [str(bad)], str(tmp_path / "fast.out"))
+        pipeline.tag_file([str(trained["upos"])], [str(bad)], str(tmp_path / "fast.out"))
     with pytest.raises(TaggerError) as full:
         tagger.load(trained["upos"], "cpu", 1, "fp32", engine="torch").tag_file(str(bad), tmp_path / "full.out")
     assert str(fast.value) == str(full.value)
@@ -258,7 +259,7 @@ def test_other_configurations_are_left_to_torch_with_the_same_output(trained, tm
     path = trained["plain"]
     assert not runtime.supported(read_archive(path, peek=True)) and runtime.load(path) is None
     source = _text_input(tmp_path)
-    assert runtime.tag_file([str(path)], [str(source)], str(tmp_path / "fast.out")) is None
+    assert pipeline.tag_file([str(path)], [str(source)], str(tmp_path / "fast.out")) is None
     assert not (tmp_path / "fast.out").exists()  # nothing read or written
     done = invoke("tag", "--model", path, "--threads", "1", source)
     assert done.exit_code == 0, done.stderr
@@ -295,7 +296,7 @@ def test_what_the_runtime_knows_of_the_model_is_the_models():
 def test_tagging_a_small_input_imports_no_torch(trained, tmp_path, tokenizer):
     source = _text_input(tmp_path)
     models = [str(trained["tokenizer"])] * tokenizer + [str(trained["three"])]
-    code = ("import sys; from tagger.runtime.skip_lstm import tag_file; "
+    code = ("import sys; from tagger.runtime.pipeline import tag_file; "
             f"counts = tag_file({models!r}, [{str(source)!r}], None); "
             "assert counts['sentences'] >= 2, counts; assert 'torch' not in sys.modules, 'torch imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

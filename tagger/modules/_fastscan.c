@@ -959,6 +959,48 @@ static PyObject *bf16_scan(PyObject *self, PyObject *args) {
 }
 #endif
 
+/* Sums of table rows, the transition parser's hidden layer (runtime/parser.py, as torch's
+ * embedding_bag): out[i] = Σ_j table[index[i·count + j]] over j in order, rows `width` floats; with
+ * `relu`, max(·, 0) after. Every index is checked against `rows` first: 0 if one is out of range. */
+CLONES
+static void bag_rows(int64_t n, int64_t count, int64_t width, const float *table, const int64_t *index, int relu,
+                     float *out) {
+    for (int64_t i = 0; i < n; i++) {
+        float *restrict row = out + i * width;
+        const int64_t *at = index + i * count;
+        const float *restrict first = table + at[0] * width;
+        for (int64_t g = 0; g < width; g++) row[g] = first[g];
+        for (int64_t j = 1; j < count; j++) {
+            const float *restrict add = table + at[j] * width;
+            for (int64_t g = 0; g < width; g++) row[g] += add[g];
+        }
+        if (relu)
+            for (int64_t g = 0; g < width; g++) row[g] = row[g] > 0.0f ? row[g] : 0.0f;
+    }
+}
+
+static PyObject *bag_sum(PyObject *self, PyObject *args) {
+    int64_t n, count, width, rows;
+    int relu;
+    unsigned long long table, index, out;
+    if (!PyArg_ParseTuple(args, "LLLLKKiK", &n, &count, &width, &rows, &table, &index, &relu, &out))
+        return NULL;
+    if (n < 0 || count < 1 || width < 1 || !table || !index || !out) {
+        PyErr_SetString(PyExc_ValueError, "bag_sum: bad arguments");
+        return NULL;
+    }
+    const int64_t *at = (const int64_t *)(uintptr_t)index;
+    for (int64_t i = 0; i < n * count; i++)
+        if (at[i] < 0 || at[i] >= rows) {
+            PyErr_SetString(PyExc_ValueError, "bag_sum: an index outside the table");
+            return NULL;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    bag_rows(n, count, width, (const float *)(uintptr_t)table, at, relu, (float *)(uintptr_t)out);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyObject *bf16_kernel(PyObject *self, PyObject *args) {
 #ifdef HAVE_BF16_KERNELS
     return PyLong_FromLong(kernel());
@@ -979,6 +1021,7 @@ static PyMethodDef methods[] = {
     {"f32_product", f32_product, METH_VARARGS, "A float32 product with a packed right side into a sink (skip_lstm runtime)."},
     {"f32_scan", f32_scan, METH_VARARGS, "A whole bidirectional LSTM layer in float32."},
     {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},
+    {"bag_sum", bag_sum, METH_VARARGS, "Sums of table rows by index, the transition parser's hidden layer (runtime/parser.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,36 +24,27 @@ in padding (torch resets the state there instead: the same values).
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Callable, Iterator, Sequence, TextIO
+from typing import Any, Sequence
 
 import numpy as np
 
-from tagger import archive, formats
-from tagger import progress
-from tagger.corpus.batching import chunks_until_error, read_ahead
+from tagger import archive
 from tagger.corpus.features import InputFeaturizer
 from tagger.modules.fused import _fastscan  # the C steps of the torch path; without them, numpy throughout
 from tagger.runtime import bf16, kernels
 from tagger.runtime.bf16 import bf16_kernel
 from tagger.runtime.kernels import NUMPY, Kernel, f32_kernel
-from tagger.corpus.records import Sentence
 from tagger.config import config_from_dict
 from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
 from tagger.models.skip_lstm.config import FAST_PATH, RARE, TaggerConfig, lookup_words, supports_fast_path  # noqa: F401 - RARE here as before
-from tagger.models.skip_lstm.export import Layer, TaggerArrays, export  # noqa: F401 - Layer here as before
-from tagger.formats.base import open_output
-from tagger.formats.placement import check_output, write_chunk
-from tagger.options import CHUNK_SIZE, cpu_has_bf16
-from tagger.runtime import tokenizer
+from tagger.models.skip_lstm.export import Layer, Output, TaggerArrays, export  # noqa: F401 - Layer here as before
+from tagger.options import cpu_has_bf16
 from tagger.runtime.scan import lstm_layer, sigmoid_
-from tagger.tokenization.stream import raw_sentences, tokenised
 
 #: Model file formats read (:data:`tagger.model_file.FORMAT_VERSION` and the one before, which
 #: lays these configurations out alike); a newer file goes to torch, which says so.
@@ -111,12 +102,30 @@ def load(path: str | os.PathLike, kernel: Kernel = NUMPY) -> "NumpyTagger | None
     time); None for any other (see the module text)."""
     config = fast_config(read_archive(path, peek=True))  # another model's weights are not read
     plain = read_archive(path) if config is not None else None
-    if plain is None:
+    return from_archive(plain, kernel) if plain is not None else None
+
+
+def from_archive(plain: dict[str, Any], kernel: Kernel = NUMPY) -> "NumpyTagger | None":
+    """:func:`load` from a model file's (or pipeline stage's) plain data, tensors read."""
+    config = fast_config(plain)
+    if config is None:
         return None
     try:
         return NumpyTagger(config, plain["vocabs"], plain["state_dict"], kernel)
     except (KeyError, ValueError, TypeError):
         return None
+
+
+def length_batches(sentences: Sequence[Sequence[str]], most: int) -> list[list[int]]:
+    """The indices of the non-empty ``sentences`` in batches by length (shortest first), each of at
+    most ``most`` padded tokens (or one sentence)."""
+    order = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
+    batches: list[list[int]] = [[]]
+    for i in order:
+        if batches[-1] and (len(batches[-1]) + 1) * len(sentences[i]) > most:
+            batches.append([])
+        batches[-1].append(i)
+    return [batch for batch in batches if batch]
 
 
 @dataclass
@@ -145,17 +154,20 @@ class NumpyTagger:
     """The forward pass of a skip-LSTM tagger in numpy, for :meth:`tag` only."""
 
     def __init__(self, config: TaggerConfig | dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, Any],
-                 kernel: Kernel = NUMPY):
+                 kernel: Kernel = NUMPY, output: Output | None = None):
         """The tagger of ``config`` (or a model file's config values), its ``vocabs`` and the
         plain ``state`` dict (numpy arrays or CPU tensors; :func:`tagger.models.skip_lstm.export.export`
         reads it); ``kernel``: what multiplies (:class:`tagger.runtime.kernels.Kernel`: the
-        float32 or bf16 kernels of the C steps, or numpy a time step at a time)."""
+        float32 or bf16 kernels of the C steps, or numpy a time step at a time); ``output``: an
+        output layer in place of the state's (a parser's encoder: :meth:`scores` then gives its
+        products, and there are no columns to tag)."""
         if not isinstance(config, TaggerConfig):
             config = fast_config({"name": "skip_lstm", "format_version": FORMAT_VERSIONS[-1], "config": config})
         if config is None or not supports_fast_path(config):
             raise ValueError("not a configuration computed here")
         self.kernel = kernel if _fastscan is not None else NUMPY
-        arrays = export(config, vocabs, state, packed="bf16" if self.kernel.bf16 else "f32" if self.kernel.f32 else "")
+        arrays = export(config, vocabs, state, packed="bf16" if self.kernel.bf16 else "f32" if self.kernel.f32 else "",
+                        output=output)
         self.arrays = arrays
         self.columns = arrays.columns
         self.output_columns = self.columns  # what write_chunk reads
@@ -184,17 +196,11 @@ class NumpyTagger:
         and (with the C steps) the batches handed to ``pool`` to run, if one is given; the labels
         come from :meth:`finish`. While a chunk's batches run, the next chunk can be started
         (its new word rows are written past the rows the running batches read)."""
-        order = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
-        batches: list[list[int]] = [[]]
         most = KERNEL_MAX_TOKENS if self.kernel.bf16 else F32_MAX_TOKENS if self.kernel.f32 else MAX_TOKENS
-        for i in order:  # by length, at most that many padded tokens a batch
-            if batches[-1] and (len(batches[-1]) + 1) * len(sentences[i]) > most:
-                batches.append([])
-            batches[-1].append(i)
+        batches = length_batches(sentences, most)
         words = None
         if _fastscan is not None:  # the first layer's per-word products once per word, kept across calls
             words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
-        batches = [batch for batch in batches if batch]
         run = lambda batch: self.scores([sentences[i] for i in batch], words)  # noqa: E731 - [T, B, S]
         scores = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
         return Tagging(sentences, batches, run, scores)
@@ -413,111 +419,6 @@ class NumpyTagger:
         return out
 
 
-def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | None, input_format: str = "auto",
-             columns: str | None = None, output_format: str | None = None, supertag_in: str = "misc",
-             chunk_size: int = CHUNK_SIZE, device: str = "cpu", threads: int | None = None, precision: str = "fp32",
-             switch_tokens: int = SWITCH_TOKENS, load_torch: Callable[..., Any] | None = None) -> dict[str, int] | None:
-    """``tagger tag --model TAGGER`` (or ``--model TOKENIZER --model TAGGER``) with the default
-    options: ``inputs`` (paths; none: stdin) to ``output`` (a path; None: stdout), what
-    :meth:`tagger.api.Model.tag_file` writes, byte for byte. An input of at most ``switch_tokens``
-    tokens and one chunk (``chunk_size`` sentences) is tagged without torch, and so is one of any
-    length, chunk by chunk, where :func:`products` says so (the C steps built); a longer one goes
-    whole (the sentences read ahead, then the rest, streaming) to the torch tagger (``device``, ``threads``, ``precision``:
-    :func:`tagger.api.load`'s; the caller takes this path only where the precision is fp32),
-    and a tokenizer's text past :data:`~tagger.runtime.tokenizer.SWITCH_CHARS` to the torch
-    tokenizer. None, having read nothing, when the model files are not those this module runs
-    (:func:`supported`). Returns the counts ``{"sentences", "tokens"}``. ``load_torch(paths,
-    device, threads, precision)`` gives those torch models (default: loaded here,
-    :func:`tagger.inference.load_module`; :meth:`tagger.api.Model.tag_file` passes its own)."""
-    *first, model_path = model_paths
-    header = read_archive(model_path, peek=True)
-    if len(first) > 1 or not supported(header):
-        return None
-    fast = tokenizer.load(first[0]) if first else None
-    if first and fast is None:
-        return None
-    source: Any = list(inputs) if inputs else sys.stdin.buffer
-    if fast is not None and not tokenised(source, input_format):  # raw text (tokenised input skips the tokenizer)
-        sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, lambda: (load_torch or _torch_models)(first, "cpu", threads)), source)
-    else:
-        sentences = iter(formats.read(source, input_format, columns=columns or None))
-    ahead, failed, small = _first_chunk(sentences, chunk_size, switch_tokens)
-    output_format = output_format or "conllu"
-    kernel = products(header, precision, small)
-    model = load(model_path, kernel) if kernel is not None else None
-    if model is None:  # the torch path, on everything
-        from tagger.tagging import tag
-
-        full = (load_torch or _torch_models)([model_path], device, threads, precision)
-        with _output(output) as stream:
-            return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format, chunk_size=chunk_size,
-                       supertag_in=supertag_in)
-    return _tag_here(model, chain(ahead, _raising(failed), sentences), output, output_format, supertag_in,
-                     chunk_size, threads)
-
-
-def _first_chunk(sentences: Iterator[Sentence], chunk_size: int, switch_tokens: int
-                 ) -> tuple[list[Sentence], TaggerError | None, bool]:
-    """The first chunk, read before anything is written (as the torch path does): its sentences,
-    the reader's error if one came (the sentences before it are tagged and written, then it is
-    raised), and whether that was the whole input, of at most ``switch_tokens`` tokens."""
-    ahead: list[Sentence] = []
-    failed, tokens, ended = None, 0, False
-    try:
-        while not ended and tokens <= switch_tokens and len(ahead) < chunk_size:
-            sentence = next(sentences, None)
-            ended = sentence is None
-            if sentence is not None:
-                ahead.append(sentence)
-                tokens += len(sentence)
-    except TaggerError as error:
-        failed, ended = error, True
-    return ahead, failed, ended and tokens <= switch_tokens
-
-
-def _tag_here(model: "NumpyTagger", sentences: Iterator[Sentence], output: str | None, output_format: str,
-              supertag_in: str, chunk_size: int, threads: int | None) -> dict[str, int]:
-    """:func:`tag_file` on this path: ``sentences`` tagged by ``model`` chunk by chunk, written to
-    ``output``; the counts ``{"sentences", "tokens"}``."""
-    counts = {"sentences": 0, "tokens": 0}
-    # --threads batches at once in the pool (without it, one a core, as torch's path runs them);
-    # reading (a thread of its own), the word rows of the next chunk and writing the last go on
-    # beside them in this thread
-    pool = ThreadPoolExecutor(max(threads or usable_cores(), 1)) if _fastscan is not None else None
-    try:
-        with _output(output) as stream:
-            check_output(model.output_columns, output_format, supertag_in)
-
-            def finish(chunk: list[Sentence], tagging: Tagging) -> None:
-                for sentence, labels in zip(chunk, model.finish(tagging)):
-                    sentence.columns.update(labels)
-                write_chunk(chunk, None, model, stream, output_format, supertag_in)
-                counts["sentences"] += len(chunk)
-                counts["tokens"] += sum(len(s) for s in chunk)
-                progress.advance(len(chunk))
-
-            # the next chunk is read and parsed in a thread while this one is tagged (as on the torch
-            # path), and a chunk's batches run in the pool while this thread writes the one before and
-            # begins the next
-            pending = None
-            for chunk, error in read_ahead(chunks_until_error(sentences, chunk_size)):
-                if chunk:
-                    tagging = model.start([s.words for s in chunk], pool)
-                    if pending is not None:
-                        finish(*pending)
-                    pending = (chunk, tagging)
-                if error is not None:
-                    if pending is not None:
-                        finish(*pending)
-                    raise error
-            if pending is not None:
-                finish(*pending)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-    return counts
-
-
 def usable_cores() -> int:
     """The CPU cores this process may run on."""
     try:
@@ -541,6 +442,12 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> Kern
     without the kernels)."""
     if not supported(header):
         return None
+    hidden = (header.get("config") or {}).get("hidden")
+    return kernel_for(precision, small, hidden if isinstance(hidden, int) else None)
+
+
+def kernel_for(precision: str, small: bool, hidden: int | None) -> Kernel | None:
+    """:func:`products` for models the runtimes compute whose widest layer has ``hidden`` cells (None: unknown)."""
     if precision == "bf16":
         number = bf16_kernel()
         return Kernel(bf16=number) if number else None
@@ -554,30 +461,4 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> Kern
     number = bf16_kernel()
     if number:
         return Kernel(bf16=number)
-    hidden = (header.get("config") or {}).get("hidden")
-    return here if not cpu_has_bf16() or (isinstance(hidden, int) and hidden <= NUMPY_HIDDEN) else None
-
-
-def _torch_models(paths: list[str], device: str, threads: int | None, precision: str = "fp32") -> Any:
-    """The torch model of the files at ``paths`` (importing torch)."""
-    from tagger.inference import load_module
-
-    return load_module(paths, device, threads, precision)[0]
-
-
-@contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
-    """The output stream (:func:`open_output`: None is stdout), closed after unless stdout."""
-    stream = open_output(path)
-    try:
-        yield stream
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
-
-
-def _raising(error: TaggerError | None) -> Iterator[Sentence]:
-    """Nothing, then ``error`` raised (if any): a reader's error after the sentences before it."""
-    if error is not None:
-        raise error
-    yield from ()
+    return here if not cpu_has_bf16() or (hidden is not None and hidden <= NUMPY_HIDDEN) else None

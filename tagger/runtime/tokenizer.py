@@ -53,14 +53,24 @@ def load(path: str | os.PathLike) -> "NumpyTokenizer | None":
     """The tokenizer in a model file, to run without torch; None for any other model file (see
     the module text)."""
     header = read_archive(path, peek=True)  # another model's weights are not read twice
-    if header is None or header.get("name") != "tokenizer" or (header.get("config") or {}).get("recurrent") != "torch":
+    if not runs(header):
         return None
     plain = read_archive(path)
-    if plain is None:
+    return from_archive(plain) if plain is not None else None
+
+
+def runs(header: dict[str, Any] | None) -> bool:
+    """Whether :class:`NumpyTokenizer` computes the model of a model file's (or pipeline stage's)
+    plain data (tensors need not be read)."""
+    return (header is not None and header.get("name") == "tokenizer"
+            and (header.get("config") or {}).get("recurrent") == "torch")
+
+
+def from_archive(plain: dict[str, Any]) -> "NumpyTokenizer | None":
+    """:func:`load` from a model file's (or pipeline stage's) plain data, tensors read."""
+    if not runs(plain):
         return None
     config = plain.get("config") or {}
-    if config.get("recurrent") != "torch":
-        return None
     try:
         return NumpyTokenizer(config, plain["vocabs"], plain["state_dict"])
     except (KeyError, ValueError, TypeError, TaggerError):

@@ -78,11 +78,22 @@ def plain(value: Any) -> np.ndarray:
     return np.ascontiguousarray(value, dtype=np.float32)
 
 
-def expected_keys(config: TaggerConfig) -> set[str]:
-    """The state dict's names for a model of ``config`` on the fast path."""
+@dataclass
+class Output:
+    """An output layer given instead of the tagger's own, for a network that is the tagger's
+    without its output layer (a transition parser's encoder, whose output is its token-slot
+    rows: :mod:`tagger.models.transition_parser.export`)."""
+
+    weight: np.ndarray  # [2H, S]
+    bias: np.ndarray  # [S]
+
+
+def expected_keys(config: TaggerConfig, output: bool = True) -> set[str]:
+    """The state dict's names for a model of ``config`` on the fast path (``output``: with its
+    output layer)."""
     d, layers = config.window, config.layers
     present = [config.word_dim > 0, config.caps_dim > 0, config.char_dim > 0 and config.char_length > 0]
-    keys = {name for name, on in zip(EMBEDDINGS, present) if on} | {"output.weight", "output.bias"}
+    keys = {name for name, on in zip(EMBEDDINGS, present) if on} | ({"output.weight", "output.bias"} if output else set())
     keys |= {"input.gates.weight", "input.gates.bias"} if d > 1 and config.window_gates else set()
     keys |= {f"rnn.layers.{i}.{w}" for i in range(layers) for w in ("w_x", "w_h", "bias")}
     keys |= {"input.pretrained", "input.project.weight"} if config.pretrained_dim else set()
@@ -90,12 +101,13 @@ def expected_keys(config: TaggerConfig) -> set[str]:
 
 
 def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Mapping[str, Any],
-           packed: str = "") -> TaggerArrays:
+           packed: str = "", output: Output | None = None) -> TaggerArrays:
     """The inference arrays of a tagger of ``config`` (:func:`~tagger.models.skip_lstm.config.supports_fast_path`
     must hold) from its ``vocabs`` and ``state`` dict; ``packed``: the products' right sides packed
-    too, for the ``"bf16"`` or the ``"f32"`` kernels. A ValueError when the weights are not those
+    too, for the ``"bf16"`` or the ``"f32"`` kernels; ``output``: an output layer in place of the
+    state's (which then has none; no output columns). A ValueError when the weights are not those
     of this configuration."""
-    if set(state) != expected_keys(config):
+    if set(state) != expected_keys(config, output is None):
         raise ValueError("the weights are not those of this configuration")
     hidden, d, length = config.hidden, config.window, config.char_length
     sizes = [config.word_dim, config.caps_dim, config.char_dim]
@@ -113,14 +125,13 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
         gates_w = np.ascontiguousarray(plain(state["input.gates.weight"]).reshape(d, d, features).transpose(2, 1, 0)
                                        .reshape(features, d * d))
         gates_b = plain(state["input.gates.bias"])
-    columns = config.columns
-    labels = [list(vocabs[key]) for key in ["tags"] + [f"tags:{column}" for column in columns[1:]]]
-    stops = np.cumsum([len(names) for names in labels]).tolist()
-    total = stops[-1] + (len(vocabs["aux_tags"]) if config.aux_column else 0)
-    w_out, b_out = np.ascontiguousarray(plain(state["output.weight"]).T), plain(state["output.bias"]).copy()
-    if w_out.shape != (2 * hidden, total) or b_out.shape != (total,):
-        raise ValueError("the output layer does not fit the vocabularies")
-    heads = list(zip([0] + stops[:-1], stops))
+    if output is None:
+        columns, labels, heads, w_out, b_out = _output_layer(config, vocabs, state)
+    else:
+        columns, labels, heads = [], [], []
+        w_out, b_out = plain(output.weight), plain(output.bias).copy()
+        if w_out.shape != (2 * hidden, len(b_out)):
+            raise ValueError("the output layer given does not fit the configuration")
     for (start, _), names in zip(heads, labels):
         for special in (PAD, RARE):
             if special in names:
@@ -136,6 +147,19 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
     if packed:
         pack_for_kernels(arrays, packed == "f32")
     return arrays
+
+
+def _output_layer(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Mapping[str, Any]
+                  ) -> tuple[list[str], list[list[str]], list[tuple[int, int]], np.ndarray, np.ndarray]:
+    """The tagger's own output layer: its columns, their labels and score ranges, ``w_out`` [2H, S], ``b_out`` [S]."""
+    columns = config.columns
+    labels = [list(vocabs[key]) for key in ["tags"] + [f"tags:{column}" for column in columns[1:]]]
+    stops = np.cumsum([len(names) for names in labels]).tolist()
+    total = stops[-1] + (len(vocabs["aux_tags"]) if config.aux_column else 0)
+    w_out, b_out = np.ascontiguousarray(plain(state["output.weight"]).T), plain(state["output.bias"]).copy()
+    if w_out.shape != (2 * config.hidden, total) or b_out.shape != (total,):
+        raise ValueError("the output layer does not fit the vocabularies")
+    return columns, labels, list(zip([0] + stops[:-1], stops)), w_out, b_out
 
 
 def _layer(state: Mapping[str, Any], i: int, inputs: int, hidden: int) -> Layer:

@@ -16,6 +16,24 @@ FEATURES = ("replace", "beside")  # with an encoder: token slots read its vector
 ENCODER_SKIPS = ("output", "none")  # the skip-LSTM's gated shortcut to the output (the tagger's default), or none
 
 
+#: The encoder's vocabularies, in the parser's ``vocabs`` (the tagger's ``words``, ``chars`` and
+#: ``rare_word_from`` when it comes from a tagger).
+VOCAB_KEYS = ("encoder_words", "encoder_chars", "encoder_rare_word_from")
+#: The words only the encoder's frozen table of pretrained vectors holds (the tagger's ``pretrained``),
+#: after ``encoder_words``; there only when ``encoder_pretrained_dim`` is set.
+PRETRAINED_KEY = "encoder_pretrained"
+#: The skip-LSTM tagger options the encoder fixes (to the tagger's defaults); a tagger with other
+#: values cannot give its encoder.
+FIXED = {"cell": "lstm", "gate": "recurrent", "skip_map": "identity", "skip_span": 1, "composition": "chain",
+         "skip_source": "output", "skip_mix": "add", "skip_ungated": "", "forget_bias": 0.0, "window_gates": True,
+         "char_cnn_width": 3, "char_cnn_max": 20}
+#: ParserConfig field <- the tagger config field it mirrors.
+MIRRORED = {"encoder_word_dim": "word_dim", "encoder_caps_dim": "caps_dim", "encoder_char_dim": "char_dim",
+            "encoder_char_length": "char_length", "encoder_char_cnn": "char_cnn", "encoder_window": "window",
+            "encoder_layers": "layers", "encoder_hidden": "hidden", "encoder_skip": "skip",
+            "encoder_pretrained_dim": "pretrained_dim"}
+
+
 @dataclass
 class ParserConfig:
     arch: str = "ffn"  # ffn | lstm | gru | elman

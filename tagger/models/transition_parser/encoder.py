@@ -33,27 +33,11 @@ from torch.nn import functional as F
 
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
-from tagger.models.transition_parser.config import ParserConfig
+from tagger.models.transition_parser.config import FIXED, MIRRORED, PRETRAINED_KEY, VOCAB_KEYS, ParserConfig  # noqa: F401 - here as before
 from tagger.models.transition_parser.ids import N_CHILD
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 
-#: The encoder's vocabularies, in the parser's ``vocabs`` (the tagger's ``words``, ``chars`` and
-#: ``rare_word_from`` when it comes from a tagger).
-VOCAB_KEYS = ("encoder_words", "encoder_chars", "encoder_rare_word_from")
-#: The words only the encoder's frozen table of pretrained vectors holds (the tagger's ``pretrained``),
-#: after ``encoder_words``; there only when ``encoder_pretrained_dim`` is set.
-PRETRAINED_KEY = "encoder_pretrained"
-#: The skip-LSTM tagger options the encoder fixes (to the tagger's defaults); a tagger with other
-#: values cannot give its encoder.
-FIXED = {"cell": "lstm", "gate": "recurrent", "skip_map": "identity", "skip_span": 1, "composition": "chain",
-         "skip_source": "output", "skip_mix": "add", "skip_ungated": "", "forget_bias": 0.0, "window_gates": True,
-         "char_cnn_width": 3, "char_cnn_max": 20}
-#: ParserConfig field <- the tagger config field it mirrors.
-MIRRORED = {"encoder_word_dim": "word_dim", "encoder_caps_dim": "caps_dim", "encoder_char_dim": "char_dim",
-            "encoder_char_length": "char_length", "encoder_char_cnn": "char_cnn", "encoder_window": "window",
-            "encoder_layers": "layers", "encoder_hidden": "hidden", "encoder_skip": "skip",
-            "encoder_pretrained_dim": "pretrained_dim"}
 INIT_SCALE = 1.0  # the tagger's ``fast`` presets: N(0, 1/sqrt(fan_in)) weights, N(0, 1) embeddings
 
 

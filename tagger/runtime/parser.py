@@ -1,0 +1,172 @@
+"""The transition parser (:class:`tagger.models.transition_parser.TransitionParser`) applied
+without torch, for the configurations :func:`tagger.models.transition_parser.export.supported`
+names (a BiLSTM encoder whose vectors alone the token slots read, a feed-forward hidden layer:
+the shipped English model's parser).
+
+What it computes is the torch decoder's (:mod:`tagger.models.transition_parser.decoder`, greedy
+with :class:`~tagger.models.transition_parser.decoder.TokenInputs`):
+
+- the encoder is the skip-LSTM tagger's network, run by the tagger's runtime
+  (:class:`tagger.runtime.skip_lstm.NumpyTagger`, its C kernels included) with the token-slot
+  product as its output layer, so each word's k slot rows ``W_s · v + [s = 0] b`` come out of one
+  product;
+- each transition of a batch's sentences (longest first, a sentence of n words takes 2n) then sums
+  the rows of the slots' tokens (``null`` where empty) and of their children's labels, a ReLU, the
+  output product, the illegal actions masked (:mod:`tagger.transitions`), the best one taken;
+- lifted labels are moved back at the end (pseudo-projective parsing).
+
+Its trees are the torch model's in fp32 (tested on EWT dev sentences): the same sums, in another
+order, so a near tie could in principle go the other way.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
+from typing import Any, Sequence
+
+import numpy as np
+
+from tagger.models.transition_parser.export import ParserArrays, config_of, export, supported
+from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID
+from tagger.modules.fused import _fastscan
+from tagger.runtime.kernels import NUMPY, Kernel
+from tagger.runtime.skip_lstm import FORMAT_VERSIONS, NumpyTagger, Tagging, length_batches
+from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
+from tagger.transitions.features import token_slots
+from tagger.transitions.pseudo_projective import deprojectivise
+
+#: Padded tokens per batch, at most: each holds k rows of the hidden layer's width per token
+#: (6 × 256 floats for ``bilstm-words``, 12 MB at 2048).
+MAX_TOKENS = 2048
+#: The name of a parser's model file (and pipeline stage).
+NAME = "transition_parser"
+
+Tree = tuple[list[int], list[str]]
+
+
+def runs(header: dict[str, Any] | None) -> bool:
+    """Whether :class:`NumpyParser` computes the parser of a model file's plain data (tensors
+    need not be read)."""
+    if header is None or header.get("name") != NAME or header.get("format_version") not in FORMAT_VERSIONS:
+        return False
+    config = config_of(header.get("config"))
+    return config is not None and supported(config)
+
+
+def from_archive(plain: dict[str, Any], kernel: Kernel = NUMPY) -> "NumpyParser | None":
+    """The parser of a model file's (or pipeline stage's) plain data, or None where it is not one
+    computed here."""
+    if not runs(plain):
+        return None
+    try:
+        return NumpyParser(export(config_of(plain["config"]), plain["vocabs"], plain["state_dict"]), kernel)
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+class NumpyParser:
+    """Greedy parsing of word sequences (module text)."""
+
+    output_columns = ["head", "deprel"]
+
+    def __init__(self, arrays: ParserArrays, kernel: Kernel = NUMPY):
+        self.encoder = NumpyTagger(arrays.encoder_config, arrays.encoder_vocabs, arrays.encoder_state, kernel,
+                                   output=arrays.slot_output)
+        self.k, self.width = arrays.slots, arrays.null_rows.shape[1]
+        self.specials = np.concatenate([arrays.null_rows, arrays.root_rows])  # positions 0 (empty slot) and 1 (ROOT)
+        self.label_rows, self.w_out, self.masks = arrays.label_rows, arrays.w_out, arrays.masks
+        self.n_labels = len(arrays.label_names)
+        self.root = root_label(arrays.label_names)
+        self.plain_labels, self.lifted_from = arrays.plain_labels, arrays.lifted_from
+        self.lifts = any(head is not None for head in self.lifted_from)
+
+    def start(self, sentences: Sequence[Sequence[str]], pool: ThreadPoolExecutor | None = None) -> Tagging:
+        """Begins parsing ``sentences`` as :meth:`NumpyTagger.start` begins tagging them (their
+        batches handed to ``pool`` if one is given); the trees come from :meth:`finish`."""
+        batches = length_batches(sentences, MAX_TOKENS)
+        words = None
+        if _fastscan is not None:
+            words = self.encoder.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
+        run = lambda batch: self.parse([sentences[i] for i in batch], words)  # noqa: E731
+        trees = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
+        return Tagging(sentences, batches, run, trees)
+
+    def finish(self, parsing: Tagging) -> list[dict[str, list]]:
+        """``{"head": heads, "deprel": labels}`` per sentence of a chunk begun by :meth:`start`."""
+        out: list[dict[str, list]] = [{"head": [], "deprel": []} for _ in parsing.sentences]
+        results = (f.result() for f in parsing.scores) if parsing.scores is not None else map(parsing.run, parsing.batches)
+        for batch, trees in zip(parsing.batches, results):
+            for i, (heads, rels) in zip(batch, trees):
+                out[i] = {"head": heads, "deprel": rels}
+        return out
+
+    def tag(self, sentences: Sequence[Sequence[str]]) -> list[dict[str, list]]:
+        """Heads and labels of ``sentences`` (word sequences), one thread."""
+        return self.finish(self.start(sentences))
+
+    def parse(self, sentences: Sequence[Sequence[str]], words: Any = None) -> list[Tree]:
+        """The trees of B non-empty sentences: the encoder's slot rows, then greedy decoding."""
+        rows = self.encoder.scores(sentences, words)  # [T, B, k·G·H]
+        return self.decode(rows, [len(s) for s in sentences])
+
+    def decode(self, rows: np.ndarray, lengths: list[int]) -> list[Tree]:
+        """Greedy decoding of B sentences of ``lengths`` from their slot rows ``rows`` [T, B, k·G·H]:
+        ``(heads, labels)`` per sentence, in order."""
+        _, batch, _ = rows.shape
+        k, width = self.k, self.width
+        # rows: positions 0 (empty) and 1 (ROOT), then word t of sentence b at 2 + t·B + b (k rows
+        # each), then the label rows from l0 on
+        table = np.concatenate([self.specials, rows.reshape(-1, width), self.label_rows])
+        l0 = len(table) - len(self.label_rows)
+        labels = np.full(l0 // k, l0 + NULL_ID * N_CHILD, dtype=np.int64)  # each position's first label row
+        order = sorted(range(batch), key=lambda b: -lengths[b])
+        states = [State(lengths[b]) for b in order]
+        steps = [2 * lengths[b] for b in order]
+        column = np.array(order, dtype=np.int64)[:, None]
+        slot, child = np.arange(k), np.arange(N_CHILD)
+        index = np.empty((batch, k + N_CHILD), dtype=np.int64)
+        pre = np.empty((batch, width), dtype=np.float32)
+        active = batch
+        for t in range(steps[0]):
+            while steps[active - 1] <= t:
+                active -= 1
+            live = states[:active]
+            raw = np.array([token_slots(state) for state in live], dtype=np.int64).reshape(active, N_SLOTS)
+            codes = np.fromiter(map(legal_code, live), dtype=np.intp, count=active)
+            pos = np.where(raw > 0, 2 + (raw - 1) * batch + column[:active], raw + 1)  # -1 → 0, ROOT → 1
+            np.add(pos[:, :k] * k, slot, out=index[:active, :k])
+            np.add(labels[pos[:, FIRST_CHILD:]], child, out=index[:active, k:])
+            hidden = self.hidden(table, index[:active], pre[:active])
+            best = (hidden @ self.w_out + self.masks[codes]).argmax(1)
+            arcs = best > 0  # the new dependent: s1 for LEFT-ARC (odd), s0 for RIGHT-ARC
+            dependent = np.where(best % 2 == 1, pos[:, 1], pos[:, 0])[arcs]
+            labels[dependent] = l0 + ((best[arcs] - 1) // 2 + LABEL_OFFSET) * N_CHILD
+            for state, action in zip(live, best.tolist()):
+                try:
+                    apply(state, action)
+                except ValueError:  # only reachable with NaN scores: take any legal action
+                    apply(state, first_legal(state, self.n_labels, self.root))
+        return self.trees(order, states)
+
+    @staticmethod
+    def hidden(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``max(Σ_j table[index[:, j]], 0)`` into ``out`` [n, G·H]: by the C loop where it is
+        built, else by numpy."""
+        if _fastscan is not None:
+            _fastscan.bag_sum(len(index), index.shape[1], table.shape[1], len(table), table.ctypes.data,
+                              index.ctypes.data, 1, out.ctypes.data)
+            return out
+        np.sum(table[index], axis=1, out=out)
+        return np.maximum(out, 0, out=out)
+
+    def trees(self, order: list[int], states: list[State]) -> list[Tree]:
+        """``(heads, labels)`` of the final ``states`` of sentences ``order``, in sentence order."""
+        trees: list[Tree] = [([], [])] * len(order)
+        for b, state in zip(order, states):
+            heads, ids = state.tree()
+            rels = [self.plain_labels[i] for i in ids]
+            if self.lifts:
+                heads = deprojectivise(heads, rels, [self.lifted_from[i] for i in ids])
+            trees[b] = (heads, rels)
+        return trees
