@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,6 +97,24 @@ def test_tag_without_a_model_reads_raw_text_with_the_shipped_one_and_says_so_onc
     assert quiet.returncode == 0 and quiet.stderr == b"" and quiet.stdout == done.stdout
     named = invoke("tag", "--model", "en", stdin=RAW)
     assert named.exit_code == 0 and named.stdout == out and named.stderr == ""
+
+
+def test_the_shipped_model_runs_without_torch_and_writes_what_torch_writes(tmp_path):
+    """Every stage of the shipped pipeline is one the torch-free runtimes compute (the parser by
+    tagger.runtime.parser): raw text in, no torch imported, and in fp32 the torch pipeline's bytes."""
+    source = tmp_path / "in.txt"
+    source.write_text(RAW + "\nDogs bark. Nobody in the village, least of all the mayor, knew where they had gone.\n",
+                      encoding="utf-8")
+    code = ("import sys, tagger; tagger.load(precision='fp32').tag_file(sys.argv[1], sys.argv[2]); "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    done = subprocess.run([sys.executable, "-c", code, str(source), str(tmp_path / "fast.conllu")], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    import tagger
+
+    tagger.load(engine="torch", precision="fp32").tag_file(source, tmp_path / "torch.conllu")
+    assert (tmp_path / "fast.conllu").read_bytes() == (tmp_path / "torch.conllu").read_bytes()
+    assert "\tnsubj\t" in (tmp_path / "fast.conllu").read_text(encoding="utf-8")
 
 
 def test_tag_with_a_language_that_has_no_model_is_one_line():

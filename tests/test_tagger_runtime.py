@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import tagger
-from tagger import formats, model_file
+from tagger import engines, formats, model_file
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.inference import predict
@@ -292,10 +292,38 @@ def test_what_the_runtime_knows_of_the_model_is_the_models():
     assert not runtime.supported({**header, "config": {k: v for k, v in values.items() if k != "gate"}})
 
 
+def test_a_parser_after_them_and_a_pipeline_file_give_the_torch_pipelines_bytes(trained, tmp_path):
+    """A tokenizer, a tagger and a ``bilstm-words`` parser (tagger.runtime.parser), as three files
+    and as one pipeline file, on raw text and on CoNLL-U, as the torch pipeline writes them."""
+    from tests.test_parser_runtime import make_small_parser
+
+    model_file.save(tmp_path / "dep.model", make_small_parser(), {})
+    paths = [str(trained["tokenizer"]), str(trained["three"]), str(tmp_path / "dep.model")]
+    model_file.save_pipeline(tmp_path / "all.model", [model_file.read_archive(p) for p in paths], {})
+    raw, conllu = _text_input(tmp_path), tmp_path / "in.conllu"
+    conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
+    for models in (paths, [str(tmp_path / "all.model")]):
+        assert engines.choose(models).runtime
+        full = tagger.load(models, "cpu", 1, "fp32", engine="torch")
+        for source, switch in ((raw, runtime.SWITCH_TOKENS), (conllu, runtime.SWITCH_TOKENS), (conllu, 100)):
+            counts = pipeline.tag_file(models, [str(source)], str(tmp_path / "fast.out"), switch_tokens=switch)
+            assert counts is not None and counts["sentences"] >= 2
+            full.tag_file(str(source), tmp_path / "full.out")
+            assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+        parsed = list(formats.read(tmp_path / "fast.out", "conllu"))
+        assert all(s.columns["head"].count(0) == 1 and "_" not in s.columns["deprel"] for s in parsed if len(s))
+    assert pipeline.tag_file(paths[1:] + paths[:1], [str(raw)], str(tmp_path / "x.out")) is None  # tokenizer last
+
+
 @pytest.mark.parametrize("tokenizer", [False, True])
 def test_tagging_a_small_input_imports_no_torch(trained, tmp_path, tokenizer):
     source = _text_input(tmp_path)
     models = [str(trained["tokenizer"])] * tokenizer + [str(trained["three"])]
+    if tokenizer:  # and a parser after the tagger (tagger.runtime.parser)
+        from tests.test_parser_runtime import make_small_parser
+
+        model_file.save(tmp_path / "dep.model", make_small_parser(), {})
+        models.append(str(tmp_path / "dep.model"))
     code = ("import sys; from tagger.runtime.pipeline import tag_file; "
             f"counts = tag_file({models!r}, [{str(source)!r}], None); "
             "assert counts['sentences'] >= 2, counts; assert 'torch' not in sys.modules, 'torch imported'")
