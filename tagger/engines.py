@@ -2,15 +2,17 @@
 kernels), chosen under the API for ``tagger tag`` and :meth:`tagger.api.Model.tag_file` alike.
 
 :func:`choose` (called by :func:`tagger.load`) decides by the model files, the device, the
-precision and the decoding options whether the runtimes may run the files: a skip-LSTM tagger
-(:func:`tagger.runtime.skip_lstm.supported`), a tokenizer, or a tokenizer then such a tagger, on
-the CPU (``auto``: a long input then goes to torch on the device ``auto`` resolves), with the
-model's own decoding. Where they may, it sets the thread variables of numpy's BLAS first (read
-once, when numpy is imported: reading the files imports it) and the model is loaded for torch
-only when something needs it. :func:`tag_file` (called by ``Model.tag_file``) then decides by
-the request (one label a word, no picture) and leaves the input size to the runtimes' own entry
-points: a tokenizer's text past its switch, and a tagger's input where
-:func:`tagger.runtime.skip_lstm.products` says, go to torch (the model's own, through
+precision and the decoding options whether the runtimes may run the files: a tokenizer alone, or
+stages the runtimes compute (:func:`tagger.runtime.pipeline.runs`: a tokenizer or none, then
+skip-LSTM taggers, :func:`tagger.runtime.skip_lstm.supported`, and transition parsers,
+:func:`tagger.runtime.parser.runs`), as separate files or one pipeline file (the shipped English
+model), on the CPU (``auto``: a long input then goes to torch on the device ``auto`` resolves),
+with the models' own decoding. Where they may, it sets the thread variables of numpy's BLAS
+first (read once, when numpy is imported: reading the files imports it) and the model is loaded
+for torch only when something needs it. :func:`tag_file` (called by ``Model.tag_file``) then
+decides by the request (one label a word, no picture) and leaves the input size to the
+runtimes' own entry points: a tokenizer's text past its switch, and an input where
+:func:`tagger.runtime.skip_lstm.kernel_for` says so, go to torch (the model's own, through
 ``load_torch``); None from them, having read nothing, sends the whole run to torch.
 """
 
