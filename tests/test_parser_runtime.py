@@ -60,8 +60,14 @@ def test_which_parsers_it_takes() -> None:
     assert not supported(ParserConfig())  # the FFN over static word and tag embeddings: torch
 
 
+STATES = [pytest.param(True, id="c-states")] * (fused._fastscan is not None) + [pytest.param(False, id="python-states")]
+
+
+@pytest.mark.parametrize("c_states", STATES)
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_its_trees_are_the_torch_parsers(small_parser: TransitionParser, kernel: Kernel) -> None:
+def test_its_trees_are_the_torch_parsers(small_parser: TransitionParser, kernel: Kernel, c_states: bool,
+                                         monkeypatch) -> None:
+    monkeypatch.setattr(runtime, "C_STATES", c_states)
     model = small_parser
     assert model.lifts  # lifted labels moved back at the end, as torch does
     sentences = ewt(120)[100:] + [Sentence(["Hello"]), Sentence([w for s in ewt(10) for w in s.words][:130]),

@@ -1001,6 +1001,128 @@ static PyObject *bag_sum(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Arc-standard greedy decoding's bookkeeping for a batch (runtime/parser.py; the rules of
+ * tagger/transitions/arc_standard.py and the slots of features.py, which the tests hold it to).
+ * A batch's states live in int64 arrays, one row per sentence, longest first: `stack` [B, W],
+ * `counts` [B, 3] (stack depth, buffer front i, length n), `heads`, `labels` [B, W] (-1 unset)
+ * and `children` [4, B, W + 1] (lc1, lc2, rc1, rc2; -1 none), W = the longest length + 2.
+ * arc_features writes, for the first `active` sentences, the table rows the hidden layer sums
+ * (k token rows, then 12 label rows: `index` [active, k + 12]) and the legality code of each;
+ * arc_apply takes their actions. A sentence's position p is row 2 + (p - 1) B + column[j] of the
+ * token table (0: empty slot, 1: ROOT), k rows each; label rows start at l0, 12 per label id. */
+typedef struct {
+    int64_t batch, width, *stack, *counts, *heads, *labels, *children;
+} ArcStates;
+
+static inline int64_t arc_child(const ArcStates *a, int64_t which, int64_t j, int64_t p) {
+    return p < 0 ? -1 : a->children[(which * a->batch + j) * (a->width + 1) + p];
+}
+
+static void arc_slots(const ArcStates *a, int64_t j, int64_t *out) {
+    const int64_t *stack = a->stack + j * a->width, depth = a->counts[3 * j], i = a->counts[3 * j + 1],
+                  n = a->counts[3 * j + 2];
+    int64_t s0 = stack[depth - 1], s1 = depth > 1 ? stack[depth - 2] : -1, s2 = depth > 2 ? stack[depth - 3] : -1;
+    int64_t l0 = arc_child(a, 0, j, s0), r0 = arc_child(a, 2, j, s0), l1 = arc_child(a, 0, j, s1),
+            r1 = arc_child(a, 2, j, s1);
+    int64_t slots[18] = {s0, s1, s2, i <= n ? i : -1, i < n ? i + 1 : -1, i + 1 < n ? i + 2 : -1,
+                         l0, r0, arc_child(a, 1, j, s0), arc_child(a, 3, j, s0), arc_child(a, 0, j, l0),
+                         arc_child(a, 2, j, r0), l1, r1, arc_child(a, 1, j, s1), arc_child(a, 3, j, s1),
+                         arc_child(a, 0, j, l1), arc_child(a, 2, j, r1)};
+    memcpy(out, slots, sizeof(slots));
+}
+
+static int64_t arc_code(const ArcStates *a, int64_t j) {
+    int64_t depth = a->counts[3 * j], i = a->counts[3 * j + 1], n = a->counts[3 * j + 2];
+    if (i <= n) return depth <= 2 ? 1 : 7;
+    return depth == 1 ? 0 : (depth == 2 ? 4 : 6);
+}
+
+static int arc_parse(PyObject *args, ArcStates *a, int64_t *active, PyObject **rest) {
+    unsigned long long stack, counts, heads, labels, children;
+    if (!PyArg_ParseTuple(args, "LLLKKKKKO", active, &a->batch, &a->width, &stack, &counts, &heads, &labels,
+                          &children, rest))
+        return 0;
+    if (*active < 0 || *active > a->batch || a->width < 2 || !stack || !counts || !heads || !labels || !children) {
+        PyErr_SetString(PyExc_ValueError, "arc states: bad arguments");
+        return 0;
+    }
+    a->stack = (int64_t *)(uintptr_t)stack, a->counts = (int64_t *)(uintptr_t)counts;
+    a->heads = (int64_t *)(uintptr_t)heads, a->labels = (int64_t *)(uintptr_t)labels;
+    a->children = (int64_t *)(uintptr_t)children;
+    return 1;
+}
+
+static PyObject *arc_features(PyObject *self, PyObject *args) {
+    ArcStates a;
+    int64_t active, k, l0, null_id, offset;
+    unsigned long long column, index, codes;
+    PyObject *rest;
+    if (!arc_parse(args, &a, &active, &rest)) return NULL;
+    if (!PyArg_ParseTuple(rest, "LLLLKKK", &k, &l0, &null_id, &offset, &column, &index, &codes)) return NULL;
+    if (k < 1 || k > 18 || !column || !index || !codes) {
+        PyErr_SetString(PyExc_ValueError, "arc_features: bad arguments");
+        return NULL;
+    }
+    const int64_t *col = (const int64_t *)(uintptr_t)column;
+    int64_t *out = (int64_t *)(uintptr_t)index, *code = (int64_t *)(uintptr_t)codes;
+    for (int64_t j = 0; j < active; j++) {
+        int64_t slots[18], *row = out + j * (k + 12);
+        arc_slots(&a, j, slots);
+        for (int64_t s = 0; s < k; s++) {
+            int64_t p = slots[s];
+            row[s] = (p < 0 ? 0 : p == 0 ? 1 : 2 + (p - 1) * a.batch + col[j]) * k + s;
+        }
+        for (int64_t c = 0; c < 12; c++) {
+            int64_t p = slots[6 + c], label = p > 0 ? a.labels[j * a.width + p] : -1;
+            row[k + c] = l0 + (label >= 0 ? label + offset : null_id) * 12 + c;
+        }
+        code[j] = arc_code(&a, j);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *arc_apply(PyObject *self, PyObject *args) {
+    ArcStates a;
+    int64_t active, n_actions;
+    unsigned long long actions, masks, codes;
+    PyObject *rest;
+    if (!arc_parse(args, &a, &active, &rest)) return NULL;
+    if (!PyArg_ParseTuple(rest, "KKKL", &actions, &masks, &codes, &n_actions)) return NULL;
+    const int64_t *best = (const int64_t *)(uintptr_t)actions, *code = (const int64_t *)(uintptr_t)codes;
+    const float *mask = (const float *)(uintptr_t)masks;
+    for (int64_t j = 0; j < active; j++) {
+        int64_t action = best[j], c = code[j];
+        if (action < 0 || action >= n_actions || mask[c * n_actions + action] != 0.0f) {
+            action = -1;  /* only reachable with NaN scores: the lowest legal action */
+            for (int64_t x = 0; x < n_actions && action < 0; x++)
+                if (mask[c * n_actions + x] == 0.0f) action = x;
+            if (action < 0) {
+                PyErr_SetString(PyExc_ValueError, "arc_apply: no legal action");
+                return NULL;
+            }
+        }
+        int64_t *stack = a.stack + j * a.width, *count = a.counts + 3 * j, depth = count[0];
+        if (action == 0) {
+            stack[depth] = count[1]++;
+            count[0] = depth + 1;
+            continue;
+        }
+        int64_t label = (action - 1) / 2, s0 = stack[depth - 1], s1 = stack[depth - 2], w = a.width + 1;
+        int64_t *lc1 = a.children + j * w, *lc2 = lc1 + a.batch * w, *rc1 = lc2 + a.batch * w,
+                *rc2 = rc1 + a.batch * w;
+        if ((action - 1) % 2 == 0) {  /* LEFT-ARC: s0 -> s1, pop s1 */
+            stack[depth - 2] = s0;
+            a.heads[j * a.width + s1] = s0, a.labels[j * a.width + s1] = label;
+            lc2[s0] = lc1[s0], lc1[s0] = s1;
+        } else {  /* RIGHT-ARC: s1 -> s0, pop s0 */
+            a.heads[j * a.width + s0] = s1, a.labels[j * a.width + s0] = label;
+            rc2[s1] = rc1[s1], rc1[s1] = s0;
+        }
+        count[0] = depth - 1;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *bf16_kernel(PyObject *self, PyObject *args) {
 #ifdef HAVE_BF16_KERNELS
     return PyLong_FromLong(kernel());
@@ -1021,6 +1143,8 @@ static PyMethodDef methods[] = {
     {"f32_product", f32_product, METH_VARARGS, "A float32 product with a packed right side into a sink (skip_lstm runtime)."},
     {"f32_scan", f32_scan, METH_VARARGS, "A whole bidirectional LSTM layer in float32."},
     {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},
+    {"arc_features", arc_features, METH_VARARGS, "Arc-standard states' table rows and legality codes (runtime/parser.py)."},
+    {"arc_apply", arc_apply, METH_VARARGS, "Arc-standard states take their actions (runtime/parser.py)."},
     {"bag_sum", bag_sum, METH_VARARGS, "Sums of table rows by index, the transition parser's hidden layer (runtime/parser.py)."},
     {NULL, NULL, 0, NULL},
 };

@@ -39,6 +39,9 @@ from tagger.transitions.pseudo_projective import deprojectivise
 #: Padded tokens per batch, at most: each holds k rows of the hidden layer's width per token
 #: (6 × 256 floats for ``bilstm-words``, 12 MB at 2048).
 MAX_TOKENS = 2048
+#: Whether :meth:`NumpyParser.decode` keeps the states in C where the C steps are built (tests
+#: turn it off to check the Python states against them).
+C_STATES = True
 #: The name of a parser's model file (and pipeline stage).
 NAME = "transition_parser"
 
@@ -112,7 +115,50 @@ class NumpyParser:
 
     def decode(self, rows: np.ndarray, lengths: list[int]) -> list[Tree]:
         """Greedy decoding of B sentences of ``lengths`` from their slot rows ``rows`` [T, B, k·G·H]:
-        ``(heads, labels)`` per sentence, in order."""
+        ``(heads, labels)`` per sentence, in order: the states kept in C where the C steps are
+        built (:meth:`decode_c`), else in Python (:meth:`decode_python`); the same trees."""
+        if _fastscan is not None and C_STATES:
+            return self.decode_c(rows, lengths)
+        return self.decode_python(rows, lengths)
+
+    def decode_c(self, rows: np.ndarray, lengths: list[int]) -> list[Tree]:
+        """:meth:`decode` with the states in int64 arrays that ``_fastscan.arc_features`` and
+        ``arc_apply`` read and change (the rules of :mod:`tagger.transitions`, in C)."""
+        _, batch, _ = rows.shape
+        k, width = self.k, self.width
+        table = np.concatenate([self.specials, rows.reshape(-1, width), self.label_rows])
+        l0 = len(table) - len(self.label_rows)
+        order = sorted(range(batch), key=lambda b: -lengths[b])
+        steps = [2 * lengths[b] for b in order]
+        room = max(lengths) + 2
+        stack = np.zeros((batch, room), dtype=np.int64)  # ROOT at the bottom
+        counts = np.array([(1, 1, lengths[b]) for b in order], dtype=np.int64)  # depth, buffer front, n
+        heads, labels = np.full((batch, room), -1, dtype=np.int64), np.full((batch, room), -1, dtype=np.int64)
+        children = np.full((4, batch, room + 1), -1, dtype=np.int64)
+        states = (batch, room, stack.ctypes.data, counts.ctypes.data, heads.ctypes.data, labels.ctypes.data,
+                  children.ctypes.data)
+        column = np.array(order, dtype=np.int64)
+        index = np.empty((batch, k + N_CHILD), dtype=np.int64)
+        codes = np.empty(batch, dtype=np.int64)
+        pre = np.empty((batch, width), dtype=np.float32)
+        active = batch
+        for t in range(steps[0]):
+            while steps[active - 1] <= t:
+                active -= 1
+            _fastscan.arc_features(active, *states, (k, l0, NULL_ID, LABEL_OFFSET, column.ctypes.data,
+                                                     index.ctypes.data, codes.ctypes.data))
+            hidden = self.hidden(table, index[:active], pre[:active])
+            best = (hidden @ self.w_out + self.masks[codes[:active]]).argmax(1)
+            _fastscan.arc_apply(active, *states, (best.ctypes.data, self.masks.ctypes.data, codes.ctypes.data,
+                                                  self.masks.shape[1]))
+        trees: list[Tree] = [([], [])] * batch
+        for j, b in enumerate(order):
+            n = lengths[b]
+            self.tree_into(trees, b, heads[j, 1 : n + 1].tolist(), labels[j, 1 : n + 1].tolist())
+        return trees
+
+    def decode_python(self, rows: np.ndarray, lengths: list[int]) -> list[Tree]:
+        """:meth:`decode` with the states of :class:`tagger.transitions.arc_standard.State`."""
         _, batch, _ = rows.shape
         k, width = self.k, self.width
         # rows: positions 0 (empty) and 1 (ROOT), then word t of sentence b at 2 + t·B + b (k rows
@@ -164,9 +210,13 @@ class NumpyParser:
         """``(heads, labels)`` of the final ``states`` of sentences ``order``, in sentence order."""
         trees: list[Tree] = [([], [])] * len(order)
         for b, state in zip(order, states):
-            heads, ids = state.tree()
-            rels = [self.plain_labels[i] for i in ids]
-            if self.lifts:
-                heads = deprojectivise(heads, rels, [self.lifted_from[i] for i in ids])
-            trees[b] = (heads, rels)
+            self.tree_into(trees, b, *state.tree())
         return trees
+
+    def tree_into(self, trees: list[Tree], b: int, heads: list[int], ids: list[int]) -> None:
+        """``trees[b]`` = the tree of ``heads`` and label indices ``ids``: labels written plain,
+        lifted arcs moved back."""
+        rels = [self.plain_labels[i] for i in ids]
+        if self.lifts:
+            heads = deprojectivise(heads, rels, [self.lifted_from[i] for i in ids])
+        trees[b] = (heads, rels)
