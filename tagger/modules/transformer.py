@@ -270,7 +270,7 @@ class WordEncoder(nn.Module):
                 for piece, word in zip(encoded["input_ids"][row], encoded.word_ids(row)):
                     if word is not None:
                         found[b][word].append(piece)
-        return [[word or [self.unknown] for word in words] for words in found]
+        return [[word[: self.limit] or [self.unknown] for word in words] for words in found]
 
     def _rows(self, sentences: list[list[str]], width: int) -> tuple[list[list[int]], list[tuple[int, int, int]]]:
         """The encoder's input rows (one per window of :func:`windows`, with the special tokens)
