@@ -146,6 +146,11 @@ class TrainingConfig:
     min_epoch_updates: int = ranged(250, at_least=0)
     min_lr: float = ranged(0.0005, at_least=0)  # halve only while lr >= min_lr
     clip: float = ranged(5.0, at_least=0)  # gradient norm clipping (0 = off)
+    # a fine-tuned pretrained encoder's weights (Model.pretrained_parameters): their learning rate
+    # (0: lr), reached by a linear warm-up over encoder_warmup updates, halved with lr
+    encoder_lr: float = ranged(0.0, at_least=0)
+    encoder_warmup: int = ranged(0, at_least=0)
+    accumulate: int = ranged(1, at_least=1)  # batches whose gradients make one update (gradient accumulation)
     # decay of a moving average of the weights, scored on dev and saved (0 = off)
     average: float = ranged(0.0, at_least=0, below=1)
 

@@ -29,16 +29,20 @@ INSTALL = "pip install -e '.[transformers]'"
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> str:
     """A tiny cased BERT (WordPiece) folder: 16-dim, 2 layers, 24 positions."""
+    return make_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+def make_tiny_bert(folder, positions: int = 24) -> str:
+    """:func:`tiny`'s BERT written into ``folder`` (with ``positions`` positions); its path."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
-    folder = tmp_path_factory.mktemp("tiny-bert")
     (folder / "vocab.txt").write_text("\n".join(SPECIALS + WORDS) + "\n", encoding="utf-8")
     (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False}), encoding="utf-8")
     # from_pretrained reads vocab.txt on transformers 4 (vocab_file=) and 5 (vocab=) alike
     BertTokenizerFast.from_pretrained(str(folder), do_lower_case=False).save_pretrained(str(folder))
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(SPECIALS) + len(WORDS), hidden_size=16, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=24)
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=positions)
     BertModel(config).save_pretrained(str(folder))
     return str(folder)
 
@@ -244,3 +248,23 @@ def test_real_minilm_package():
     out = model([["The", "quick", "brown", "fox", "jumps", "."], ["Zürich", "naïve", "😀"]])
     assert out.shape == (2, 6, 384) and model.output_size == 384 and model.limit == 510
     assert torch.isfinite(out).all() and (out[1, 3:] == 0).all() and (out[1, :3].abs().sum(-1) > 0).all()
+
+
+def test_a_frozen_encoder_in_training_encodes_each_sentence_once(tiny, monkeypatch):
+    model = WordEncoder(tiny, frozen=True).train()
+    calls = []
+    states = model._states
+    monkeypatch.setattr(model, "_states", lambda ids, mask: calls.append(len(ids)) or states(ids, mask))
+    sentences = [["The", "dogs", "walk", "."], ["Anna", "saw", "Paris"]]
+    first = model(sentences)
+    again = model([sentences[1], ["Bob", "is", "old"], sentences[0]])
+    assert calls == [2, 1]  # only the new sentence went through the encoder
+    assert torch.allclose(again[2], first[0], atol=1e-2) and torch.allclose(again[0, :3], first[1, :3], atol=1e-2)
+    again.sum().backward()  # the mix still trains on kept vectors
+    assert model.mix.grad is not None and model.mix.grad.abs().sum() > 0
+    model.eval()
+    model(sentences)
+    assert calls == [2, 1, 2]  # tagging keeps nothing
+    tuned = WordEncoder(tiny, frozen=False).train()
+    tuned(sentences)
+    assert not tuned.cache

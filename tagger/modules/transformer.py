@@ -42,6 +42,8 @@ OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "lo
                     "roberta-prelayernorm", "data2vec-text", "mpnet"}
 
 POOLINGS = ("first", "mean")
+#: Memory a frozen encoder keeps its training sentences' word vectors in (float16), at most.
+CACHE_MB = 2048
 LAYERS = ("mix", "last")
 
 #: A binary file of :func:`files` (a sentencepiece model) is kept base64-encoded under its name
@@ -234,6 +236,8 @@ class WordEncoder(nn.Module):
         self.padding = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         self.pooling, self.layers, self.frozen = pooling, layers, frozen
         self.mix = nn.Parameter(torch.zeros(self.model.config.num_hidden_layers + 1)) if layers == "mix" else None
+        self.cache: dict[tuple[str, ...], torch.Tensor] = {}  # a frozen encoder's word vectors per sentence (word_layers)
+        self.cached_bytes = 0
         self.scale = nn.Parameter(torch.ones(())) if layers == "mix" else None
         if frozen:
             self.model.requires_grad_(False)
@@ -298,12 +302,40 @@ class WordEncoder(nn.Module):
 
     def forward(self, sentences: list[list[str]]) -> torch.Tensor:
         """B sentences of words → [B, T, D] word vectors (T: the longest sentence's words; zero
-        vectors past a sentence's end), in one forward of the encoder over all windows."""
+        vectors past a sentence's end): the mix (or the last layer) of :meth:`word_layers`."""
+        layers = self.word_layers(sentences)  # [L, B, T, D]
+        if self.mix is None:
+            return layers[0]
+        return self.scale * torch.einsum("l,lbtd->btd", torch.softmax(self.mix, 0), layers)
+
+    def word_layers(self, sentences: list[list[str]]) -> torch.Tensor:
+        """Each word's vector in each layer the output reads [L, B, T, D] (its pieces pooled;
+        pooling commutes with the mix, which is linear). A frozen encoder in training keeps
+        each sentence's vectors (float16, up to :data:`CACHE_MB`), so that later epochs run
+        the encoder only on sentences it has not seen; the rest in one forward over all windows."""
         width = max((len(words) for words in sentences), default=0)
         device = next(self.model.parameters()).device
-        output = torch.zeros(len(sentences) * width, self.output_size, device=device)
-        if width == 0:
-            return output.view(len(sentences), 0, self.output_size)
+        layers = 1 if self.mix is None else len(self.mix)
+        output = torch.zeros(layers, len(sentences), width, self.output_size, device=device)
+        keep = self.frozen and self.training
+        todo = [b for b, words in enumerate(sentences) if words and (not keep or tuple(words) not in self.cache)]
+        if todo:
+            fresh = self._encode([sentences[b] for b in todo], width)  # [L, len(todo), width, D]
+            output[:, todo] = fresh
+            for row, b in enumerate(todo):
+                if keep and self.cached_bytes < CACHE_MB << 20:
+                    n = len(sentences[b])
+                    self.cache[tuple(sentences[b])] = fresh[:, row, :n].to(torch.float16)
+                    self.cached_bytes += fresh[:, row, :n].numel() * 2
+        if keep:
+            for b, words in enumerate(sentences):
+                if words and b not in todo:
+                    output[:, b, : len(words)] = self.cache[tuple(words)].to(device, torch.float32)
+        return output
+
+    def _encode(self, sentences: list[list[str]], width: int) -> torch.Tensor:
+        """[L, B, width, D]: :meth:`word_layers` computed, in one forward of the encoder."""
+        device = next(self.model.parameters()).device
         rows, picks = self._rows(sentences, width)
         length = max(len(row) for row in rows)
         ids = torch.full((len(rows), length), self.padding, dtype=torch.long)
@@ -314,12 +346,17 @@ class WordEncoder(nn.Module):
         states = self._states(ids.to(device), mask.to(device))
         source = torch.tensor([r * length + p for r, p, _ in picks], device=device)
         slots = torch.tensor([slot for _, _, slot in picks], device=device)
-        picked = [state.reshape(-1, self.output_size)[source] for state in states]  # each [N, D]
-        if self.mix is not None:
-            weights = torch.softmax(self.mix, 0)
-            vectors = self.scale * sum(w * state for w, state in zip(weights, picked))
-        else:
-            vectors = picked[0]
-        counts = torch.zeros(output.shape[0], device=device).index_add(0, slots, torch.ones_like(slots, dtype=torch.float))
-        output = output.index_add(0, slots, vectors.to(output.dtype)) / counts.clamp(min=1).unsqueeze(1)
-        return output.view(len(sentences), width, self.output_size)
+        counts = torch.zeros(len(sentences) * width, device=device).index_add(0, slots, torch.ones_like(slots, dtype=torch.float))
+        pooled = [torch.zeros(len(sentences) * width, self.output_size, device=device)
+                  .index_add(0, slots, state.reshape(-1, self.output_size)[source].float()) / counts.clamp(min=1).unsqueeze(1)
+                  for state in states]
+        return torch.stack(pooled).view(len(states), len(sentences), width, self.output_size)
+
+def pretrained_state(source: str) -> dict[str, torch.Tensor]:
+    """The pretrained weights of the encoder at ``source`` (a folder or hub name, :func:`resolve`
+    it first), as ``WordEncoder.model``'s state dict names them."""
+    transformers = _transformers()
+    try:
+        return transformers.AutoModel.from_pretrained(source).float().state_dict()
+    except (OSError, ValueError) as error:
+        raise TaggerError(f"cannot load the encoder {source}: {_first_line(error)}") from None

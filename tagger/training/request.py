@@ -109,6 +109,7 @@ class TrainRequest:
     config_file: str | None = None
     overrides: tuple[str, ...] = ()  # "key=value" (--set); they win over the typed fields below
     arch: str | None = None  # --arch: the parser's architecture (arch=...)
+    encoder: str | None = None  # --encoder: a pretrained transformer under a tagger (transformer=...)
     max_epochs: int | None = None
     batch_size: int | None = None  # sentences per update (per process under torchrun)
     patience: int | None = None
@@ -167,7 +168,7 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
                   jackknife_dir: str | os.PathLike | None = None, jobs: int | None = None,
                   encoder_from: str | None = None, tokenizer: bool = True, parsers: int = 1,
                   checkpoint_dir: str | os.PathLike | None = None, checkpoint_minutes: float | None = None,
-                  resume: bool = False) -> TrainRequest:
+                  resume: bool = False, encoder: str | None = None) -> TrainRequest:
     """The :class:`TrainRequest` of ``tagger train``'s options (and :func:`tagger.train`'s):
     the numeric options checked (a one-line error naming the first out of range), ``--split``
     applied to a folder of WSJ files (:func:`split_files`), a pipeline given its jackknife
@@ -188,6 +189,7 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
         task=task, train=DataSpec(data_source(train), format, columns, max_sentences),
         dev=DataSpec(data_source(dev), format, columns) if dev is not None and dev != "" else None, out=os.fspath(out), column=column,
         model=model, preset=preset, config_file=config_file, overrides=tuple(overrides), arch=arch or None,
+        encoder=encoder or None,
         max_epochs=max_epochs, batch_size=batch_size, patience=patience, embeddings=embeddings,
         bootstrap=bootstrap, gates=gates, pos_model=pos_model,
         jackknife=settings if jackknife is not None else None, encoder_from=encoder_from, tokenizer=tokenizer,
@@ -315,8 +317,8 @@ def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
     task = get_task(request.task)
     if column and not task.column_key:
         raise TaggerError(f"--task {task.name} learns no column: leave out --column")
-    typed = (("arch", request.arch), ("max_epochs", request.max_epochs), ("batch_size", request.batch_size),
-             ("patience", request.patience))
+    typed = (("arch", request.arch), ("transformer", request.encoder), ("max_epochs", request.max_epochs),
+             ("batch_size", request.batch_size), ("patience", request.patience))
     return ([f"{task.column_key}={column}"] if column else []) + \
         [f"{key}={value}" for key, value in typed if value not in (None, "")] + list(request.overrides)
 
@@ -326,6 +328,8 @@ def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, Training
     task's defaults < preset < ``--config`` file < overrides (:func:`overrides_of`)."""
     task = get_task(request.task)
     column = request.column or (task.default_column(data.train) if task.column_from_data else None)
+    if request.encoder and not cls.takes_transformer:
+        raise TaggerError(f"--encoder puts a transformer under taggers; the {cls.name} model takes none yet")
     own = task.model == cls.name  # the task's preset and defaults are its own family's
     preset = request.preset or (task.preset if own else cls.default_preset)
     return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides_of(request, column),

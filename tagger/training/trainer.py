@@ -109,6 +109,28 @@ def check_saved(out: str, saves: int, state: TrainState, max_epochs: int, resume
                       "(an existing file is left as it was)", out)
 
 
+def parameter_groups(model: torch.nn.Module, config: TrainingConfig) -> list[dict[str, Any]]:
+    """The optimizer's parameter groups: the model's own weights at ``lr``, and those of a
+    fine-tuned pretrained encoder (``model.pretrained_parameters()``) at ``encoder_lr`` after a
+    linear warm-up of ``encoder_warmup`` updates (each group's ``scale`` of the run's lr, and its
+    ``warmup``: :func:`set_rates`)."""
+    pretrained = [p for p in model.pretrained_parameters() if p.requires_grad]
+    apart = {id(p) for p in pretrained}
+    groups = [{"params": [p for p in model.parameters() if id(p) not in apart], "scale": 1.0, "warmup": 0}]
+    if pretrained:
+        groups.append({"params": pretrained, "scale": (config.encoder_lr or config.lr) / config.lr,
+                       "warmup": config.encoder_warmup})
+    return groups
+
+
+def set_rates(optimizer: torch.optim.Optimizer, lr: float, steps: int) -> None:
+    """Each group's learning rate before update ``steps + 1``: the run's ``lr`` (halved as the
+    schedule says) times the group's scale, times ``(steps + 1) / warmup`` while that is below 1."""
+    for group in optimizer.param_groups:
+        warmup = group.get("warmup", 0)
+        group["lr"] = lr * group.get("scale", 1.0) * (min(1.0, (steps + 1) / warmup) if warmup else 1.0)
+
+
 def make_optimizer(params, config: TrainingConfig) -> torch.optim.Optimizer:
     if config.optimizer == "sgd":
         return torch.optim.SGD(params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay)
@@ -133,16 +155,46 @@ def epoch_batches(lengths: Sequence[int], batch_size: int, seed: int, epoch: int
     return bucket_batches(lengths, batch_size, random.Random(seed * 100_003 + epoch))
 
 
-def update(model: torch.nn.Module, net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Any,
+def update(model: torch.nn.Module, net: torch.nn.Module, optimizer: torch.optim.Optimizer, batches: Sequence[Any],
            clip: float) -> float:
-    """One optimizer step on ``batch`` (gradient norm clipped to ``clip``, 0: not); its loss."""
-    loss = model.loss(net(batch), batch)
+    """One optimizer step on ``batches`` (one, or several whose gradients accumulate, each loss
+    weighted by its share of their tokens; gradient norm clipped to ``clip``, 0: not); the loss
+    (their tokens' mean)."""
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    if len(batches) == 1:
+        loss = model.loss(net(batches[0]), batches[0])
+        loss.backward()
+        value = loss.item()
+    else:
+        tokens, value = sum(b.n_tokens for b in batches), 0.0
+        for batch in batches:
+            loss = model.loss(net(batch), batch) * (batch.n_tokens / max(tokens, 1))
+            loss.backward()
+            value += loss.item()
     if clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
     optimizer.step()
-    return loss.item()
+    return value
+
+
+def step(model: torch.nn.Module, net: torch.nn.Module, optimizer: torch.optim.Optimizer, parts: Sequence[Any],
+         state: TrainState, config: TrainingConfig, average: Any, reporter: Reporter) -> None:
+    """One update on the batches ``parts`` at the rates of :func:`set_rates`, counted in ``state``,
+    the weight average and the reporter."""
+    set_rates(optimizer, state.lr, state.steps)
+    loss = update(model, net, optimizer, parts, config.clip)
+    state.steps += 1
+    average.update(state.steps)
+    tokens = sum(part.n_tokens for part in parts)
+    state.count(loss, tokens)
+    reporter.step(loss, tokens)
+
+
+def updates(batches: list[list[int]], accumulate: int) -> list[list[list[int]]]:
+    """The epoch's batches in the groups that make one update each: ``accumulate`` consecutive
+    batches (the last group may hold fewer). ``state.batch`` counts these groups, so a resumed
+    run starts at an update's first batch."""
+    return [batches[i : i + accumulate] for i in range(0, len(batches), accumulate)]
 
 
 def score_epoch(model: torch.nn.Module, dev: Sequence[Sentence], state: TrainState, complete: bool,
@@ -184,7 +236,7 @@ def fit(
     """
     net, device, (rank, world) = net or model, torch.device(options.device), shard
     collate = collate or model.collate
-    optimizer = make_optimizer(model.parameters(), config)
+    optimizer = make_optimizer(parameter_groups(model, config), config)
     average = averager(model, config.average)
     checkpoints = Checkpoints(options.checkpoint_dir, options.checkpoint_minutes, model, optimizer, average,
                               device, shard, config)
@@ -192,20 +244,18 @@ def fit(
     state = TrainState.restored(saved) if saved is not None else TrainState(lr=config.lr)
     lengths = [len(s) for s in train]
     budget = Budget(options.max_minutes, state.elapsed)
-    schedule = Schedule(config, len(distributed.shard(epoch_batches(lengths, config.batch_size, options.seed, 1), rank, world)))
+    schedule = Schedule(config, len(updates(distributed.shard(epoch_batches(lengths, config.batch_size, options.seed, 1),
+                                                       rank, world), config.accumulate)))
     stopped = False
     with StopSignals() as signals:
         while state.epoch <= config.max_epochs and not stopped:
-            batches = distributed.shard(epoch_batches(lengths, config.batch_size, options.seed, state.epoch), rank, world)
+            batches = updates(distributed.shard(epoch_batches(lengths, config.batch_size, options.seed, state.epoch),
+                                                rank, world), config.accumulate)
             reporter.epoch_start(state.epoch, len(batches))
             model.train()
             while state.batch < len(batches):
-                batch = collate([train[i] for i in batches[state.batch]]).to(device)
-                loss = update(model, net, optimizer, batch, config.clip)
-                state.steps += 1
-                average.update(state.steps)
-                state.count(loss, batch.n_tokens)
-                reporter.step(loss, batch.n_tokens)
+                parts = [collate([train[i] for i in part]).to(device) for part in batches[state.batch]]
+                step(model, net, optimizer, parts, state, config, average, reporter)
                 # Every process stops, checkpoints and runs out of time at the same batch.
                 interrupted, due, late = distributed.agree(signals.requested, checkpoints.due(), budget.out_of_time())
                 if interrupted or due:

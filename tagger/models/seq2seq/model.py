@@ -28,7 +28,7 @@ from tagger.corpus.trees import Tree
 from tagger.corpus.vocab import PAD, UNK, Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.evalb import COLLINS, BracketMetric
-from tagger.models.base import NoDistillation, check_vector_size
+from tagger.models.base import NoDistillation, NoTransformer, check_vector_size
 from tagger.models.seq2seq import beam as beam_search
 from tagger.models.seq2seq.config import Seq2seqConfig
 from tagger.models.seq2seq.presets import PRESETS, TRAINING_DEFAULTS
@@ -109,7 +109,7 @@ class Parse:
     repaired: bool | None = None  # set by Seq2seqParser.annotate: whether the output needed repair
 
 
-class Seq2seqParser(NoDistillation, nn.Module):
+class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
     """Word embeddings → LSTM encoder (reversed input) → LSTM decoder with attention → symbols."""
 
     name = "seq2seq"

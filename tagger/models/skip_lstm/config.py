@@ -43,6 +43,13 @@ class TaggerConfig:
     vectors: str = "frozen"
     vectors_mb: float = ranged(8.0, at_least=0)  # the frozen table's size at most (fp16): training words first, then the source's most frequent
     pretrained_dim: int = ranged(0, at_least=0)  # the frozen table's vector size, set from the vectors (0: no table)
+    # a pretrained transformer under the layers (--encoder; tagger/modules/transformer.py): its word
+    # vectors (pieces pooled, layers mixed), projected to transformer_dim, join each token's input; "" = none
+    transformer: str = ""  # a local Hugging Face folder, a hub name, or all-minilm-l6-v2 (the transformers extra)
+    transformer_pooling: str = "mean"  # a word's vector from its pieces: "first" or "mean"
+    transformer_layers: str = "mix"  # "mix": a learned mix of every layer; "last": the last layer
+    transformer_tune: bool = False  # fine-tune the transformer (false: frozen, only the mix and projection train)
+    transformer_dim: int = ranged(256, at_least=1)  # the projection's size, joined to the input layer's
     # stacked bidirectional layers
     layers: int = ranged(3, at_least=1, at_most=64)
     hidden: int = ranged(128, at_least=1)
@@ -96,6 +103,10 @@ class TaggerConfig:
             raise ValueError("a table of pretrained vectors needs word embeddings (word_dim > 0)")
         if self.feats_mode not in FEATS_MODES:
             raise ValueError(f"feats_mode must be one of {', '.join(FEATS_MODES)}, not {self.feats_mode!r}")
+        if self.transformer_pooling not in ("first", "mean"):
+            raise ValueError(f"transformer_pooling must be first or mean, not {self.transformer_pooling!r}")
+        if self.transformer_layers not in ("mix", "last"):
+            raise ValueError(f"transformer_layers must be mix or last, not {self.transformer_layers!r}")
         if self.char_cnn and not self.cnn_dim:
             raise ValueError("char_cnn needs a character size: set char_cnn_dim (char_dim is 0)")
 
@@ -137,8 +148,8 @@ FAST_PATH = {"cell": "lstm", "skip": "output", "gate": "recurrent", "skip_map": 
 def supports_fast_path(config: TaggerConfig) -> bool:
     """Whether the torch-free runtime and the C kernels compute a model of ``config``: the layer of
     :data:`FAST_PATH` with any sizes, and a ``feats`` column past the first only as one label per
-    bundle. (A first layer whose input is as wide as the layers, a shortcut source itself, is
-    declined by the exporter, :func:`tagger.models.skip_lstm.export.export`.)"""
-    if any(getattr(config, key) != value for key, value in FAST_PATH.items()):
+    bundle, and no transformer under it. (A first layer whose input is as wide as the layers, a
+    shortcut source itself, is declined by the exporter, :func:`tagger.models.skip_lstm.export.export`.)"""
+    if any(getattr(config, key) != value for key, value in FAST_PATH.items()) or config.transformer:
         return False
     return not ("feats" in config.columns[1:] and config.feats_mode != "bundle")

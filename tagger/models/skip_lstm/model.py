@@ -97,6 +97,18 @@ def column_values(sentence: Sentence, column: str) -> list[str]:
     return sentence.column(column)
 
 
+#: The vocabulary that keeps a transformer's files (config, tokenizer; name, text, name, text, ...).
+TRANSFORMER_FILES = "transformer_files"
+
+
+def transformer_files(vocabs: dict[str, list[str]]) -> dict[str, str]:
+    """The transformer's files kept in ``vocabs`` (:data:`TRANSFORMER_FILES`), by name."""
+    flat = vocabs.get(TRANSFORMER_FILES)
+    if not flat or len(flat) % 2:
+        raise TaggerError("the model names a transformer but keeps none of its files: the file is damaged")
+    return dict(zip(flat[::2], flat[1::2]))
+
+
 def _ids(values: Iterable[int]) -> torch.Tensor:
     """A 1-D int64 tensor of ``values``, through an ``array`` (several times faster than
     ``torch.tensor`` of a list: numbering a batch made it a third of ``collate``)."""
@@ -120,6 +132,7 @@ class TaggerBatch:
     forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
     more_tags: torch.Tensor | None = None  # [H-1, B, T] gold ids of the other heads, in order, -100 at padding
     soft: SoftTargets | None = None  # the first column's teacher distributions (distillation); None: gold only
+    sentences: list[list[str]] | None = None  # the words of each sentence, for a transformer under the model (else None)
 
     def to(self, device: torch.device) -> "TaggerBatch":
         move = lambda t: t.to(device, non_blocking=True) if isinstance(t, (torch.Tensor, SoftTargets)) else t  # noqa: E731
@@ -148,6 +161,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     can_distill = True  # loss learns the first column from SoftTargets (tagger.training.distill)
     can_bootstrap = False
     can_take_encoder = False
+    takes_transformer = True  # config.transformer: a pretrained transformer's word vectors join the input
     can_lower_precision = True
     batches_in_threads = True
 
@@ -165,9 +179,18 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
                                 config.char_dim, config.char_length, config.window, config.window_gates, config.init_scale,
                                 config.char_cnn, config.char_cnn_width, config.cnn_dim, table)
         self.input_dropout = nn.Dropout(config.input_dropout)
+        #: a pretrained transformer (tagger.modules.transformer.WordEncoder, rebuilt from the files in
+        #: the vocabularies; its weights from the state dict or load_transformer) and its projection, or None
+        self.transformer = self.transformer_proj = None
+        if config.transformer:
+            from tagger.modules.transformer import WordEncoder
+
+            self.transformer = WordEncoder.from_files(transformer_files(vocabs), config.transformer_pooling,
+                                                      config.transformer_layers, frozen=not config.transformer_tune)
+            self.transformer_proj = nn.Linear(self.transformer.output_size, config.transformer_dim)
         dropouts = [config.middle_dropout] * config.layers
         dropouts[0] = dropouts[-1] = config.hidden_dropout
-        self.rnn = StackedBiRNN(self.input.output_size, config.hidden, config.layers, config.cell_spec, config.skip_span,
+        self.rnn = StackedBiRNN(self.input.output_size + (config.transformer_dim if config.transformer else 0), config.hidden, config.layers, config.cell_spec, config.skip_span,
                                 tuple(dropouts), config.init_scale, config.composition)
         # One product scores every head's labels: the columns' (the first's tags first), then the auxiliary column's.
         self.heads = self.heads_of(config, vocabs)
@@ -309,6 +332,10 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         }
         if config.aux_column:
             vocabs["aux_tags"] = Vocab.build(aux, specials=(PAD,)).to_list()
+        if config.transformer:
+            from tagger.modules.transformer import files, resolve
+
+            vocabs[TRANSFORMER_FILES] = [part for item in sorted(files(resolve(config.transformer)).items()) for part in item]
         return vocabs
 
     @classmethod
@@ -347,7 +374,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
                 more_tags = torch.stack(golds[1:])
         return TaggerBatch(_ids(types).view(len(sentences), steps), _ids(words), _ids(caps),
                            _ids(chain.from_iterable(chars)).view(len(chars), -1), _ids(lengths), tags, spelled_ids,
-                           forms, more_tags)
+                           forms, more_tags, None, [list(s.words) for s in sentences] if self.transformer else None)
 
     def gold_ids(self, sentences: Sequence[Sentence], steps: int) -> list[torch.Tensor]:
         """Per head, the gold label ids ``[B, T]`` of ``sentences`` padded to ``steps`` (-100 at
@@ -385,19 +412,34 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         shortcut alone.
         """
         types = batch.types.t()  # [T, B]
+        extra = self.transformer_input(batch)  # [T, B, transformer_dim] or None
         if not self.training and self.rnn.sources[0] is None:
             first = self.rnn.layers[0]
-            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, first.input_weight(), first.bias, batch.spelled,
-                                                    batch.forms)
-            x = self.token_input(batch, types) if self.rnn.reads_input else None
+            weight, size = first.input_weight(), self.input.output_size  # [2, D (+ transformer_dim), G]
+            projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, weight[:, :size],
+                                                   first.bias, batch.spelled, batch.forms)
+            if extra is not None:  # its part of the input projection, per token (direction 1 reversed in time)
+                rows = torch.matmul(extra, weight[:, size:].float().unsqueeze(1)).to(projected.dtype)  # [2, T, B, G]
+                projected[0] += rows[0]
+                projected[1] += rows[1].flip(0)
+            x = self.token_input(batch, types, extra) if self.rnn.reads_input else None
             hidden = self.rnn(x, batch.lengths, projected)
         else:
-            hidden = self.rnn(self.input_dropout(self.token_input(batch, types)), batch.lengths)
+            hidden = self.rnn(self.input_dropout(self.token_input(batch, types, extra)), batch.lengths)
         return self.output(hidden).transpose(0, 1)
 
-    def token_input(self, batch: TaggerBatch, types: torch.Tensor) -> torch.Tensor:
+    def transformer_input(self, batch: TaggerBatch) -> torch.Tensor | None:
+        """The transformer's projected word vectors [T, B, transformer_dim], or None without one."""
+        if self.transformer is None:
+            return None
+        return self.transformer_proj(self.transformer(batch.sentences)).transpose(0, 1)
+
+    def token_input(self, batch: TaggerBatch, types: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         """The window input x [T, B, D] of every token (``types`` [T, B]: the batch's rows of
-        its distinct words), before input dropout; in training, with rare-word dropout."""
+        its distinct words), before input dropout; in training, with rare-word dropout; the
+        transformer's part ``extra`` [T, B, E] after it, where there is one."""
+        if extra is not None:
+            return torch.cat([self.token_input(batch, types), extra], -1)
         words = batch.words[types]
         if self.training and self.config.rare_word_dropout > 0:
             rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
@@ -554,6 +596,24 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         self.input.add_pretrained(table)
         self.input.start_from_pretrained([row for row, _ in found if row < len(self.word_vocab)])
         return len(found)  # (the training words' among them: len(found) - len(extra))
+
+    def load_transformer(self) -> str:
+        """The pretrained weights of the transformer ``config.transformer`` names (the architecture
+        came from its files), for a model about to be trained; a note saying which."""
+        if self.transformer is None:
+            raise TaggerError("this model has no transformer (--encoder names one)")
+        from tagger.modules.transformer import pretrained_state, resolve
+
+        source = resolve(self.config.transformer)
+        self.transformer.model.load_state_dict(pretrained_state(source))
+        return f"transformer {self.config.transformer} loaded ({sum(p.numel() for p in self.transformer.model.parameters()):,} " \
+               f"weights, {'fine-tuned' if self.config.transformer_tune else 'frozen'})"
+
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The transformer's own weights (trained at the encoder's learning rate; none when frozen)."""
+        if self.transformer is None or not self.config.transformer_tune:
+            return []
+        return list(self.transformer.model.parameters())
 
     def bootstrap(self, source: Any, gates: list[str] | None = None) -> None:
         """Not a capability of this family (``can_bootstrap`` is False)."""

@@ -33,7 +33,7 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import PAD, UNK, Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import BoundaryMetric
-from tagger.models.base import GreedyDecoding, NoDistillation
+from tagger.models.base import GreedyDecoding, NoDistillation, NoTransformer
 from tagger.models.tokenizer.config import TokenizerConfig
 from tagger.models.tokenizer.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
@@ -80,7 +80,7 @@ def _holds_spaced_token(unit: Sentence) -> bool:
                for at, char in enumerate(chars))
 
 
-class Tokenizer(GreedyDecoding, NoDistillation, nn.Module):
+class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
     """Character and category embeddings → bidirectional LSTM → a softmax over the five labels."""
 
     name = "tokenizer"

@@ -21,7 +21,7 @@ from torch import nn
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import AttachmentMetric
-from tagger.models.base import GreedyDecoding
+from tagger.models.base import GreedyDecoding, NoTransformer
 from tagger.models.transition_parser import decoder
 from tagger.models.transition_parser.batch import ParserBatch
 from tagger.models.transition_parser.model import TransitionParser
@@ -64,7 +64,7 @@ def check_members(members: Sequence[nn.Module], names: Sequence[str] = ()) -> No
                               "columns", label)
 
 
-class ParserEnsemble(GreedyDecoding, nn.Module):
+class ParserEnsemble(GreedyDecoding, NoTransformer, nn.Module):
     """Transition parsers (``members``) parsing together; applied like one parser (the parts of
     :class:`tagger.models.base.Model` that applying a model needs). It is not trained as one:
     each member is trained on its own."""

@@ -39,7 +39,7 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import AttachmentMetric, punct_flags
-from tagger.models.base import GreedyDecoding, NoDistillation, check_vector_size
+from tagger.models.base import GreedyDecoding, NoDistillation, NoTransformer, check_vector_size
 from tagger.models.transition_parser import bootstrap as bootstrapping
 from tagger.models.transition_parser import decoder
 from tagger.models.transition_parser import encoder as encoding
@@ -58,7 +58,7 @@ from tagger.transitions.pseudo_projective import SEPARATOR, label_parts, split_l
 GATES = {"ffn": (), "lstm": ("i", "j", "f", "o"), "gru": ("r", "z", "h"), "elman": ("h",)}
 
 
-class TransitionParser(GreedyDecoding, NoDistillation, nn.Module):
+class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
     """Embeddings of 48 features → FFN or recurrent hidden layer → softmax over 2L+1 actions."""
 
     name = "transition_parser"
