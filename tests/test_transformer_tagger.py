@@ -129,3 +129,53 @@ def test_encoder_on_a_family_without_one_is_one_line(tmp_path, bert):
     missing = invoke("train", "--task", "pos", "--train", TRAIN, "--out", tmp_path / "p.tagger", "--encoder",
                      str(tmp_path / "no-such-folder"), "--max-epochs", "1")
     assert missing.exit_code != 0 and "Traceback" not in missing.stderr
+
+
+def test_a_parser_takes_the_taggers_transformer_with_its_encoder(bert, tmp_path):
+    """``bilstm-words`` from a tagger with a transformer (what --task pipeline --encoder trains):
+    the encoder carries the transformer, its files and weights; evaluation equals training's path;
+    the torch-free runtime leaves it to torch; the file round-trips."""
+    from tagger.inference import predict
+    from tagger.models.transition_parser import ParserConfig, TransitionParser
+    from tagger.models.transition_parser.export import supported
+
+    source = small_model(bert, tmp_path, window=3)
+    sentences = sentences_of(30)
+    config = ParserConfig(encoder="bilstm", features="replace", encoder_slots=6, hidden=12, label_dim=4,
+                          encoder_dropout=0.0)
+    parser = TransitionParser.with_encoder(config, TransitionParser.vocabs_from(config, sentences), source)
+    encoder = parser.encoder
+    assert encoder.transformer is not None and parser.config.encoder_transformer == source.config.transformer
+    assert torch.equal(encoder.transformer.mix, source.transformer.mix)
+    assert torch.equal(encoder.rnn.layers[0].w_x, source.rnn.layers[0].w_x)
+    assert not supported(parser.config)
+    parser.eval()
+    batch = parser.collate(sentences[:6], with_gold=False)
+    fast = encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
+    encoder.train()
+    encoder.rare_word_dropout, encoder.transformer.frozen = 0.0, False  # the training path, nothing random
+    slow = encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
+    encoder.transformer.frozen = True
+    assert torch.allclose(fast, slow, atol=1e-4)
+    parser.eval()
+    model_file.save(tmp_path / "dep.model", parser, {})
+    loaded, _ = model_file.load(tmp_path / "dep.model")
+    assert predict(loaded, sentences[:8]) == predict(parser, sentences[:8])
+
+
+def test_a_pipeline_with_an_encoder_gives_it_to_the_tagger_and_its_parser(bert, tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(first_blocks(TRAIN, 40), encoding="utf-8")
+    done = invoke("train", "--task", "pipeline", "--encoder", bert, "--preset", "bilstm-words", "--train", train,
+                  "--out", tmp_path / "pipe.model", "--max-epochs", "1", "--threads", "1", "--quiet",
+                  "--set", "encoder_hidden=8", "--set", "hidden=12", "--pos-set", "hidden=8", "--pos-set", "word_dim=8",
+                  "--pos-set", "transformer_dim=6")
+    assert done.exit_code == 0, done.stderr
+    stages = model_file.read_archive(tmp_path / "pipe.model")["stages"]
+    assert [s["name"] for s in stages] == ["tokenizer", "skip_lstm", "transition_parser"]
+    assert stages[1]["config"]["transformer"] == bert and stages[2]["config"]["encoder_transformer"] == bert
+    assert "encoder_transformer_files" in stages[2]["vocabs"]
+    tagged = invoke("tag", "--model", tmp_path / "pipe.model", stdin="Dogs bark. The cat sat on the mat.\n")
+    assert tagged.exit_code == 0, tagged.stderr
+    heads = [line.split("\t")[6] for line in tagged.stdout.splitlines() if line[:1].isdigit() and "-" not in line.split("\t")[0]]
+    assert heads and heads.count("0") == tagged.stdout.count("# text = ")  # each sentence one root

@@ -57,6 +57,8 @@ def _transformers() -> Any:
         import transformers
     except ImportError:
         raise TaggerError(f"a transformer encoder needs the transformers package: {INSTALL}") from None
+    transformers.utils.logging.disable_progress_bar()  # our progress is ours; its bars would interleave on stderr
+    transformers.utils.logging.set_verbosity_error()
     return transformers
 
 

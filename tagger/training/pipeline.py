@@ -63,7 +63,7 @@ def train_tokenizer(request: TrainRequest, work: Path, reporter: TrainReporter,
     say(f"pipeline: training the tokenizer {out}")
     run.train(dataclasses.replace(request, task="tokenize", column=None, out=str(out), overrides=(), preset=None,
                                   config_file=None, arch=None, batch_size=None, patience=None,
-                                  jackknife=None, tokenizer=False, embeddings=None,  # it reads characters
+                                  jackknife=None, tokenizer=False, embeddings=None, encoder=None,  # it reads characters
                                   options=dataclasses.replace(request.options, checkpoint_dir=None, resume=False)),
               reporter, say)
     return out
@@ -120,7 +120,9 @@ def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], N
                           "train it with --task dep --jackknife and chain it after the tagger")
     columns = tagger_columns(request)
     settings, work = _settings(request, columns)
-    parser_request = dataclasses.replace(request, task="dep", column=None, out=str(work / PARSER),
+    if request.encoder:  # the transformer goes under the tagger; a parser with an encoder takes it from there
+        settings = dataclasses.replace(settings, overrides=(f"transformer={request.encoder}", *settings.overrides))
+    parser_request = dataclasses.replace(request, task="dep", column=None, out=str(work / PARSER), encoder=None,
                                          preset=request.preset or (None if request.config_file else
                                                                    get_task(request.task).preset),
                                          overrides=tuple(parser_columns(columns, request.overrides)) + request.overrides)

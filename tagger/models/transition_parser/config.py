@@ -31,7 +31,11 @@ FIXED = {"cell": "lstm", "gate": "recurrent", "skip_map": "identity", "skip_span
 MIRRORED = {"encoder_word_dim": "word_dim", "encoder_caps_dim": "caps_dim", "encoder_char_dim": "char_dim",
             "encoder_char_length": "char_length", "encoder_char_cnn": "char_cnn", "encoder_window": "window",
             "encoder_layers": "layers", "encoder_hidden": "hidden", "encoder_skip": "skip",
-            "encoder_pretrained_dim": "pretrained_dim"}
+            "encoder_pretrained_dim": "pretrained_dim", "encoder_transformer": "transformer",
+            "encoder_transformer_pooling": "transformer_pooling", "encoder_transformer_layers": "transformer_layers",
+            "encoder_transformer_tune": "transformer_tune", "encoder_transformer_dim": "transformer_dim"}
+#: The files of the encoder's transformer (the tagger's ``transformer_files``), where it has one.
+TRANSFORMER_KEY = "encoder_transformer_files"
 
 
 @dataclass
@@ -75,6 +79,13 @@ class ParserConfig:
     # the encoder's frozen table of pretrained vectors, taken with the tagger it starts from (that
     # tagger's pretrained_dim; 0: none): E(w) + P v(w) as the tagger reads its words
     encoder_pretrained_dim: int = ranged(0, at_least=0)
+    # the encoder's pretrained transformer, taken with the tagger it starts from (the tagger's
+    # transformer* options, tagger/models/skip_lstm/config.py): "" = none
+    encoder_transformer: str = ""
+    encoder_transformer_pooling: str = "mean"
+    encoder_transformer_layers: str = "mix"
+    encoder_transformer_tune: bool = False
+    encoder_transformer_dim: int = ranged(256, at_least=1)
 
     def __post_init__(self) -> None:
         check_ranges(self)

@@ -33,7 +33,8 @@ from torch.nn import functional as F
 
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
-from tagger.models.transition_parser.config import FIXED, MIRRORED, PRETRAINED_KEY, VOCAB_KEYS, ParserConfig  # noqa: F401 - here as before
+from tagger.models.transition_parser.config import (FIXED, MIRRORED, PRETRAINED_KEY, TRANSFORMER_KEY,  # noqa: F401 - here as before
+                                                    VOCAB_KEYS, ParserConfig)
 from tagger.models.transition_parser.ids import N_CHILD
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
@@ -53,6 +54,7 @@ class EncoderBatch:
     gather: torch.Tensor  # [G] per global position: 0 = null vector, 1 = root vector, 2 + k = the k-th word
     spelled: torch.Tensor | None = None  # [U+1, L] char ids for the character CNN (None without one)
     forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
+    sentences: list[list[str]] | None = None  # each sentence's words, for a transformer (else None)
 
     def to(self, device: torch.device, non_blocking: bool = True) -> "EncoderBatch":
         move = lambda t: t.to(device, non_blocking=non_blocking) if isinstance(t, torch.Tensor) else t  # noqa: E731
@@ -118,12 +120,24 @@ class TokenEncoder(nn.Module):
                                 c.encoder_char_dim, c.encoder_char_length, c.encoder_window, FIXED["window_gates"],
                                 INIT_SCALE, c.encoder_char_cnn, FIXED["char_cnn_width"], c.encoder_char_dim,
                                 (len(looked_up), c.encoder_pretrained_dim) if c.encoder_pretrained_dim else (0, 0))
+        #: the tagger's pretrained transformer and its projection (its files in the vocabularies), or None
+        self.transformer = self.transformer_proj = None
+        extra = c.encoder_transformer_dim if c.encoder_transformer else 0
+        if c.encoder_transformer:
+            from tagger.modules.transformer import WordEncoder
+
+            if TRANSFORMER_KEY not in vocabs:
+                raise ValueError(f"an encoder with a transformer needs the vocabulary {TRANSFORMER_KEY}")
+            flat = vocabs[TRANSFORMER_KEY]
+            self.transformer = WordEncoder.from_files(dict(zip(flat[::2], flat[1::2])), c.encoder_transformer_pooling,
+                                                      c.encoder_transformer_layers, frozen=not c.encoder_transformer_tune)
+            self.transformer_proj = nn.Linear(self.transformer.output_size, extra)
         self.tag_emb = nn.Embedding(n_tags, c.encoder_tag_dim) if c.encoder_tag_dim else None
         if self.tag_emb is not None:
             nn.init.normal_(self.tag_emb.weight, 0.0, INIT_SCALE)
         self.dropout = nn.Dropout(c.encoder_dropout)
         spec = CellSpec(FIXED["cell"], c.encoder_skip, FIXED["gate"], FIXED["skip_map"], FIXED["forget_bias"])
-        self.rnn = StackedBiRNN(self.input.output_size + c.encoder_tag_dim, c.encoder_hidden, c.encoder_layers, spec,
+        self.rnn = StackedBiRNN(self.input.output_size + c.encoder_tag_dim + extra, c.encoder_hidden, c.encoder_layers, spec,
                                 FIXED["skip_span"], (c.encoder_dropout,) * c.encoder_layers, INIT_SCALE,
                                 FIXED["composition"])
         self.null = nn.Parameter(torch.empty(self.output_size))
@@ -164,7 +178,8 @@ class TokenEncoder(nn.Module):
             longest = max(map(len, spelled))
             spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
         return EncoderBatch(torch.tensor(types, dtype=torch.long).view(len(sentences), steps), torch.tensor(words),
-                            torch.tensor(caps), torch.tensor(chars), torch.tensor(gather), spelled_ids, list(rows))
+                            torch.tensor(caps), torch.tensor(chars), torch.tensor(gather), spelled_ids, list(rows),
+                            [list(s.words) for s in sentences] if self.transformer is not None else None)
 
     def forward(self, batch: EncoderBatch, tags: torch.Tensor, bases: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The vector of every global position of the parser batch [G, 2·encoder_hidden]: the
@@ -179,8 +194,11 @@ class TokenEncoder(nn.Module):
         if self.tag_emb is not None:
             positions = torch.where(inside, bases.unsqueeze(1) + 1 + torch.arange(steps, device=types.device), 0)
             tag_ids = tags[positions.t()]  # [T, B]
+        extra = None  # the transformer's projected vectors [T, B, E]
+        if self.transformer is not None:
+            extra = self.transformer_proj(self.transformer(batch.sentences)).transpose(0, 1)
         if not self.training and self.rnn.sources[0] is None and not self.rnn.reads_input:
-            hidden = self.rnn(None, lengths, self._projected(batch, types, tag_ids))
+            hidden = self.rnn(None, lengths, self._projected(batch, types, tag_ids, extra))
         else:
             words = batch.words[types]
             if self.training and self.rare_word_dropout > 0:
@@ -190,12 +208,15 @@ class TokenEncoder(nn.Module):
             x = self.input(words, batch.caps[types], batch.chars[types], spelling)  # [T, B, D]
             if tag_ids is not None:
                 x = torch.cat([x, self.tag_emb(tag_ids)], -1)
+            if extra is not None:
+                x = torch.cat([x, extra], -1)
             hidden = self.rnn(self.dropout(x), lengths)  # [T, B, 2H]
         words_out = hidden.transpose(0, 1)[inside]  # [n_words, 2H], sentence by sentence
         return torch.cat([self.null.unsqueeze(0), self.root.unsqueeze(0), words_out])[batch.gather]
 
 
-    def _projected(self, batch: EncoderBatch, types: torch.Tensor, tag_ids: torch.Tensor | None) -> torch.Tensor:
+    def _projected(self, batch: EncoderBatch, types: torch.Tensor, tag_ids: torch.Tensor | None,
+                   extra: torch.Tensor | None = None) -> torch.Tensor:
         """Evaluation: the first layer's input projection [2, T, B, G] (direction 1 reversed in
         time) as the tagger computes it, once per distinct word
         (:meth:`~tagger.modules.input_layer.InputLayer.project_by_type`, its rows kept across
@@ -205,10 +226,15 @@ class TokenEncoder(nn.Module):
         size = self.input.output_size
         projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, weight[:, :size], first.bias,
                                                batch.spelled, batch.forms)
+        tag_dim = self.tag_emb.embedding_dim if self.tag_emb is not None else 0
         if tag_ids is not None:
-            tag_rows = torch.matmul(self.tag_emb.weight, weight[:, size:])  # [2, tags, G]
+            tag_rows = torch.matmul(self.tag_emb.weight, weight[:, size : size + tag_dim])  # [2, tags, G]
             projected[0] += tag_rows[0][tag_ids]
             projected[1] += tag_rows[1][tag_ids.flip(0)]
+        if extra is not None:  # the transformer's part, per token
+            rows = torch.matmul(extra, weight[:, size + tag_dim :].float().unsqueeze(1)).to(projected.dtype)  # [2, T, B, G]
+            projected[0] += rows[0]
+            projected[1] += rows[1].flip(0)
         return projected
 
 
@@ -221,13 +247,15 @@ def copy_tagger_weights(encoder: TokenEncoder, tagger_state: dict[str, torch.Ten
     copied = 0
     with torch.no_grad():
         for name, value in tagger_state.items():
-            if not name.startswith(("input.", "rnn.")):
+            if not name.startswith(("input.", "rnn.", "transformer.", "transformer_proj.")):
                 continue
             target = mine.get(name)
             if target is None:
                 raise ValueError(f"the tagger's {name} has no place in the encoder")
             if name == "rnn.layers.0.w_x" and value.shape[1] < target.shape[1] and encoder.tag_emb is not None:
-                target[:, : value.shape[1]] = value  # the rows after them read the POS tag
+                size = encoder.input.output_size  # the rows of the POS tag (before the transformer's) keep theirs
+                target[:, :size] = value[:, :size]
+                target[:, size + encoder.tag_emb.embedding_dim :] = value[:, size:]
             elif value.shape != target.shape:
                 raise ValueError(f"the tagger's {name} is {tuple(value.shape)}, the encoder's {tuple(target.shape)}")
             else:

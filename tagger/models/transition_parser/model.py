@@ -451,6 +451,14 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         bootstrapping.bootstrap(self, ffn, gates)
         self._tables = None
 
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The weights of a fine-tuned transformer under the encoder (taken from a tagger with
+        ``transformer_tune``): trained at the encoder's learning rate."""
+        encoder = self.encoder
+        if encoder is None or encoder.transformer is None or not self.config.encoder_transformer_tune:
+            return []
+        return list(encoder.transformer.model.parameters())
+
     @classmethod
     def with_encoder(cls, config: ParserConfig, vocabs: dict[str, list[str]], source: Any) -> "TransitionParser":
         """A parser of ``config`` and ``vocabs`` with contextual features whose encoder starts
@@ -466,6 +474,8 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
                   "encoder_rare_word_from": list(source.vocabs.get("rare_word_from", [str(len(words))]))}
         if config.encoder_pretrained_dim:  # the tagger's frozen table comes too, with its words
             vocabs[encoding.PRETRAINED_KEY] = list(source.vocabs.get("pretrained", []))
+        if config.encoder_transformer:  # and its transformer, with its files
+            vocabs[encoding.TRANSFORMER_KEY] = list(source.vocabs["transformer_files"])
         model = cls(config, vocabs)
         encoding.copy_tagger_weights(model.encoder, source.state_dict())
         return model
