@@ -235,25 +235,42 @@ FROZEN_TABLES = ("input.pretrained", "encoder.input.pretrained")
 
 def share_tables(archives: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``archives`` with each frozen table (:data:`FROZEN_TABLES`, in stages and ensemble
-    members) that equals an earlier one replaced by that very tensor: ``torch.save`` writes a
+    members) and each transformer weight (:func:`_shared_kind`) that equals an earlier one
+    replaced by that very tensor: ``torch.save`` writes a
     storage once however many tensors use it, and :func:`tagger.archive.read` reads it once."""
-    seen: list[torch.Tensor] = []
+    seen: dict[str, list[torch.Tensor]] = {}
 
     def shared(archive: dict[str, Any]) -> dict[str, Any]:
         state = dict(archive["state_dict"])
-        for key in FROZEN_TABLES:
-            table = state.get(key)
-            if isinstance(table, torch.Tensor):
-                same = next((t for t in seen if t.shape == table.shape and t.dtype == table.dtype and torch.equal(t, table)), None)
-                state[key] = same if same is not None else table
-                if same is None:
-                    seen.append(table)
+        for key, table in state.items():
+            kind = _shared_kind(key)
+            if kind is None or not isinstance(table, torch.Tensor):
+                continue
+            tables = seen.setdefault(kind, [])
+            same = next((t for t in tables if t.shape == table.shape and t.dtype == table.dtype and torch.equal(t, table)), None)
+            state[key] = same if same is not None else table
+            if same is None:
+                tables.append(table)
         out = {**archive, "state_dict": state}
         if isinstance(archive.get("members"), list):
             out["members"] = [shared(member) for member in archive["members"]]
         return out
 
     return [shared(archive) for archive in archives]
+
+
+def _shared_kind(key: str) -> str | None:
+    """What a state dict entry may equal in another stage: a frozen table of pretrained vectors
+    (:data:`FROZEN_TABLES`), or a weight of a pretrained transformer (``transformer.model.*``,
+    the tagger's and its parser encoder's: equal while neither was fine-tuned); None for the rest."""
+    if key in FROZEN_TABLES:
+        return "table"
+    at = key.find(TRANSFORMER_WEIGHTS)
+    return key[at:] if at >= 0 else None
+
+
+#: Where a pretrained transformer's own weights are in a state dict (a tagger's, a parser encoder's).
+TRANSFORMER_WEIGHTS = "transformer.model."
 
 
 def half_weights(archive: dict[str, Any]) -> dict[str, Any]:

@@ -175,6 +175,8 @@ def test_a_pipeline_with_an_encoder_gives_it_to_the_tagger_and_its_parser(bert, 
     assert [s["name"] for s in stages] == ["tokenizer", "skip_lstm", "transition_parser"]
     assert stages[1]["config"]["transformer"] == bert and stages[2]["config"]["encoder_transformer"] == bert
     assert "encoder_transformer_files" in stages[2]["vocabs"]
+    name = "transformer.model.embeddings.word_embeddings.weight"  # frozen in both: stored once
+    assert stages[1]["state_dict"][name].data_ptr() == stages[2]["state_dict"]["encoder." + name].data_ptr()
     tagged = invoke("tag", "--model", tmp_path / "pipe.model", stdin="Dogs bark. The cat sat on the mat.\n")
     assert tagged.exit_code == 0, tagged.stderr
     heads = [line.split("\t")[6] for line in tagged.stdout.splitlines() if line[:1].isdigit() and "-" not in line.split("\t")[0]]
