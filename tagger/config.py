@@ -151,6 +151,7 @@ class TrainingConfig:
     encoder_lr: float = ranged(0.0, at_least=0)
     encoder_warmup: int = ranged(0, at_least=0)
     accumulate: int = ranged(1, at_least=1)  # batches whose gradients make one update (gradient accumulation)
+    batch_tokens: int = ranged(0, at_least=0)  # > 0: batches by tokens (sentences × the longest ≤ this) instead of batch_size
     # decay of a moving average of the weights, scored on dev and saved (0 = off)
     average: float = ranged(0.0, at_least=0, below=1)
 

@@ -5,6 +5,7 @@ updates; a large one's schedule is the papers' as before."""
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass, replace
 
 import torch
@@ -55,3 +56,15 @@ def test_the_summary_counts_the_updates():
     assert done.exit_code == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["epochs"] == 3 and summary["updates"] == 6  # 8 sentences, 4 a batch
+
+
+def test_batches_by_tokens_hold_every_sentence_once_within_the_budget():
+    from tagger.training.trainer import epoch_batches
+
+    rng = random.Random(4)
+    lengths = [rng.randint(1, 60) for _ in range(200)]
+    batches = epoch_batches(lengths, 32, seed=1, epoch=1, batch_tokens=300)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert all(len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 300 for b in batches)
+    assert max(map(len, batches)) > 16 and len(batches) != len(epoch_batches(lengths, 32, seed=1, epoch=1))
+    assert batches == epoch_batches(lengths, 32, seed=1, epoch=1, batch_tokens=300)  # a resumed run's batches

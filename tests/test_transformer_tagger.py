@@ -181,3 +181,4 @@ def test_a_pipeline_with_an_encoder_gives_it_to_the_tagger_and_its_parser(bert, 
     assert tagged.exit_code == 0, tagged.stderr
     heads = [line.split("\t")[6] for line in tagged.stdout.splitlines() if line[:1].isdigit() and "-" not in line.split("\t")[0]]
     assert heads and heads.count("0") == tagged.stdout.count("# text = ")  # each sentence one root
+

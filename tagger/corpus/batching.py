@@ -14,8 +14,11 @@ from tagger.errors import TaggerError
 T = TypeVar("T")
 
 
-def bucket_batches(lengths: Sequence[int], batch_size: int, rng: random.Random | None = None) -> list[list[int]]:
-    """Indices grouped into batches of ``batch_size`` sentences of similar length.
+def bucket_batches(lengths: Sequence[int], batch_size: int, rng: random.Random | None = None,
+                   max_tokens: int = 0) -> list[list[int]]:
+    """Indices grouped into batches of ``batch_size`` sentences of similar length, or (with
+    ``max_tokens``) of as many as keep sentences × the longest length ≤ ``max_tokens`` (one at
+    least): batches by tokens, as a transformer's memory asks.
 
     With ``rng`` the order is shuffled (lengths sorted with random tie-breaks inside buckets,
     then batch order shuffled); without, batches follow length order (for evaluation).
@@ -26,7 +29,18 @@ def bucket_batches(lengths: Sequence[int], batch_size: int, rng: random.Random |
         order.sort(key=lambda i: lengths[i] + rng.random() * 2)  # light noise keeps batches varied
     else:
         order.sort(key=lambda i: lengths[i])
-    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if max_tokens > 0:
+        batches: list[list[int]] = [[]]
+        longest = 0  # of the batch being filled
+        for i in order:
+            longest = max(longest, lengths[i])
+            if batches[-1] and (len(batches[-1]) + 1) * longest > max_tokens:
+                batches.append([])
+                longest = lengths[i]
+            batches[-1].append(i)
+        batches = [batch for batch in batches if batch]
+    else:
+        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     if rng is not None:
         rng.shuffle(batches)
     return batches

@@ -149,10 +149,12 @@ def evaluate(model: torch.nn.Module, sentences: Sequence[Sentence], max_tokens: 
         model.train(was_training)
 
 
-def epoch_batches(lengths: Sequence[int], batch_size: int, seed: int, epoch: int) -> list[list[int]]:
-    """The batches of ``epoch``, in order: a function of (seed, epoch) only, so that a resumed
-    run sees the very batches the interrupted one would have."""
-    return bucket_batches(lengths, batch_size, random.Random(seed * 100_003 + epoch))
+def epoch_batches(lengths: Sequence[int], batch_size: int, seed: int, epoch: int,
+                  batch_tokens: int = 0) -> list[list[int]]:
+    """The batches of ``epoch``, in order (of ``batch_size`` sentences, or by tokens with
+    ``batch_tokens``): a function of (seed, epoch) only, so that a resumed run sees the very
+    batches the interrupted one would have."""
+    return bucket_batches(lengths, batch_size, random.Random(seed * 100_003 + epoch), batch_tokens)
 
 
 def update(model: torch.nn.Module, net: torch.nn.Module, optimizer: torch.optim.Optimizer, batches: Sequence[Any],
@@ -244,13 +246,13 @@ def fit(
     state = TrainState.restored(saved) if saved is not None else TrainState(lr=config.lr)
     lengths = [len(s) for s in train]
     budget = Budget(options.max_minutes, state.elapsed)
-    schedule = Schedule(config, len(updates(distributed.shard(epoch_batches(lengths, config.batch_size, options.seed, 1),
-                                                       rank, world), config.accumulate)))
+    first = epoch_batches(lengths, config.batch_size, options.seed, 1, config.batch_tokens)
+    schedule = Schedule(config, len(updates(distributed.shard(first, rank, world), config.accumulate)))
     stopped = False
     with StopSignals() as signals:
         while state.epoch <= config.max_epochs and not stopped:
-            batches = updates(distributed.shard(epoch_batches(lengths, config.batch_size, options.seed, state.epoch),
-                                                rank, world), config.accumulate)
+            batches = epoch_batches(lengths, config.batch_size, options.seed, state.epoch, config.batch_tokens)
+            batches = updates(distributed.shard(batches, rank, world), config.accumulate)
             reporter.epoch_start(state.epoch, len(batches))
             model.train()
             while state.batch < len(batches):
