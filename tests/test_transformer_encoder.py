@@ -268,3 +268,14 @@ def test_a_frozen_encoder_in_training_encodes_each_sentence_once(tiny, monkeypat
     tuned = WordEncoder(tiny, frozen=False).train()
     tuned(sentences)
     assert not tuned.cache
+
+
+def test_sentences_go_through_the_encoder_in_parts_with_the_same_vectors(tiny, monkeypatch):
+    model = encoder(tiny)
+    sentences = [["The", "dogs", "walk", "."], ["Anna"], ["Bob", "saw", "the", "big", "red", "car"], []]
+    whole = model(sentences)
+    calls = []
+    states = model._states
+    monkeypatch.setattr(model, "_states", lambda ids, mask: calls.append(len(ids)) or states(ids, mask))
+    monkeypatch.setattr(transformer, "FORWARD_WORDS", 4)
+    assert torch.allclose(model(sentences), whole, atol=1e-5) and len(calls) == 3
