@@ -2,8 +2,9 @@
 
 ``tagger distill --teacher A.tagger --teacher B.tagger --preset small --train T --dev D --out S.tagger``
 (:func:`distill`): the teachers must be taggers of the same one column with the same label set
-(their labels are matched by name, so their order may differ); a tagger of several columns is
-refused, as its :meth:`~tagger.models.base.Model.distribution` covers its first column only.
+(their labels are matched by name, so their order may differ); a tagger of several columns
+teaches its first column, which its :meth:`~tagger.models.base.Model.distribution` covers
+(a tagger of UPOS, XPOS and FEATS teaches a UPOS student).
 Before training, every training sentence is tagged once by every teacher (batched, without
 gradients): each teacher's distribution at ``temperature`` (``p^(1/T)`` renormalised, which
 is ``softmax(scores / T)``) is averaged over the teachers, and of each token only the
@@ -94,16 +95,13 @@ class Teachers:
 
 
 def load_teachers(paths: Sequence[str], device: str | torch.device = "cpu") -> Teachers:
-    """The teachers in ``paths``; a one-line error for one that is no tagger giving a
-    distribution, predicts several columns, or another column or label set than the first."""
+    """The teachers in ``paths`` (of several columns: their first); a one-line error for one that
+    is no tagger giving a distribution, or predicts another column or label set than the first."""
     models, metas = [], []
     for path in paths:
         model, meta = model_file.load(path, device)
         if model.kind != "tagger" or not model.gives_distribution or not model.can_distill:
             raise TaggerError(f"a teacher must be a tagger giving tag distributions, this is a {model.name} model", path)
-        if len(model.output_columns) != 1:
-            raise TaggerError(f"this teacher predicts several columns ({','.join(model.output_columns)}): distillation "
-                              f"learns one column; distil from taggers of one column", path)
         if models:
             first, column = paths[0], models[0].output_columns[0]
             if model.output_columns[0] != column:
