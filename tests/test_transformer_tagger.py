@@ -122,10 +122,13 @@ def test_accumulated_batches_make_the_update_of_their_union():
         config, SkipLSTMTagger.vocabs_from(config, sentences)).parameters()))  # an update happened
 
 
-def test_encoder_on_a_family_without_one_is_one_line(tmp_path, bert):
+def test_encoder_where_it_has_no_place_is_one_line(tmp_path, bert):
     done = invoke("train", "--task", "dep", "--train", TRAIN, "--out", tmp_path / "dep.model", "--encoder", bert,
+                  "--max-epochs", "1")  # the FFN parser has no BiLSTM encoder to put it under
+    assert_one_line_error(done, "--encoder", "bilstm-words")
+    done = invoke("train", "--task", "tokenize", "--train", TRAIN, "--out", tmp_path / "tok.model", "--encoder", bert,
                   "--max-epochs", "1")
-    assert_one_line_error(done, "--encoder")
+    assert_one_line_error(done, "--encoder", "tokenizer")
     missing = invoke("train", "--task", "pos", "--train", TRAIN, "--out", tmp_path / "p.tagger", "--encoder",
                      str(tmp_path / "no-such-folder"), "--max-epochs", "1")
     assert missing.exit_code != 0 and "Traceback" not in missing.stderr
@@ -182,3 +185,21 @@ def test_a_pipeline_with_an_encoder_gives_it_to_the_tagger_and_its_parser(bert, 
     heads = [line.split("\t")[6] for line in tagged.stdout.splitlines() if line[:1].isdigit() and "-" not in line.split("\t")[0]]
     assert heads and heads.count("0") == tagged.stdout.count("# text = ")  # each sentence one root
 
+
+
+def test_a_parser_trained_with_an_encoder_of_its_own(bert, tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(first_blocks(TRAIN, 40), encoding="utf-8")
+    done = invoke("train", "--task", "dep", "--preset", "bilstm-words", "--encoder", bert, "--train", train,
+                  "--out", tmp_path / "dep.model", "--max-epochs", "1", "--threads", "1", "--json",
+                  "--set", "encoder_hidden=8", "--set", "hidden=12", "--set", "encoder_transformer_dim=6")
+    assert done.exit_code == 0, done.stderr
+    assert "loaded under the encoder" in done.stdout
+    archive = model_file.read_archive(tmp_path / "dep.model")
+    assert archive["config"]["encoder_transformer"] == bert and "encoder_transformer_files" in archive["vocabs"]
+    from transformers import AutoModel
+
+    pretrained = AutoModel.from_pretrained(bert).state_dict()["embeddings.word_embeddings.weight"]
+    assert torch.equal(archive["state_dict"]["encoder.transformer.model.embeddings.word_embeddings.weight"], pretrained)
+    tagged = invoke("tag", "--model", tmp_path / "dep.model", ROOT / "data" / "ewt-dev.conllu")
+    assert tagged.exit_code == 0, tagged.stderr

@@ -69,6 +69,7 @@ class Model(Protocol):
     can_take_encoder: ClassVar[bool]  #: :meth:`with_encoder` builds it around a trained tagger's encoder
     #: its config may name a pretrained transformer (``--encoder``): :meth:`load_transformer`
     takes_transformer: ClassVar[bool]
+    transformer_key: ClassVar[str]  #: the config key ``--encoder`` sets ("" where ``takes_transformer`` is False)
     can_lower_precision: ClassVar[bool]  #: :meth:`set_precision` can run products in bfloat16
     batches_in_threads: ClassVar[bool]  #: its forward pass is thread-safe: inference may run batches in threads at once
     has_beam: ClassVar[bool]  #: :meth:`set_decoding` sets its beam search (width, constraint)
@@ -222,8 +223,8 @@ class Model(Protocol):
 
     def load_transformer(self) -> str:
         """Load the pretrained weights of the transformer its config names, before training; a
-        note saying what was loaded. TaggerError where ``takes_transformer`` is False or the
-        config names none."""
+        note saying what was loaded ("" where it names none). TaggerError where
+        ``takes_transformer`` is False."""
         ...
 
     def pretrained_parameters(self) -> list[torch.nn.Parameter]:
@@ -266,6 +267,7 @@ class NoTransformer:
     False): nothing pretrained to load or to train apart."""
 
     takes_transformer = False
+    transformer_key = ""
     name: ClassVar[str]
 
     def load_transformer(self) -> str:

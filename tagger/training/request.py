@@ -317,8 +317,8 @@ def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
     task = get_task(request.task)
     if column and not task.column_key:
         raise TaggerError(f"--task {task.name} learns no column: leave out --column")
-    typed = (("arch", request.arch), ("transformer", request.encoder), ("max_epochs", request.max_epochs),
-             ("batch_size", request.batch_size), ("patience", request.patience))
+    typed = (("arch", request.arch), ("max_epochs", request.max_epochs), ("batch_size", request.batch_size),
+             ("patience", request.patience))
     return ([f"{task.column_key}={column}"] if column else []) + \
         [f"{key}={value}" for key, value in typed if value not in (None, "")] + list(request.overrides)
 
@@ -329,8 +329,10 @@ def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, Training
     task = get_task(request.task)
     column = request.column or (task.default_column(data.train) if task.column_from_data else None)
     if request.encoder and not cls.takes_transformer:
-        raise TaggerError(f"--encoder puts a transformer under taggers; the {cls.name} model takes none yet")
+        raise TaggerError(f"--encoder puts a transformer under taggers and parsers; the {cls.name} model takes none")
     own = task.model == cls.name  # the task's preset and defaults are its own family's
     preset = request.preset or (task.preset if own else cls.default_preset)
-    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides_of(request, column),
-                         task.defaults if own else {})
+    overrides = overrides_of(request, column)
+    if request.encoder:  # before --set, which wins
+        overrides.insert(len(overrides) - len(request.overrides), f"{cls.transformer_key}={request.encoder}")
+    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides, task.defaults if own else {})

@@ -146,8 +146,8 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
             notes.append(f"encoder initialised from {request.encoder_from}")
     else:
         model = cls(config, vocabs)
-    if cls.takes_transformer and config.transformer and not resumed:  # a family that takes one has the key
-        notes.append(model.load_transformer())
+    if cls.takes_transformer and not resumed and not request.encoder_from:  # (a tagger's encoder brings its own)
+        notes += [note for note in [model.load_transformer()] if note]
     if request.embeddings and not resumed:
         from tagger.modules.vectors import read_vectors
 

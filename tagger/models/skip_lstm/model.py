@@ -162,6 +162,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     can_bootstrap = False
     can_take_encoder = False
     takes_transformer = True  # config.transformer: a pretrained transformer's word vectors join the input
+    transformer_key = "transformer"
     can_lower_precision = True
     batches_in_threads = True
 
@@ -599,9 +600,9 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     def load_transformer(self) -> str:
         """The pretrained weights of the transformer ``config.transformer`` names (the architecture
-        came from its files), for a model about to be trained; a note saying which."""
+        came from its files), for a model about to be trained; a note saying which ("" without one)."""
         if self.transformer is None:
-            raise TaggerError("this model has no transformer (--encoder names one)")
+            return ""
         from tagger.modules.transformer import pretrained_state, resolve
 
         source = resolve(self.config.transformer)

@@ -72,6 +72,8 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
     gives_distribution = False
     can_bootstrap = True  # a recurrent parser from a trained FFN (bootstrap)
     can_take_encoder = True  # contextual features from a trained skip-LSTM tagger (with_encoder)
+    takes_transformer = True  # config.encoder_transformer: a pretrained transformer under the BiLSTM encoder
+    transformer_key = "encoder_transformer"
     can_lower_precision = False
     batches_in_threads = False
 
@@ -264,6 +266,14 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
             vocabs["plain_labels"] = [str(len(label_list))]
         if config.encoder != "none":
             vocabs.update(encoding.encoder_vocabs(config, sentences))
+            if config.encoder_transformer:
+                from tagger.modules.transformer import files, resolve
+
+                vocabs[encoding.TRANSFORMER_KEY] = [part for item in sorted(files(resolve(config.encoder_transformer)).items())
+                                                    for part in item]
+        elif config.encoder_transformer:
+            raise TaggerError("a transformer goes under the parser's BiLSTM encoder: use --preset bilstm-words or "
+                              "bilstm-tags (or --set encoder=bilstm) with --encoder")
         return vocabs
 
     def _word_id(self, word: str) -> int:
@@ -450,6 +460,17 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         (:mod:`.bootstrap`). A ``ValueError`` when they do not fit."""
         bootstrapping.bootstrap(self, ffn, gates)
         self._tables = None
+
+    def load_transformer(self) -> str:
+        """The pretrained weights of the transformer under the encoder (``encoder_transformer``),
+        for a parser about to be trained; a note saying which ("" without one)."""
+        encoder = self.encoder
+        if encoder is None or encoder.transformer is None:
+            return ""
+        from tagger.modules.transformer import pretrained_state, resolve
+
+        encoder.transformer.model.load_state_dict(pretrained_state(resolve(self.config.encoder_transformer)))
+        return f"transformer {self.config.encoder_transformer} loaded under the encoder"
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
         """The weights of a fine-tuned transformer under the encoder (taken from a tagger with
