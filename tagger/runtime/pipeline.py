@@ -38,13 +38,13 @@ from tagger.tokenization.stream import raw_sentences, tokenised
 PIPELINE = "pipeline"
 
 
-def headers(paths: Sequence[str | os.PathLike]) -> list[dict[str, Any]] | None:
-    """The plain data (tensors unread) of every stage of the model files at ``paths``, in the
-    order they run (a pipeline file's stages in its order); None where a file is not one the
-    reader takes (the torch path words the error)."""
+def headers(paths: Sequence[str | os.PathLike], peek: bool = True) -> list[dict[str, Any]] | None:
+    """The plain data of every stage of the model files at ``paths`` (tensors unread with
+    ``peek``), in the order they run (a pipeline file's stages in its order); None where a file
+    is not one the reader takes (the torch path words the error)."""
     stages: list[dict[str, Any]] = []
     for path in paths:
-        header = archive.read(path, peek=True)
+        header = archive.read(path, peek=peek)
         if header is None:
             return None
         stages += header.get("stages") or [] if header.get("name") == PIPELINE else [header]
@@ -95,19 +95,8 @@ class Chain:
         return out
 
 
-def read(paths: Sequence[str | os.PathLike]) -> list[dict[str, Any]] | None:
-    """:func:`headers` with the tensors read."""
-    stages: list[dict[str, Any]] = []
-    for path in paths:
-        plain = archive.read(path)
-        if plain is None:
-            return None
-        stages += plain.get("stages") or [] if plain.get("name") == PIPELINE else [plain]
-    return stages
-
-
 def load(stages: Sequence[dict[str, Any]], kernel: Kernel) -> Chain | None:
-    """The stages after the tokenizer (:func:`read`) as a :class:`Chain`, their products by
+    """The stages after the tokenizer (:func:`headers`, tensors read) as a :class:`Chain`, their products by
     ``kernel``; None where a stage is not computed here after all."""
     models = [skip_lstm.from_archive(stage, kernel) if skip_lstm.supported(stage) else parser.from_archive(stage, kernel)
               for stage in stages[1 if tokenizer.runs(stages[0]) else 0 :]]
@@ -136,7 +125,7 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     if not runs(stages) or len(stages) < 2 and tokenizer.runs(stages[0]):
         return None
     source: Any = list(inputs) if inputs else sys.stdin.buffer
-    plain = read(model_paths)
+    plain = headers(model_paths, peek=False)
     if plain is None:
         return None
     if tokenizer.runs(plain[0]) and not tokenised(source, input_format):  # tokenised input skips the tokenizer
