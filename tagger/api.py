@@ -474,8 +474,9 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
             out: str | os.PathLike, dev: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
             format: str = "auto", columns: str | None = None, preset: str | None = None, config_file: str | None = None,
             settings: Mapping[str, Any] | None = None, temperature: float = 1.0, gold_weight: float | None = None,
-            top_k: int | None = None, max_epochs: int | None = None, batch_size: int | None = None,
-            patience: int | None = None, max_minutes: float | None = None, max_sentences: int | None = None,
+            top_k: int | None = None, embeddings: str | None = None, max_epochs: int | None = None,
+            batch_size: int | None = None, patience: int | None = None, max_minutes: float | None = None,
+            max_sentences: int | None = None,
             seed: int = 1, device: str = "auto", threads: int | None = None,
             on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """``tagger distill``: train a student tagger (``preset``, default ``small``) on the averaged
@@ -497,7 +498,7 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
         preset=preset, config_file=config_file, overrides=tuple(_settings(settings)), max_epochs=max_epochs,
         batch_size=batch_size, patience=patience, temperature=temperature,
         gold_weight=DEFAULT_GOLD_WEIGHT if gold_weight is None else gold_weight,
-        top_k=DEFAULT_TOP_K if top_k is None else top_k,
+        top_k=DEFAULT_TOP_K if top_k is None else top_k, embeddings=embeddings,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes),
     )
     return run_distill(request, _QuietReporter(on_epoch), _warn)

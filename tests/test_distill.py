@@ -175,3 +175,25 @@ def test_the_python_api_distils(teachers, tmp_path):
     assert summary["epochs"] == 2 == len(records) and summary["top_k"] == 4 and summary["temperature"] == 2.0
     _, meta = model_file.load(tmp_path / "api.tagger")
     assert meta["distillation"]["gold_weight"] == 0.0 and len(meta["distilled_from"]) == 2
+
+
+def test_a_student_takes_pretrained_vectors_as_tagger_train_does(teachers, tmp_path):
+    """``--embeddings``: the student gets the frozen table (its unseen words beyond the training
+    words) and its file names the source, as a tagger trained with ``tagger train`` would."""
+    vectors = tmp_path / "vectors.txt"
+    words = ["quokka", "the", "dog", "numbat"]
+    vectors.write_text("".join(f"{w} {' '.join(str(0.1 * (i + j)) for j in range(6))}\n" for i, w in enumerate(words)),
+                       encoding="utf-8")
+    out = tmp_path / "s.tagger"
+    done = invoke("distill", "--teacher", teachers[0], "--train", SAMPLE, "--dev", HELDOUT, "--out", out,
+                  "--max-epochs", "1", "--embeddings", vectors, "--json", *STUDENT)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    assert any(note.endswith("word vectors loaded") for note in json.loads(done.stdout)["notes"])
+    model, meta = model_file.load(out)
+    assert meta["embeddings"] == str(vectors) and model.config.pretrained_dim == 6
+    assert {"quokka", "numbat"} <= set(model.vocabs["pretrained"])
+    bad = tmp_path / "bad.txt"
+    bad.write_text("the 0.1 0.2\ndog 0.3\n", encoding="utf-8")
+    refused = invoke("distill", "--teacher", teachers[0], "--train", SAMPLE, "--dev", HELDOUT, "--out",
+                     tmp_path / "b.tagger", "--max-epochs", "1", "--embeddings", bad, *STUDENT)
+    assert_one_line_error(refused, str(bad))

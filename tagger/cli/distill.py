@@ -37,6 +37,8 @@ from tagger.training.trainer import Interrupted
               help="The gold tags' share of the loss (0: the teachers' distributions alone).")
 @click.option("--top-k", type=click.IntRange(min=1), default=DEFAULT_TOP_K, show_default=True,
               help="Labels kept per token of the teachers' averaged distribution (renormalised).")
+@click.option("--embeddings", type=click.Path(), help="The student's pretrained word vectors, as tagger train takes "
+              "them: a file or an installed package by name (glove-6b-50d).")
 @click.option("--max-epochs", type=option_type("max_epochs"), help="Same as --set max_epochs=N.")
 @click.option("--batch-size", type=option_type("batch_size"), help="Sentences per update; same as --set batch_size=N.")
 @run_options
@@ -44,7 +46,7 @@ from tagger.training.trainer import Interrupted
 @click.option("--quiet", is_flag=True, help="Print only the final summary lines (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, columns, preset, config_file, overrides,
-            temperature, gold_weight, top_k, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
+            temperature, gold_weight, top_k, embeddings, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
             threads, quiet, as_json) -> None:
     """Train a (smaller) tagger on the averaged tag distributions of trained taggers.
 
@@ -66,7 +68,7 @@ def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, column
         dev=DataSpec(dev_path, fmt, columns) if dev_path else None,
         out=out, preset=preset, config_file=config_file, overrides=tuple(overrides),
         max_epochs=max_epochs, batch_size=batch_size, patience=patience,
-        temperature=temperature, gold_weight=gold_weight, top_k=top_k,
+        temperature=temperature, gold_weight=gold_weight, top_k=top_k, embeddings=embeddings,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes),
     )
     console = make_console(stderr=True)

@@ -40,7 +40,7 @@ from tagger.evaluation.metrics import TagMetric
 from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
 from tagger.training.request import Data, DataSpec, RunOptions, TrainReporter, TrainRequest, configs, read_data
-from tagger.training.run import check_columns
+from tagger.training.run import attach_vectors, check_columns
 from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
 
 #: The student's preset when none is given.
@@ -69,6 +69,7 @@ class DistillRequest:
     temperature: float = 1.0
     gold_weight: float = DEFAULT_GOLD_WEIGHT
     top_k: int = DEFAULT_TOP_K
+    embeddings: str | None = None  # the student's pretrained vectors (--embeddings): a file or a package name
     options: RunOptions = field(default_factory=RunOptions)
 
     def __post_init__(self) -> None:
@@ -255,6 +256,7 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     if model.output_columns != [teachers.column]:
         raise TaggerError(f"the student must learn the teachers' column only ({teachers.column}), not "
                           f"{','.join(model.output_columns)}")
+    vectors_note = [attach_vectors(model, request.embeddings, model.vocabs.get("words"))] if request.embeddings else []
     labels = model.distribution_labels
     label_ids = {label: i for i, label in enumerate(labels)}
 
@@ -291,7 +293,7 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     check_saved(request.out, len(saves), state, training.max_epochs, options.resume)
     summary = _summary(request, cls.name, task, state, data)
     summary.update({
-        "notes": [note],
+        "notes": [note, *vectors_note],
         "teachers": [{"model": name, "dev": 100.0 * score} for name, score in zip(names, teacher_dev)],
         "ensemble_dev": 100.0 * ensemble_dev,
         "soft_target_seconds": soft_seconds,
@@ -314,6 +316,7 @@ def _meta_base(request: DistillRequest, task: str, data: Data, distilled_from: l
         "dev_sentences": len(data.dev),
         "train_tokens": sum(len(s) for s in data.train),
         "seed": request.options.seed,
+        **({"embeddings": request.embeddings} if request.embeddings else {}),
         "processes": 1,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
         "distilled_from": distilled_from,

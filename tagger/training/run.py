@@ -149,14 +149,8 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
     if cls.takes_transformer and not resumed and not request.encoder_from:  # (a tagger's encoder brings its own)
         notes += [note for note in [model.load_transformer()] if note]
     if request.embeddings and not resumed:
-        from tagger.modules.vectors import read_vectors
-
         # only the rows the training words may use (an encoder taken from another model brings its own words)
-        words, vectors = read_vectors(request.embeddings, None if request.encoder_from else vocabs.get("words"))
-        try:
-            notes.append(f"{model.load_embeddings(words, vectors)} word vectors loaded")
-        except TaggerError as e:
-            raise TaggerError(e.message, request.embeddings) from None
+        notes.append(attach_vectors(model, request.embeddings, None if request.encoder_from else vocabs.get("words")))
     if source is not None:
         gates = [g.strip() for g in (request.gates or "").split(",") if g.strip()] or None
         try:
@@ -165,6 +159,19 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
             raise TaggerError(str(e), request.bootstrap) from None
         notes.append(f"bootstrapped from {request.bootstrap} ({','.join(gates) if gates else 'all gates'})")
     return model, notes
+
+
+def attach_vectors(model: Any, source: str, words: Sequence[str] | None) -> str:
+    """Give ``model`` the pretrained vectors of ``source`` (a file or a package name, as
+    ``--embeddings`` takes it), reading only the rows of ``words`` (None: all); the note saying
+    how many rows it took. A one-line error naming ``source`` where they do not fit."""
+    from tagger.modules.vectors import read_vectors
+
+    found, vectors = read_vectors(source, words)
+    try:
+        return f"{model.load_embeddings(found, vectors)} word vectors loaded"
+    except TaggerError as e:
+        raise TaggerError(e.message, source) from None
 
 
 def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.Context,
