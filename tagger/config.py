@@ -154,9 +154,13 @@ class TrainingConfig:
     batch_tokens: int = ranged(0, at_least=0)  # > 0: batches by tokens (sentences × the longest ≤ this) instead of batch_size
     # decay of a moving average of the weights, scored on dev and saved (0 = off)
     average: float = ranged(0.0, at_least=0, below=1)
+    # mixed precision of the forward pass: off | bf16 | fp16 (with loss scaling); tagger.training.amp
+    amp: str = "off"
 
     def __post_init__(self) -> None:
         check_ranges(self)
+        if self.amp not in ("off", "bf16", "fp16"):
+            raise ValueError(f"amp must be off, bf16 or fp16, not {self.amp!r}")
 
 
 #: The numeric options of ``tagger train``, ``distill`` and ``ablate`` (and of :mod:`tagger.api`)

@@ -145,15 +145,18 @@ TRAINER_KEYS = {"epoch", "batch", "lr", "best_score", "best_epoch", "metric_name
                 "steps", "epoch_loss", "epoch_tokens", "history", "world", "rng", "average"}
 
 
-def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path):
+@pytest.mark.parametrize("amp", ["off", "fp16"])
+def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path, amp):
     """Ctrl-C inside ``fit`` (delivered after the 3rd update: epoch 2, batch 1) leaves a checkpoint
     from which ``fit`` ends with the uninterrupted run's weights, weight average, history (lr
-    schedule included) and final checkpoint, bit for bit; the checkpoint keeps its keys."""
+    schedule included) and final checkpoint, bit for bit; the checkpoint keeps its keys (with
+    mixed precision's loss scaling, ``amp=fp16``, also the scaler's state)."""
     from tagger.training.trainer import Interrupted, RunOptions, fit
 
     config, training = build_configs(SkipLSTMTagger, PRESETS, "fast", overrides=[
         "layers=1", "hidden=8", "word_dim=8", "batch_size=1", "max_epochs=2", "average=0.9", "halve_threshold=0.9",
-        "min_epoch_updates=0"])  # every pass of the toy corpus an epoch, so that lr halves after the first
+        "min_epoch_updates=0", f"amp={amp}"])  # every pass of the toy corpus an epoch, so that lr halves after the first
+    keys = TRAINER_KEYS | ({"scaler"} if amp == "fp16" else set())
 
     def run(folder: Path, reporter, resume: bool = False) -> tuple[SkipLSTMTagger, list]:
         torch.manual_seed(0)
@@ -176,7 +179,7 @@ def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path):
     with pytest.raises(Interrupted) as caught:
         run(tmp_path / "ck", SigintAt(3))
     assert (caught.value.epoch, caught.value.batch, caught.value.checkpoint) == (2, 1, tmp_path / "ck")
-    assert set(trainer_state(tmp_path / "ck")) == TRAINER_KEYS
+    assert set(trainer_state(tmp_path / "ck")) == keys
     resumed, best_resumed = run(tmp_path / "ck", Quiet(), resume=True)
 
     for name, tensor in reference.state_dict().items():
@@ -184,7 +187,9 @@ def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path):
     for name, tensor in best_reference[-1].items():  # the saved (averaged) best
         assert torch.equal(best_resumed[-1][name], tensor), name
     final, expected = (torch.load(d / checkpoint.NAME, weights_only=True)["trainer"] for d in (tmp_path / "ck", tmp_path / "ref"))
-    assert set(final) == TRAINER_KEYS
+    assert set(final) == keys
+    if amp == "fp16":  # the scale grows after a number of clean steps: the resumed run counted them on
+        assert final["scaler"] == expected["scaler"] and final["scaler"]["_growth_tracker"] == 4
     assert [{**r, "seconds": 0} for r in final["history"]] == [{**r, "seconds": 0} for r in expected["history"]]
     assert expected["lr"] == training.lr / 2  # the schedule halved lr after epoch 2 (from epoch 1's error, restored)
     assert all(torch.equal(a, b) for a, b in zip(final["average"], expected["average"]))

@@ -68,6 +68,13 @@ class Average(Protocol):
     def load_state(self, saved: list[torch.Tensor]) -> None: ...
 
 
+class Scaler(Protocol):
+    """What a checkpoint keeps of mixed precision's loss scaling (``tagger.training.amp``)."""
+
+    def state(self) -> dict[str, Any] | None: ...
+    def load_state(self, saved: dict[str, Any] | None) -> None: ...
+
+
 def rng_state(device: torch.device) -> dict[str, Any]:
     """This process's RNG state: the CPU generator's and, on CUDA, ``device``'s."""
     return {"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}
@@ -84,8 +91,8 @@ class Checkpoints:
 
     def __init__(self, directory: Path | None, minutes: float | None, model: torch.nn.Module,
                  optimizer: torch.optim.Optimizer, average: Average, device: torch.device,
-                 shard: tuple[int, int] = (0, 1), training: Any = None):
-        self.directory, self.minutes, self.training = directory, minutes, training
+                 shard: tuple[int, int] = (0, 1), training: Any = None, amp: Scaler | None = None):
+        self.directory, self.minutes, self.training, self.amp = directory, minutes, training, amp
         self.model, self.optimizer, self.average, self.device = model, optimizer, average, device
         self.rank, self.world = shard
         self.last = time.monotonic()
@@ -102,6 +109,9 @@ class Checkpoints:
             if self.rank == 0:
                 trainer = {**dataclasses.asdict(state), "elapsed": elapsed, "world": self.world, "rng": rngs,
                            "average": self.average.state()}
+                scaler = self.amp.state() if self.amp is not None else None
+                if scaler is not None:  # only with loss scaling: other checkpoints keep their keys
+                    trainer["scaler"] = scaler
                 save(self.directory, self.model, self.optimizer, trainer, self.training)
         if periodic:
             self.last = time.monotonic()
@@ -115,6 +125,8 @@ class Checkpoints:
         rngs, saved_world = loaded.pop("rng", None), loaded.pop("world", 1)
         if loaded.get("average") is not None:
             self.average.load_state(loaded["average"])
+        if self.amp is not None:
+            self.amp.load_state(loaded.pop("scaler", None))
         if loaded.get("batch") and saved_world != self.world:
             raise TaggerError(f"the checkpoint was taken mid-epoch by {saved_world} process(es); resume it with "
                               f"{saved_world}, not {self.world}", str(self.directory))

@@ -29,10 +29,14 @@ from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.inference import predict
 from tagger.training import distributed
+from tagger.training.amp import MixedPrecision
 from tagger.training.averaging import WeightAverage, averager
 from tagger.training.checkpoint import Checkpoints
 from tagger.training.control import Budget, Schedule, StopSignals
 from tagger.training.request import Reporter, RunOptions
+
+#: Float32 throughout (``amp=off``): what :func:`update` does when given no mode.
+FLOAT32 = MixedPrecision("off", torch.device("cpu"))
 
 __all__ = ["Interrupted", "NothingTrained", "Reporter", "RunOptions", "StopSignals", "TrainState", "WeightAverage",
            "check_saved", "epoch_batches", "evaluate", "fit", "make_optimizer", "tokens_per_second"]
@@ -158,33 +162,34 @@ def epoch_batches(lengths: Sequence[int], batch_size: int, seed: int, epoch: int
 
 
 def update(model: torch.nn.Module, net: torch.nn.Module, optimizer: torch.optim.Optimizer, batches: Sequence[Any],
-           clip: float) -> float:
+           clip: float, amp: MixedPrecision | None = None) -> float:
     """One optimizer step on ``batches`` (one, or several whose gradients accumulate, each loss
-    weighted by its share of their tokens; gradient norm clipped to ``clip``, 0: not); the loss
-    (their tokens' mean)."""
+    weighted by its share of their tokens; gradient norm clipped to ``clip``, 0: not), the
+    forward passes under ``amp`` (None: float32); the loss (their tokens' mean)."""
+    amp = amp or FLOAT32
     optimizer.zero_grad(set_to_none=True)
-    if len(batches) == 1:
-        loss = model.loss(net(batches[0]), batches[0])
-        loss.backward()
-        value = loss.item()
-    else:
-        tokens, value = sum(b.n_tokens for b in batches), 0.0
-        for batch in batches:
-            loss = model.loss(net(batch), batch) * (batch.n_tokens / max(tokens, 1))
-            loss.backward()
-            value += loss.item()
+    tokens, value = sum(b.n_tokens for b in batches), 0.0
+    for batch in batches:
+        with amp.autocast():
+            loss = model.loss(net(batch), batch)
+            if len(batches) > 1:
+                loss = loss * (batch.n_tokens / max(tokens, 1))
+        amp.backward(loss)
+        value += loss.item()
+    amp.unscale(optimizer)
     if clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-    optimizer.step()
+    amp.step(optimizer)
     return value
 
 
 def step(model: torch.nn.Module, net: torch.nn.Module, optimizer: torch.optim.Optimizer, parts: Sequence[Any],
-         state: TrainState, config: TrainingConfig, average: Any, reporter: Reporter) -> None:
-    """One update on the batches ``parts`` at the rates of :func:`set_rates`, counted in ``state``,
-    the weight average and the reporter."""
+         state: TrainState, config: TrainingConfig, average: Any, reporter: Reporter,
+         amp: MixedPrecision | None = None) -> None:
+    """One update on the batches ``parts`` at the rates of :func:`set_rates` (forward passes under
+    ``amp``), counted in ``state``, the weight average and the reporter."""
     set_rates(optimizer, state.lr, state.steps)
-    loss = update(model, net, optimizer, parts, config.clip)
+    loss = update(model, net, optimizer, parts, config.clip, amp)
     state.steps += 1
     average.update(state.steps)
     tokens = sum(part.n_tokens for part in parts)
@@ -240,8 +245,9 @@ def fit(
     collate = collate or model.collate
     optimizer = make_optimizer(parameter_groups(model, config), config)
     average = averager(model, config.average)
+    amp = MixedPrecision(config.amp, device)
     checkpoints = Checkpoints(options.checkpoint_dir, options.checkpoint_minutes, model, optimizer, average,
-                              device, shard, config)
+                              device, shard, config, amp)
     saved = checkpoints.resume() if options.resume else None
     state = TrainState.restored(saved) if saved is not None else TrainState(lr=config.lr)
     lengths = [len(s) for s in train]
@@ -257,7 +263,7 @@ def fit(
             model.train()
             while state.batch < len(batches):
                 parts = [collate([train[i] for i in part]).to(device) for part in batches[state.batch]]
-                step(model, net, optimizer, parts, state, config, average, reporter)
+                step(model, net, optimizer, parts, state, config, average, reporter, amp)
                 # Every process stops, checkpoints and runs out of time at the same batch.
                 interrupted, due, late = distributed.agree(signals.requested, checkpoints.due(), budget.out_of_time())
                 if interrupted or due:
