@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench_pipeline import byte_compile  # bench/ is this script's folder
+
 ROOT = Path(__file__).resolve().parents[1]
 EWT = ROOT.parent / "shared" / "data" / "ud-english-ewt"
 
@@ -123,6 +125,7 @@ def main() -> None:
                         help="Also `tagger tag` with these environment variables, in every repeat (interleaved), "
                              "e.g. before:TAGGER_F32_KERNEL=none; reported under variants, its ratio to NLTK in the same run.")
     args = parser.parse_args()
+    byte_compile()
 
     from tagger import formats
 

@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_pipeline import DATA, SCORER, load  # bench/ is this script's folder
+from bench_pipeline import DATA, SCORER, byte_compile, load  # bench/ is this script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The official scorer's metrics, in its order.
@@ -227,6 +227,7 @@ def main() -> None:
     if args.udpipe_run:
         run_udpipe(args.udpipe_run[0], args.udpipe_run[1] if len(args.udpipe_run) > 1 else None)
         return
+    byte_compile()
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     gold = Path(args.test)

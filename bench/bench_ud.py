@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_pipeline import SHARED, load  # bench/ is this script's folder
+from bench_pipeline import SHARED, byte_compile, load  # bench/ is this script's folder
 from bench_tokenizer import _cpu, measure, raw_text
 
 SHOWN = ("Tokens", "Sentences", "Words", "UPOS", "UFeats", "LAS")
@@ -148,6 +148,7 @@ def main() -> None:
     if args.udpipe_run:
         run_udpipe(args.udpipe_run)
         return
+    byte_compile()
     records = [record for name in args.treebanks for record in treebank(name, args)]
     print(table(records))
 

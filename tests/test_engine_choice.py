@@ -89,13 +89,13 @@ def test_options_the_runtime_does_not_write_go_to_torch_with_the_same_model(samp
     assert tokenizer is not model.module and model._torch_model([str(sample_tagger)], "cpu", 1) is tokenizer
 
 
-def test_the_api_tags_a_small_input_without_torch_and_numpy_gets_one_blas_thread(sample_tagger, tmp_path):
+def test_the_api_tags_a_small_input_without_torch_or_the_parser_runtime_and_numpy_gets_one_blas_thread(sample_tagger, tmp_path):
     code = ("import os, sys, tagger; m = tagger.load(sys.argv[1]); m.tag_file(sys.argv[2], sys.argv[3]); "
-            "print('torch' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'))")
+            "print('torch' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'), 'tagger.runtime.parser' in sys.modules)")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     done = subprocess.run([sys.executable, "-c", code, str(sample_tagger), str(DATA / "heldout.txt"),
                            str(tmp_path / "out.conllu")], capture_output=True, text=True, cwd=ROOT, env=env,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "1"]
+    assert done.stdout.split() == ["False", "1", "False"]  # nor the parser's runtime, with no parser to run
     assert (tmp_path / "out.conllu").stat().st_size > 0

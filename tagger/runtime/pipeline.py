@@ -21,7 +21,7 @@ from itertools import chain
 from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from tagger import archive, formats
-from tagger.runtime import parser, skip_lstm, tokenizer
+from tagger.runtime import skip_lstm, tokenizer
 from tagger.modules.fused import _fastscan  # the C steps; without them, numpy throughout
 from tagger.runtime.kernels import Kernel
 from tagger.runtime.skip_lstm import Tagging, kernel_for, usable_cores
@@ -36,6 +36,16 @@ from tagger.tokenization.stream import raw_sentences, tokenised
 
 #: The name of a pipeline model file (:data:`tagger.model_file.PIPELINE`, not imported: torch).
 PIPELINE = "pipeline"
+#: The name of the parser family (:data:`tagger.runtime.parser.NAME`).
+PARSER = "transition_parser"
+
+
+def _parser() -> Any:
+    """:mod:`tagger.runtime.parser`, imported only where a stage is a parser: a tokenizer or a
+    tagger alone starts without the parser's modules."""
+    from tagger.runtime import parser
+
+    return parser
 
 
 def headers(paths: Sequence[str | os.PathLike], peek: bool = True) -> list[dict[str, Any]] | None:
@@ -53,7 +63,7 @@ def headers(paths: Sequence[str | os.PathLike], peek: bool = True) -> list[dict[
 
 def computes(stage: dict[str, Any]) -> bool:
     """Whether a runtime computes a stage after the tokenizer: a tagger or a parser of the fast path."""
-    return skip_lstm.supported(stage) or parser.runs(stage)
+    return skip_lstm.supported(stage) or (stage.get("name") == PARSER and _parser().runs(stage))
 
 
 def runs(stages: Sequence[dict[str, Any]] | None) -> bool:
@@ -98,7 +108,7 @@ class Chain:
 def load(stages: Sequence[dict[str, Any]], kernel: Kernel) -> Chain | None:
     """The stages after the tokenizer (:func:`headers`, tensors read) as a :class:`Chain`, their products by
     ``kernel``; None where a stage is not computed here after all."""
-    models = [skip_lstm.from_archive(stage, kernel) if skip_lstm.supported(stage) else parser.from_archive(stage, kernel)
+    models = [skip_lstm.from_archive(stage, kernel) if skip_lstm.supported(stage) else _parser().from_archive(stage, kernel)
               for stage in stages[1 if tokenizer.runs(stages[0]) else 0 :]]
     return None if any(model is None for model in models) else Chain(models)
 
