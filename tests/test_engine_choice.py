@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import tagger
-from tagger import engines
+from tagger import engines, model_file
 from tagger.errors import TaggerError
 from tagger.runtime import skip_lstm as runtime
 from tests.helpers import invoke
@@ -99,3 +99,23 @@ def test_the_api_tags_a_small_input_without_torch_or_the_parser_runtime_and_nump
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "1", "False"]  # nor the parser's runtime, with no parser to run
     assert (tmp_path / "out.conllu").stat().st_size > 0
+
+
+def test_a_peek_is_read_once_per_file_and_anew_when_the_file_changes(sample_tagger, tmp_path):
+    """``archive.read(peek=True)`` keeps each file's last peek: asked again, the same dict; once
+    the file is replaced by another model, that model's data."""
+    import shutil
+
+    from tagger import archive
+
+    path = tmp_path / "m.tagger"
+    shutil.copy(sample_tagger, path)
+    first = archive.read(path, peek=True)
+    assert first is not None and archive.read(path, peek=True) is first
+    assert archive.read(path)["state_dict"] is not None  # a full read is never the peek
+    model, meta = model_file.load(path)
+    model_file.save(path, model, {**meta, "note": "saved again"})
+    again = archive.read(path, peek=True)
+    assert again is not first and again["meta"]["note"] == "saved again"
+    path.write_bytes(b"not a model")
+    assert archive.read(path, peek=True) is None
