@@ -474,7 +474,8 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
             out: str | os.PathLike, dev: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
             format: str = "auto", columns: str | None = None, preset: str | None = None, config_file: str | None = None,
             settings: Mapping[str, Any] | None = None, temperature: float = 1.0, gold_weight: float | None = None,
-            top_k: int | None = None, embeddings: str | None = None, max_epochs: int | None = None,
+            top_k: int | None = None, embeddings: str | None = None,
+            unlabeled: str | os.PathLike | Sequence[str | os.PathLike] | None = None, max_epochs: int | None = None,
             batch_size: int | None = None, patience: int | None = None, max_minutes: float | None = None,
             max_sentences: int | None = None,
             seed: int = 1, device: str = "auto", threads: int | None = None,
@@ -499,6 +500,7 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
         batch_size=batch_size, patience=patience, temperature=temperature,
         gold_weight=DEFAULT_GOLD_WEIGHT if gold_weight is None else gold_weight,
         top_k=DEFAULT_TOP_K if top_k is None else top_k, embeddings=embeddings,
+        unlabeled=DataSpec(data_source(unlabeled), format, columns) if unlabeled is not None else None,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes),
     )
     return run_distill(request, _QuietReporter(on_epoch), _warn)

@@ -197,3 +197,35 @@ def test_a_student_takes_pretrained_vectors_as_tagger_train_does(teachers, tmp_p
     refused = invoke("distill", "--teacher", teachers[0], "--train", SAMPLE, "--dev", HELDOUT, "--out",
                      tmp_path / "b.tagger", "--max-epochs", "1", "--embeddings", bad, *STUDENT)
     assert_one_line_error(refused, str(bad))
+
+
+def test_unlabeled_text_is_labelled_by_the_teachers_and_learnt_from(teachers, tmp_path):
+    """``--unlabeled``: sentences without annotation join the training data with the teachers'
+    best labels (and their distributions as soft targets); their words join the student's."""
+    from tagger.training.distill import pseudo_labelled
+
+    loaded = load_teachers([str(teachers[0])])
+    text = read_sentences(DataSpec("data/heldout.txt", "text"))
+    labelled = pseudo_labelled(loaded, text)
+    model = loaded.models[0]
+    expected = [[model.distribution_labels[j] for j in row[: len(s)]]
+                for s, row in zip(text, model.distribution(model.collate(text, with_gold=False)).argmax(-1).tolist())]
+    assert [s.words for s in labelled] == [s.words for s in text]
+    assert [s.column("upos") for s in labelled] == expected
+
+    out = tmp_path / "s.tagger"
+    done = invoke("distill", "--teacher", teachers[0], "--train", SAMPLE, "--dev", HELDOUT, "--out", out,
+                  "--max-epochs", "1", "--unlabeled", "data/heldout.txt", "--json", *STUDENT)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    summary = json.loads(done.stdout)
+    plain = read_sentences(DataSpec(SAMPLE))
+    assert summary["train_sentences"] == len(plain) + len(text) and f"{len(text)} of them unlabeled" in summary["notes"][0]
+    student, meta = model_file.load(out)
+    assert meta["unlabeled"].endswith("heldout.txt")
+    from tagger.modules.input_layer import normalize
+
+    only_there = {normalize(w) for s in text for w in s.words} - {normalize(w) for s in plain for w in s.words}
+    assert only_there and only_there <= set(student.vocabs["words"])
+    missing = invoke("distill", "--teacher", teachers[0], "--train", SAMPLE, "--out", tmp_path / "m.tagger",
+                     "--unlabeled", tmp_path / "none.txt", *STUDENT)
+    assert_one_line_error(missing, "none.txt")

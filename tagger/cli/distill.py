@@ -37,6 +37,9 @@ from tagger.training.trainer import Interrupted
               help="The gold tags' share of the loss (0: the teachers' distributions alone).")
 @click.option("--top-k", type=click.IntRange(min=1), default=DEFAULT_TOP_K, show_default=True,
               help="Labels kept per token of the teachers' averaged distribution (renormalised).")
+@click.option("--unlabeled", "unlabeled_path", help="More text to learn from, without annotation (a file or a folder, "
+              "any format --train takes; only its words are read): the teachers label it, the student learns their "
+              "distributions there too.")
 @click.option("--embeddings", type=click.Path(), help="The student's pretrained word vectors, as tagger train takes "
               "them: a file or an installed package by name (glove-6b-50d).")
 @click.option("--max-epochs", type=option_type("max_epochs"), help="Same as --set max_epochs=N.")
@@ -46,7 +49,7 @@ from tagger.training.trainer import Interrupted
 @click.option("--quiet", is_flag=True, help="Print only the final summary lines (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, columns, preset, config_file, overrides,
-            temperature, gold_weight, top_k, embeddings, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
+            temperature, gold_weight, top_k, unlabeled_path, embeddings, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
             threads, quiet, as_json) -> None:
     """Train a (smaller) tagger on the averaged tag distributions of trained taggers.
 
@@ -59,6 +62,7 @@ def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, column
     Examples:
       tagger distill --teacher a.tagger b.tagger --train train.conllu --dev dev.conllu --out small.tagger
       tagger distill --teacher a.tagger --teacher b.tagger --preset small --gold-weight 0 --train T --dev D --out S
+      tagger distill --teacher big.tagger --preset fast --embeddings glove-6b-50d --unlabeled more.txt --train T --dev D --out S
     """
     if threads:
         torch.set_num_threads(threads)
@@ -69,6 +73,7 @@ def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, column
         out=out, preset=preset, config_file=config_file, overrides=tuple(overrides),
         max_epochs=max_epochs, batch_size=batch_size, patience=patience,
         temperature=temperature, gold_weight=gold_weight, top_k=top_k, embeddings=embeddings,
+        unlabeled=DataSpec(unlabeled_path, fmt, columns) if unlabeled_path else None,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes),
     )
     console = make_console(stderr=True)

@@ -39,7 +39,8 @@ from tagger.errors import TaggerError
 from tagger.evaluation.metrics import TagMetric
 from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
-from tagger.training.request import Data, DataSpec, RunOptions, TrainReporter, TrainRequest, configs, read_data
+from tagger.training.request import (Data, DataSpec, RunOptions, TrainReporter, TrainRequest, configs, read_data,
+                                     read_sentences, where)
 from tagger.training.run import attach_vectors, check_columns
 from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
 
@@ -70,6 +71,7 @@ class DistillRequest:
     gold_weight: float = DEFAULT_GOLD_WEIGHT
     top_k: int = DEFAULT_TOP_K
     embeddings: str | None = None  # the student's pretrained vectors (--embeddings): a file or a package name
+    unlabeled: DataSpec | None = None  # more text (--unlabeled): its words, labelled by the teachers alone
     options: RunOptions = field(default_factory=RunOptions)
 
     def __post_init__(self) -> None:
@@ -227,6 +229,20 @@ def dev_scores(teachers: Teachers, dev: Sequence[Sentence], max_tokens: int = 81
     return [m.score for m in metrics], ensemble.score
 
 
+def pseudo_labelled(teachers: Teachers, sentences: Sequence[Sentence], max_tokens: int = 8192) -> list[Sentence]:
+    """``sentences`` (their words alone) with the teachers' column filled by the best label of
+    their averaged distribution: text no one annotated, as a student learns it (the soft
+    targets are the teachers' distributions there too; the "gold" label is their best)."""
+    labels = teachers.labels
+    label_ids = {label: i for i, label in enumerate(labels)}
+    out = [Sentence(list(s.words), {}, s.source, s.line) for s in sentences if len(s)]
+    for indices, dists in teacher_distributions(teachers, out, label_ids, len(labels), 1.0, max_tokens):
+        best = dists.mean(0).argmax(-1).tolist()  # [B, T]
+        for b, i in enumerate(indices):
+            out[i].columns[teachers.column] = [labels[j] for j in best[b][: len(out[i])]]
+    return out
+
+
 def _student_task(teachers: Teachers) -> str:
     """The task whose defaults the student takes: the first teacher's (``pos`` if unknown)."""
     task = teachers.metas[0].get("task")
@@ -248,6 +264,9 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
                                  config_file=request.config_file, overrides=request.overrides,
                                  max_epochs=request.max_epochs, batch_size=request.batch_size, patience=request.patience)
     data = read_data(train_request)
+    started = time.perf_counter()
+    extra = _unlabeled(request, teachers, options.eval_max_tokens)
+    data.train = data.train + extra
     config, training = configs(train_request, cls, data)
     check_columns(cls, config, data.train, request.train.name)
     check_columns(cls, config, data.dev, request.dev.name if request.dev else request.train.name)
@@ -260,7 +279,6 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     labels = model.distribution_labels
     label_ids = {label: i for i, label in enumerate(labels)}
 
-    started = time.perf_counter()
     table = soft_table(teachers, data.train, label_ids, len(labels), request.temperature, request.top_k,
                        options.eval_max_tokens)
     teacher_dev, ensemble_dev = dev_scores(teachers, data.dev, options.eval_max_tokens)
@@ -269,7 +287,8 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     distilled_from = [{"model": name, "dev_score": score, "own_dev_score": meta.get("dev_score")}
                       for name, score, meta in zip(names, teacher_dev, teachers.metas)]
     teachers_ = f"{len(names)} teacher{'s' * (len(names) != 1)}"
-    note = (f"soft targets of {teachers_} on {len(data.train)} sentences in {soft_seconds}s "
+    more = f" ({len(extra)} of them unlabeled text, labelled by the teachers)" if extra else ""
+    note = (f"soft targets of {teachers_} on {len(data.train)} sentences{more} in {soft_seconds}s "
             f"(top {table.ids.shape[1]} labels keep {100 * table.kept:.2f}% of the mass); teachers' dev accuracy "
             f"{', '.join(f'{100 * s:.2f}' for s in teacher_dev)}, averaged {100 * ensemble_dev:.2f}")
     reporter.note(note)
@@ -305,6 +324,17 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     return summary
 
 
+def _unlabeled(request: DistillRequest, teachers: Teachers, max_tokens: int) -> list[Sentence]:
+    """The sentences of ``--unlabeled`` (any format ``--train`` takes; only the words are read),
+    :func:`pseudo_labelled`; none without it."""
+    if request.unlabeled is None:
+        return []
+    sentences = read_sentences(request.unlabeled)
+    if not sentences:
+        raise TaggerError("no sentences in the unlabeled text", request.unlabeled.name)
+    return pseudo_labelled(teachers, sentences, max_tokens)
+
+
 def _meta_base(request: DistillRequest, task: str, data: Data, distilled_from: list[dict[str, Any]],
                ensemble_dev: float, table: SoftTable) -> dict[str, Any]:
     """What the student's model file's meta says of its data and teachers (each save adds its epoch's)."""
@@ -317,6 +347,7 @@ def _meta_base(request: DistillRequest, task: str, data: Data, distilled_from: l
         "train_tokens": sum(len(s) for s in data.train),
         "seed": request.options.seed,
         **({"embeddings": request.embeddings} if request.embeddings else {}),
+        **({"unlabeled": where(request.unlabeled)} if request.unlabeled else {}),
         "processes": 1,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
         "distilled_from": distilled_from,
