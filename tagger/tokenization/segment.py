@@ -30,6 +30,8 @@ from tagger.tokenization.labels import INSIDE, MWT_END, MWT_SENTENCE_END, PAR, S
 from tagger.tokenization.multiword import Expander
 
 _RUN = re.compile(r"[^ \x00]+")
+#: A label other than inside a token (in the labels' bytes).
+_BOUNDARY = re.compile(b"[^%c]" % INSIDE)
 _SPACE_RUN = re.compile(r"\s+")
 _ENDS_SENTENCE = (SENTENCE_END, MWT_SENTENCE_END)
 _MULTIWORD = (MWT_END, MWT_SENTENCE_END)
@@ -94,11 +96,10 @@ def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True,
         token_start = start if open_start is None else open_start
         open_start = None
         if labels.count(INSIDE, start, stop - 1) != stop - 1 - start:  # not the common case of a run that is one token
-            for at in range(start, stop - 1):
-                label = labels[at]
-                if label != INSIDE:
-                    end_token(token_start, at + 1, label)
-                    token_start = at + 1
+            for boundary in _BOUNDARY.finditer(labels, start, stop - 1):  # a run of many tokens (no spaces: Japanese)
+                at = boundary.start()
+                end_token(token_start, at + 1, labels[at])
+                token_start = at + 1
         if spaced_tokens and labels[stop - 1] == INSIDE:
             open_start = token_start
         else:
