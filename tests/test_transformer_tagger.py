@@ -203,3 +203,17 @@ def test_a_parser_trained_with_an_encoder_of_its_own(bert, tmp_path):
     assert torch.equal(archive["state_dict"]["encoder.transformer.model.embeddings.word_embeddings.weight"], pretrained)
     tagged = invoke("tag", "--model", tmp_path / "dep.model", ROOT / "data" / "ewt-dev.conllu")
     assert tagged.exit_code == 0, tagged.stderr
+
+
+def test_a_ccg_supertagger_trains_and_tags_with_an_encoder(bert, tmp_path):
+    """``--task ccg --encoder``: the supertagger of CCGbank AUTO files takes it as the POS tagger does."""
+    out = tmp_path / "ccg.tagger"
+    done = invoke("train", "--task", "ccg", "--train", ROOT / "data" / "sample.auto", "--out", out, "--encoder", bert,
+                  "--max-epochs", "1", "--set", "rare_tag_count=1", "--quiet", "--json",
+                  *(a for v in SMALL for a in ("--set", v)))
+    assert done.exit_code == 0, done.stderr
+    archive = model_file.read_archive(out)
+    assert archive["config"]["transformer"] == bert and archive["meta"]["task"] == "ccg"
+    tagged = invoke("tag", "--model", out, "--format", "auto", ROOT / "data" / "sample.auto")
+    assert tagged.exit_code == 0, tagged.stderr
+    assert tagged.stdout.strip() and set(tagged.stdout.split()) & set(archive["vocabs"]["tags"])
