@@ -229,3 +229,20 @@ def test_unlabeled_text_is_labelled_by_the_teachers_and_learnt_from(teachers, tm
     missing = invoke("distill", "--teacher", teachers[0], "--train", SAMPLE, "--out", tmp_path / "m.tagger",
                      "--unlabeled", tmp_path / "none.txt", *STUDENT)
     assert_one_line_error(missing, "none.txt")
+
+
+def test_a_dev_file_with_another_tag_set_is_warned_of(tmp_path):
+    """``tagger train``: when most dev values of a column never occur in training (UD Vietnamese
+    VTB's dev writes XPOS ``ADV`` where its train writes ``Adv``), a warning says so; a dev file
+    of the training tag set gets none."""
+    lines = Path(HELDOUT).read_text(encoding="utf-8").splitlines()
+    cased = [line if line.startswith("#") or not line else
+             "\t".join(f.lower() if i == 4 else f for i, f in enumerate(line.split("\t"))) for line in lines]
+    dev = tmp_path / "dev.conllu"
+    dev.write_text("\n".join(cased) + "\n", encoding="utf-8")
+    args = ["--train", SAMPLE, "--out", tmp_path / "m.tagger", "--max-epochs", "1", "--column", "xpos", *STUDENT]
+    warned = invoke("train", "--dev", dev, *args)
+    assert warned.exit_code == 0, warned.stderr
+    assert "of the dev xpos values never occur in the training data (" in warned.stderr
+    plain = invoke("train", "--dev", HELDOUT, *args)
+    assert plain.exit_code == 0 and "never occur" not in plain.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections import Counter
 from typing import Any, Callable, Protocol, Sequence
 
 import torch
@@ -161,6 +162,26 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
     return model, notes
 
 
+def unseen_dev_values(model: Any, train: Sequence[Sentence], dev: Sequence[Sentence], share: float = 0.2) -> list[str]:
+    """Warnings for each column a tagger learns whose dev values are, for more than ``share`` of
+    the dev tokens, values no training sentence has (a dev file annotated with another tag set:
+    UD Vietnamese VTB's dev writes XPOS ``PUNCT``, ``ADV`` where train and test write ``.``, ``Adv``):
+    that column's dev score, and the model selection it drives, then say little."""
+    if model.kind != "tagger":
+        return []
+    warnings = []
+    for column in model.output_columns:
+        seen = {value for sentence in train for value in sentence.columns.get(column, ())}
+        values = [value for sentence in dev for value in sentence.columns.get(column, ()) if value != "_"]
+        unseen = Counter(value for value in values if value not in seen)
+        if values and sum(unseen.values()) > share * len(values):
+            common = ", ".join(value for value, _ in unseen.most_common(3))
+            warnings.append(f"warning: {100 * sum(unseen.values()) / len(values):.0f}% of the dev {column} values never "
+                            f"occur in the training data ({common}, ...): its dev score, and the model selection it "
+                            "drives, say little (is dev annotated with the same tag set?)")
+    return warnings
+
+
 def attach_vectors(model: Any, source: str, words: Sequence[str] | None) -> str:
     """Give ``model`` the pretrained vectors of ``source`` (a file or a package name, as
     ``--embeddings`` takes it), reading only the rows of ``words`` (None: all); the note saying
@@ -215,7 +236,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         model_file.save(request.out, model, {**meta_base, **meta}, training)
         saves.append(meta["epoch"])
 
-    for warning in data.warnings:
+    for warning in data.warnings + unseen_dev_values(model, data.train, data.dev):
         say(warning)
     try:
         state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter,
