@@ -114,6 +114,7 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="score and time this model instead of training one")
     parser.add_argument("--preset", default=None, help="the preset to train (default: the const task's)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="config key=value")
+    parser.add_argument("--embeddings", help="pretrained word vectors: a file or a package name (as tagger train takes)")
     parser.add_argument("--max-minutes", type=float, help="training time limit")
     parser.add_argument("--max-epochs", type=int)
     parser.add_argument("--max-sentences", type=int, help="use only the first N training sentences")
@@ -148,11 +149,11 @@ def main(argv: list[str] | None = None) -> None:
         overrides = tuple(args.overrides) + ((f"max_epochs={args.max_epochs}",) if args.max_epochs else ())
         request = TrainRequest("const", DataSpec(parts["train"], "mrg", max_sentences=args.max_sentences),
                                DataSpec(parts["dev"], "mrg"), str(path), preset=args.preset, overrides=overrides,
-                               options=RunOptions(seed=args.seed, max_minutes=args.max_minutes))
+                               embeddings=args.embeddings, options=RunOptions(seed=args.seed, max_minutes=args.max_minutes))
         training = run.train(request, StderrReporter("const"))
     model, meta = model_file.load(path)
     base = {"model": str(path), "preset": args.preset if not args.model else None, "epochs": len(meta.get("history", [])),
-            "best_epoch": meta.get("epoch"), "train_seconds": training.get("seconds"), "threads": args.threads,
+            "best_epoch": meta.get("epoch"), "embeddings": args.embeddings, "overrides": list(args.overrides), "train_seconds": training.get("seconds"), "threads": args.threads,
             "reduced": reduced, "cpu": cpu_name()}
     for constrained, width in [(c == "on", int(b)) for c in args.constrained.split(",") for b in args.beams.split(",")]:
         model.set_decoding(width, constrained)

@@ -93,7 +93,8 @@ def test_per_token_rows_equal_the_plain_products(features: str) -> None:
     batch = model.collate(TRAIN)
     positions = batch.positions[batch.valid]
     with torch.no_grad():
-        plain = model.hidden(model.embed(positions, batch.words, batch.tags, batch.labels)) \
+        word_x = model.word_rows(batch.words) if model.word_emb is not None else None
+        plain = model.hidden(model.embed(positions, word_x, batch.tags, batch.labels)) \
             + model.plain_encoded(positions, model.token_vectors(batch))
         assert torch.allclose(model(batch), model.output(F.relu(plain)), atol=1e-5)
         rows, products = TokenInputs(model, batch), EmbeddingInputs(model, batch)
@@ -296,7 +297,7 @@ def test_load_embeddings_with_an_encoder() -> None:
     model = encoded("ffn", "replace", 4)  # no static word embeddings: the encoder's (5 dims)
     assert model.load_embeddings(words, vectors) == 2
     assert torch.equal(model.encoder.input.word.weight[model.encoder.word_vocab.index("cat")], vectors[0])
-    beside = encoded("ffn", "beside", 4, word_dim=5)  # both tables are 5 wide: both get them
+    beside = encoded("ffn", "beside", 4, word_dim=5, vectors="init")  # both tables are 5 wide: both get them
     assert beside.load_embeddings(words, vectors) == 2
     assert torch.equal(beside.word_emb.weight[beside.word_vocab.stoi["dog"]], vectors[1])
     assert torch.equal(beside.encoder.input.word.weight[beside.encoder.word_vocab.index("dog")], vectors[1])

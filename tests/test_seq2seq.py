@@ -225,7 +225,7 @@ def test_pretrained_vectors_initialise_the_word_embeddings(tmp_path):
     vectors.write_text("the " + " ".join(["0.5"] * 16) + "\nCompany " + " ".join(["0.25"] * 16) + "\n", encoding="utf-8")
     out = tmp_path / "const.model"
     done = invoke("train", "--task", "const", "--train", WSJ / "wsj_0003.mrg", "--out", out, "--max-epochs", "1",
-                  "--embeddings", vectors, *TINY)
+                  "--embeddings", vectors, "--set", "vectors=init", *TINY)
     assert done.exit_code == 0, done.output
     # "the" by its own row; "The" and "company" by the lowercase rows of "the" and "Company"
     assert "3 word vectors loaded" in " ".join(json.loads(done.stdout.strip().splitlines()[-1])["notes"])

@@ -128,13 +128,23 @@ def vectors_text(archive: dict[str, Any]) -> str | None:
     state, vocabs = archive.get("state_dict", {}), archive.get("vocabs", {})
     table = state.get("input.pretrained")
     trained = len(vocabs.get("words", []))
+    specials = 2  # PAD, UNK
     if table is None:  # a parser's encoder that took a tagger's table with it
         table, trained = state.get("encoder.input.pretrained"), len(vocabs.get("encoder_words", []))
+    if table is None:  # a parser's static word features, a seq2seq parser's input (tagger.modules.pretrained)
+        table, trained = state.get(WORD_TABLE), len(vocabs.get("words", []))
+        specials = SPECIAL_WORDS.get(archive.get("name"), 2)
     if table is None:
         return None
-    covered = int((abs(table[2:trained]).sum(-1) > 0).sum()) if trained > 2 else 0
+    covered = int((abs(table[specials:trained]).sum(-1) > 0).sum()) if trained > specials else 0
     return (f"{table.shape[0]:,} × {table.shape[1]} (fp16), {table.shape[0] - trained:,} words beyond the training "
-            f"words; {covered:,} of {max(trained - 2, 0):,} training words have a vector")
+            f"words; {covered:,} of {max(trained - specials, 0):,} training words have a vector")
+
+
+#: The frozen table of the families whose words are plain embedding rows (``word_pretrained``).
+WORD_TABLE = "word_pretrained.table"
+#: The special rows (padding, UNK, ...) at the start of those families' word vocabularies.
+SPECIAL_WORDS = {"transition_parser": 4, "seq2seq": 8}
 
 
 def describe_archive(archive: dict[str, Any], path: str) -> dict:

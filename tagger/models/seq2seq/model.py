@@ -16,7 +16,7 @@ The decoder starts from the encoder's final state. Decoding is beam search (:mod
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Sequence
 
 import torch
@@ -30,6 +30,8 @@ from tagger.errors import TaggerError
 from tagger.evaluation.evalb import COLLINS, BracketMetric
 from tagger.models.base import NoDistillation, NoTransformer, check_vector_size
 from tagger.models.seq2seq import beam as beam_search
+from tagger.modules import pretrained
+from tagger.modules.pretrained import FrozenVectors
 from tagger.models.seq2seq.config import Seq2seqConfig
 from tagger.models.seq2seq.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.transitions.linearise import LEAF, delinearise, linearise, normalise, root_label_of, symbols_of
@@ -142,7 +144,8 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         c = config
         self.word_emb = nn.Embedding(len(self.word_vocab), c.word_dim, padding_idx=0)
         self.symbol_emb = nn.Embedding(len(self.symbols), c.symbol_dim, padding_idx=0)
-        self.encoder = nn.LSTM(c.word_dim, c.hidden, c.layers, batch_first=True, dropout=c.dropout if c.layers > 1 else 0.0)
+        self.encoder = nn.LSTM(c.word_dim, c.hidden // 2 if c.bidirectional else c.hidden, c.layers, batch_first=True,
+                               dropout=c.dropout if c.layers > 1 else 0.0, bidirectional=c.bidirectional)
         feed = c.hidden if c.input_feeding else 0
         self.decoder = nn.LSTM(c.symbol_dim + feed, c.hidden, c.layers, batch_first=True,
                                dropout=c.dropout if c.layers > 1 else 0.0)
@@ -158,6 +161,13 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         closing = [self.symbol_index.get(")" + s[1:], 0) if s.startswith("(") else 0 for s in self.symbols]
         self.register_buffer("symbol_kinds", torch.tensor(kinds), persistent=False)
         self.register_buffer("closing", torch.tensor(closing), persistent=False)
+        #: the frozen table of pretrained vectors (``vocabs["pretrained"]``: the words only it holds,
+        #: rows after the trained embedding's), or None; created last so that the rest draws as before
+        self.word_pretrained = None
+        if c.pretrained_dim:
+            rows = len(self.word_vocab) + len(vocabs.get("pretrained", []))
+            self.word_pretrained = FrozenVectors(rows, c.pretrained_dim, c.word_dim, 0.1)
+        self._lookup = self._lookup_table()
         self.beam = c.beam  # what decode uses outside training; `tagger tag --beam` sets it
         self.selecting = False  # True once trained in this process: dev scoring then uses dev_beam
 
@@ -233,12 +243,27 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         or the one UNK."""
         return self.word_vocab.stoi[shape(word)] if self.config.unk_shapes else UNK_ID
 
+    def _lookup_table(self) -> dict[str, int]:
+        """With a frozen table: the rows that words not in the vocabulary as written read by their
+        lowercase form (the training words' first, then the words only the table holds)."""
+        if self.word_pretrained is None:
+            return {}
+        lookup: dict[str, int] = {}
+        for index, word in enumerate(self.word_vocab.itos[len(WORD_SPECIALS):], len(WORD_SPECIALS)):
+            lookup.setdefault(word.lower(), index)
+        for index, word in enumerate(self.vocabs.get("pretrained", []), len(self.word_vocab)):
+            lookup.setdefault(word, index)
+        return lookup
+
     def word_id(self, word: str) -> int:
         """``word``'s row; a raw bracket that the trees spelled escaped (``(`` as ``-LRB-``, as a
-        .mrg file holds it) reads that row; else its UNK."""
+        .mrg file holds it) reads that row; with a frozen table, else its lowercase form's (rows
+        past the trained embedding's are words only the table holds); else its UNK."""
         index = self.word_vocab.stoi.get(word)
         if index is None and word in PTB_BRACKETS:
             index = self.word_vocab.stoi.get(PTB_BRACKETS[word])
+        if index is None and self._lookup:
+            index = self._lookup.get(word.lower())
         return self.unk_id(word) if index is None else index
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> Seq2seqBatch:
@@ -265,21 +290,30 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
             targets = torch.zeros(size, max(map(len, sequences)), dtype=torch.long)
             for b, ids in enumerate(sequences):
                 targets[b, : len(ids)] = torch.tensor(ids)
-        return Seq2seqBatch(words, lengths, words >= self.rare_word_from, unks, targets)
+        rare = (words >= self.rare_word_from) & (words < len(self.word_vocab))
+        return Seq2seqBatch(words, lengths, rare, unks, targets)
 
     # ----------------------------------------------------------------------------- the network
     def encode(self, batch: Seq2seqBatch) -> beam_search.Encoded:
         """Encoder states ``H`` [B, S, H], their attention projections ``W1 H`` [B, S, A], the
         padding mask [B, S] and the decoder's initial state."""
-        words = batch.words
+        words = trained = batch.words
+        if self.word_pretrained is not None:  # rows only the frozen table holds: their UNK's trained row
+            trained = torch.where(words >= len(self.word_vocab), batch.unk, words)
         if self.training and self.config.rare_word_dropout > 0:
             drop = batch.rare & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
-            words = torch.where(drop, batch.unk, words)  # the UNK rows that unknown words read at tagging
-        x = self.drop(self.word_emb(words))
+            trained = torch.where(drop, batch.unk, trained)  # the UNK rows that unknown words read at tagging
+        x = self.word_emb(trained)
+        if self.word_pretrained is not None:  # a dropped word keeps its vector, as an unseen word has it
+            x = x + self.word_pretrained(words)
+        x = self.drop(x)
         packed = nn.utils.rnn.pack_padded_sequence(x, batch.lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, state = self.encoder(packed)
         states, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=words.shape[1])
         states = self.drop(states)
+        if self.config.bidirectional:  # [layers · 2, B, H/2] → [layers, B, H]: both directions' final states
+            state = tuple(s.view(self.config.layers, 2, *s.shape[1:]).transpose(1, 2).flatten(2).contiguous()
+                          for s in state)
         mask = torch.arange(words.shape[1], device=words.device)[None, :] < batch.lengths.to(words.device)[:, None]
         return beam_search.Encoded(states, self.w1(states), mask, state)
 
@@ -384,8 +418,13 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
 
     # ----------------------------------------------------------------------------- initialisation
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
-        """Initialise word embeddings from pretrained ``vectors`` (a word's own row, else its
-        lowercase form's); returns how many rows were set."""
+        """Pretrained ``vectors`` of ``words`` (in the source's order, most frequent first): with
+        ``vectors="frozen"`` (the default) they become the frozen table
+        (:mod:`tagger.modules.pretrained`; words matched by their lowercase forms), with
+        ``"init"`` they initialise the training words' embeddings (a word's own row, else its
+        lowercase form's). Returns the rows with a vector."""
+        if self.config.vectors == "frozen" and len(words):
+            return self._freeze_vectors(words, vectors)
         check_vector_size(vectors, self.config.word_dim)
         exact = {w: i for i, w in enumerate(words)}
         lower: dict[str, int] = {}
@@ -404,3 +443,20 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
                 self.word_emb.weight[torch.tensor(rows)] = vectors[found].to(self.word_emb.weight)
         return len(rows)
 
+
+    def _freeze_vectors(self, words: list[str], vectors: torch.Tensor) -> int:
+        """:meth:`load_embeddings` with ``vectors="frozen"``: the table, the extra words in the
+        vocabularies (``pretrained``), the config's ``pretrained_dim``."""
+        if self.word_pretrained is not None:
+            raise TaggerError("this model has a table of pretrained vectors already")
+        known = self.word_vocab.itos
+        dim = vectors.shape[1]
+        room = pretrained.room_for(self.config.vectors_mb, dim, len(known))
+        extra, table, found = pretrained.frozen_rows(known, words, vectors, room, str.lower, len(WORD_SPECIALS))
+        self.vocabs = {**self.vocabs, "pretrained": extra}
+        self.config = replace(self.config, pretrained_dim=dim)
+        self.word_pretrained = pretrained.FrozenVectors(len(table), dim, self.config.word_dim, 0.1).to(self.word_emb.weight.device)
+        self.word_pretrained.set_table(table)
+        self.word_pretrained.start_from(self.word_emb, found)
+        self._lookup = self._lookup_table()
+        return len(found) + len(extra)

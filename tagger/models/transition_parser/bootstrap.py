@@ -40,6 +40,9 @@ def bootstrap(rnn: TransitionParser, ffn: TransitionParser, gates: list[str] | N
                 mine.weight.copy_(theirs.weight)
         if rnn.encoder is not None:
             rnn.encoder.load_state_dict(ffn.encoder.state_dict())
+        if ffn.word_pretrained is not None:  # its frozen table and the projection it learnt
+            rnn.take_table(list(ffn.vocabs.get("pretrained", [])), ffn.word_pretrained.table.float())
+            rnn.word_pretrained.project.weight.copy_(ffn.word_pretrained.project.weight)
         for gate in chosen:
             k = rnn.gates.index(gate)
             rnn.hidden.weight[k * size : (k + 1) * size] = ffn.hidden.weight

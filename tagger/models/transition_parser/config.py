@@ -13,7 +13,9 @@ ARCHS = ("ffn", "lstm", "gru", "elman")
 NONPROJECTIVE = ("lift", "skip")
 ENCODERS = ("none", "bilstm")  # what the token slots read besides (or instead of) the static embeddings
 FEATURES = ("replace", "beside")  # with an encoder: token slots read its vector only, or it and the embeddings
-ENCODER_SKIPS = ("output", "none")  # the skip-LSTM's gated shortcut to the output (the tagger's default), or none
+ENCODER_SKIPS = ("output", "none")
+#: How pretrained vectors (``--embeddings``) enter the static word embeddings (``ParserConfig.vectors``).
+VECTORS = ("frozen", "init")  # the skip-LSTM's gated shortcut to the output (the tagger's default), or none
 
 
 #: The encoder's vocabularies, in the parser's ``vocabs`` (the tagger's ``words``, ``chars`` and
@@ -43,6 +45,13 @@ class ParserConfig:
     arch: str = "ffn"  # ffn | lstm | gru | elman
     tag_column: str = "upos"  # the POS column the parser reads: upos, xpos, or joined (upos+feats)
     word_dim: int = ranged(100, at_least=1)
+    # pretrained word vectors (--embeddings) for the static word features: "frozen" keeps a fixed
+    # table of them for every word it holds, seen in training or not, projected to word_dim and
+    # added to the word's trained embedding (tagger.modules.pretrained); "init" only initialises
+    # the training words' embeddings (Elkaref & Bohnet's "pretrained" rows)
+    vectors: str = "frozen"
+    vectors_mb: float = ranged(8.0, at_least=0)  # the frozen table's size at most (fp16): training words first, then the source's most frequent
+    pretrained_dim: int = ranged(0, at_least=0)  # the frozen table's vector size, set from the vectors (0: no table)
     tag_dim: int = ranged(100, at_least=1)
     label_dim: int = ranged(100, at_least=1)
     hidden: int = ranged(256, at_least=1)
@@ -96,11 +105,13 @@ class ParserConfig:
         if self.nonprojective not in NONPROJECTIVE:
             raise ValueError(f"nonprojective must be one of {', '.join(NONPROJECTIVE)}, not {self.nonprojective!r}")
         for name, value, allowed in (("encoder", self.encoder, ENCODERS), ("features", self.features, FEATURES),
-                                     ("encoder_skip", self.encoder_skip, ENCODER_SKIPS)):
+                                     ("encoder_skip", self.encoder_skip, ENCODER_SKIPS), ("vectors", self.vectors, VECTORS)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
         if self.encoder != "none":
             self._check_encoder()
+        if self.pretrained_dim and not self.reads_static:
+            raise ValueError("a table of pretrained vectors for the static word features needs them (features=beside)")
 
     def _check_encoder(self) -> None:
         if not self.encoder_word_dim + self.encoder_caps_dim + self.encoder_char_dim * self.encoder_char_length \

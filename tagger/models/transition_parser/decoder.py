@@ -102,7 +102,8 @@ class EmbeddingInputs:
 
     def __init__(self, model: TransitionParser, batch: ParserBatch):
         self.model = model
-        self.words, self.tags = batch.words, batch.tags
+        self.words = model.word_rows(batch.words) if model.word_emb is not None else None  # [G, word_dim]
+        self.tags = batch.tags
         self.labels = torch.full_like(batch.words, NULL_ID)
         self.vectors = model.token_vectors(batch) if model.encoder is not None else None
 

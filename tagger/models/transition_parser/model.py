@@ -29,6 +29,7 @@ recurrent parser from an FFN (:mod:`.bootstrap`).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Sequence
 
 import torch
@@ -49,7 +50,9 @@ from tagger.models.transition_parser.batch import ParserBatch, collate, lifted_t
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, SPECIALS, UNK_ID
 from tagger.models.transition_parser.ids import NULL_ID  # noqa: F401  (the package exports it from here)
 from tagger.models.transition_parser.precompute import RowTable, precomputed_words, slot_blocks, weights_key
+from tagger.modules import pretrained
 from tagger.modules.cells import step
+from tagger.modules.pretrained import FrozenVectors
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import (CYCLE, MISSING_HEADS, NONPROJECTIVE, SEVERAL_ROOTS, mask_templates, n_actions,
                                              oracle, root_label, tree_problem)
@@ -134,7 +137,15 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         templates = mask_templates(self.n_labels, root_label(self.label_names))
         mask = torch.tensor([list(t) for t in templates], dtype=torch.bool)
         self.register_buffer("mask_bias", torch.zeros(mask.shape).masked_fill(~mask, float("-inf")), persistent=False)
+        #: the static word features' frozen table of pretrained vectors (``vocabs["pretrained"]``: the
+        #: words only it holds, rows after the trained embedding's), or None; created last, so that
+        #: the other weights draw as without it
+        self.word_pretrained = None
+        if c.pretrained_dim:
+            rows = len(self.word_vocab) + len(vocabs.get("pretrained", []))
+            self.word_pretrained = FrozenVectors(rows, c.pretrained_dim, c.word_dim, c.init_range)
         self._word_ids: dict[str, int] = {}
+        self._lookup = self._lookup_table()
         self._tables: RowTable | None = None
 
     @property
@@ -276,10 +287,19 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
                               "bilstm-tags (or --set encoder=bilstm) with --encoder")
         return vocabs
 
+    def _lookup_table(self) -> dict[str, int]:
+        """The row of each normalised word form: the trained embedding's, then (with a frozen
+        table) the words only the table holds."""
+        lookup = dict(self.word_vocab.stoi)
+        if self.word_pretrained is not None:
+            for index, word in enumerate(self.vocabs.get("pretrained", []), len(self.word_vocab)):
+                lookup.setdefault(word, index)
+        return lookup
+
     def _word_id(self, word: str) -> int:
         index = self._word_ids.get(word)
         if index is None:
-            index = self.word_vocab.stoi.get(normalize(word), UNK_ID)
+            index = self._lookup.get(normalize(word), UNK_ID)
             if len(self._word_ids) < 500_000:
                 self._word_ids[word] = index
         return index
@@ -296,29 +316,42 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         return batch
 
     # ----------------------------------------------------------------------------- the network
-    def embed(self, pos: torch.Tensor, words: torch.Tensor, tags: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def word_rows(self, words: torch.Tensor, trained: torch.Tensor | None = None) -> torch.Tensor:
+        """The static word vectors [..., word_dim] of word ids ``words`` of any shape: the trained
+        embedding's rows, plus the projected frozen vectors where there is a table
+        (:mod:`tagger.modules.pretrained`; ids past the trained rows read UNK's trained row).
+        ``trained``: the ids the trained part reads instead (rare-word dropout's UNKs, which keep
+        their vectors as unseen words do)."""
+        trained = words if trained is None else trained
+        if self.word_pretrained is None:
+            return self.word_emb(trained)
+        trained = trained.masked_fill(trained >= len(self.word_vocab), UNK_ID)
+        return self.word_emb(trained) + self.word_pretrained(words)
+
+    def embed(self, pos: torch.Tensor, word_x: torch.Tensor | None, tags: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """``x`` [..., 4800]: embeddings of the words, tags and labels at global positions ``pos``
-        [..., 18] (with an encoder and ``features`` ``replace``: of the 12 labels only, [..., 1200])."""
+        [..., 18], the words' from ``word_x`` [G, word_dim] (:meth:`word_rows` of every global
+        position; with an encoder and ``features`` ``replace``: None, and only the 12 labels, [..., 1200])."""
         label_x = self.label_emb(labels[pos[..., FIRST_CHILD:]]).flatten(-2)
         if self.word_emb is None:
             return label_x
-        return torch.cat([self.word_emb(words[pos]).flatten(-2), self.tag_emb(tags[pos]).flatten(-2), label_x], -1)
+        return torch.cat([word_x[pos].flatten(-2), self.tag_emb(tags[pos]).flatten(-2), label_x], -1)
 
     def token_vectors(self, batch: ParserBatch) -> torch.Tensor:
         """With an encoder, its vector of every global position of ``batch`` [G, 2·encoder_hidden]."""
         assert self.encoder is not None and batch.encoder is not None, "a parser with an encoder, and its batch"
         return self.encoder(batch.encoder, batch.tags, batch.bases, batch.lengths)
 
-    def token_pre(self, batch: ParserBatch, words: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    def token_pre(self, batch: ParserBatch, word_x: torch.Tensor | None, positions: torch.Tensor) -> torch.Tensor:
         """With an encoder, ``W x + b`` [..., G·H] of the configurations whose token slots hold
         ``positions`` [..., 18] (training): every product ``W_s e`` made once per token and slot
         (:func:`.encoder.slot_rows`) and summed per configuration (:func:`.encoder.token_sum`),
-        for the encoder's vectors, the embeddings of ``words`` and tags (``features`` ``beside``)
+        for the encoder's vectors, the word vectors ``word_x`` [G, word_dim] and tags (``features`` ``beside``)
         and the labels; dropout (``input_dropout``) on the embeddings once per token."""
         c, weight = self.config, self.hidden.weight
         parts = [(self.token_vectors(batch), self.slot_weight, 0)]
         if c.reads_static:
-            parts.append((self.input_drop(self.word_emb(words)), slot_blocks(weight, 0, c.word_dim, N_SLOTS), 0))
+            parts.append((self.input_drop(word_x), slot_blocks(weight, 0, c.word_dim, N_SLOTS), 0))
             parts.append((self.input_drop(self.tag_emb(batch.tags)),
                           slot_blocks(weight, N_SLOTS * c.word_dim, c.tag_dim, N_SLOTS), 0))
         parts.append((self.input_drop(self.label_emb(batch.labels)),
@@ -337,20 +370,22 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
 
     def forward(self, batch: ParserBatch) -> torch.Tensor:
         """Scores [N, 2L+1] of the oracle's N configurations (all sentences, in order; teacher forcing)."""
-        words = batch.words
+        words = trained = batch.words
         if self.training and self.config.rare_word_dropout > 0 and self.rare_word_from < len(self.word_vocab):
-            drop = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
-            words = words.masked_fill(drop, UNK_ID)
+            rare = (words >= self.rare_word_from) & (words < len(self.word_vocab))
+            drop = rare & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
+            trained = words.masked_fill(drop, UNK_ID)
+        word_x = self.word_rows(words, trained) if self.word_emb is not None else None  # [G, word_dim]
         valid = batch.valid
         if self.encoder is not None:
-            pre = self.token_pre(batch, words, batch.positions[valid] if self.recurrent is None else batch.positions)
+            pre = self.token_pre(batch, word_x, batch.positions[valid] if self.recurrent is None else batch.positions)
             if self.recurrent is None:
                 return self.output(self.hidden_drop(F.relu(pre)))
         elif self.recurrent is None:
-            x = self.input_drop(self.embed(batch.positions[valid], words, batch.tags, batch.labels))
+            x = self.input_drop(self.embed(batch.positions[valid], word_x, batch.tags, batch.labels))
             return self.output(self.hidden_drop(F.relu(self.hidden(x))))
         else:
-            pre = self.hidden(self.input_drop(self.embed(batch.positions, words, batch.tags, batch.labels)))  # [B, T, G·H]
+            pre = self.hidden(self.input_drop(self.embed(batch.positions, word_x, batch.tags, batch.labels)))  # [B, T, G·H]
         batch_size, steps = valid.shape
         h = pre.new_zeros(batch_size, self.config.hidden)
         c = torch.zeros_like(h) if self.config.arch == "lstm" else None
@@ -420,9 +455,19 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         return metric
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
-        """Initialise word embeddings from pretrained ``vectors``; returns how many rows were set
-        (of the static word embeddings; with an encoder also its own word embeddings, when they are
-        as wide, and those alone with ``features`` ``replace``)."""
+        """Pretrained ``vectors`` of ``words`` (the source's order, most frequent first) for the
+        static word features: with ``vectors="frozen"`` (the default) a frozen table
+        (:meth:`_freeze_vectors`), with ``"init"`` the training words' initial embeddings. With an
+        encoder also its own word embeddings start from them, when they are as wide (and those
+        alone with ``features`` ``replace``). Returns how many rows of the static words have a vector."""
+        frozen = self.config.vectors == "frozen" and self.word_emb is not None and len(words) > 0
+        if frozen:
+            count = self._freeze_vectors(words, vectors)
+            if self.encoder is None or self.config.encoder_pretrained_dim \
+                    or vectors.shape[1] != self.encoder.input.word.weight.shape[1]:
+                return count
+            self._init_rows([(self.encoder.word_vocab, self.encoder.input.word.weight, 2)], words, vectors)
+            return count
         tables = [(self.word_vocab, self.word_emb.weight, len(SPECIALS))] if self.word_emb is not None else []
         encoder_words = self.encoder.input.word if self.encoder is not None else None
         if self.config.encoder_pretrained_dim:  # it has the vectors already, its trained part starting at zero
@@ -437,6 +482,12 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
             raise TaggerError(f"vectors have {vectors.shape[1]} dimensions but encoder_word_dim is "
                               f"{self.config.encoder_word_dim}; add --set encoder_word_dim={vectors.shape[1]}")
         check_vector_size(vectors, tables[0][1].shape[1])
+        return self._init_rows(tables, words, vectors)[0]
+
+    @staticmethod
+    def _init_rows(tables: list, words: list[str], vectors: torch.Tensor) -> list[int]:
+        """Copy ``vectors`` into the rows of ``tables`` ((vocabulary, weight, first row) each)
+        whose normalised words they have; how many rows each got."""
         counts = []
         for vocab, weight, first in tables:
             rows, found, seen = [], [], set()
@@ -450,7 +501,30 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
                 with torch.no_grad():
                     weight[torch.tensor(rows)] = vectors[found].to(weight)
             counts.append(len(rows))
-        return counts[0]
+        return counts
+
+    def _freeze_vectors(self, words: list[str], vectors: torch.Tensor) -> int:
+        """:meth:`load_embeddings` with ``vectors="frozen"``: the static words' table (their
+        normalised forms matched), the extra words in the vocabularies (``pretrained``), the
+        config's ``pretrained_dim``; the trained rows of words with a vector start at zero."""
+        if self.word_pretrained is not None:
+            raise TaggerError("this model has a table of pretrained vectors already")
+        known, dim = self.word_vocab.itos, vectors.shape[1]
+        room = pretrained.room_for(self.config.vectors_mb, dim, len(known))
+        extra, table, found = pretrained.frozen_rows(known, words, vectors, room, normalize, len(SPECIALS))
+        self.take_table(extra, table)
+        self.word_pretrained.start_from(self.word_emb, found)
+        return len(found) + len(extra)
+
+    def take_table(self, extra: list[str], table: torch.Tensor) -> None:
+        """Hold the frozen ``table`` [words + extra, dim] (a new projection), ``extra`` its words
+        beyond the training words."""
+        self.vocabs = {**self.vocabs, "pretrained": list(extra)}
+        self.config = replace(self.config, pretrained_dim=table.shape[1])
+        self.word_pretrained = FrozenVectors(len(table), table.shape[1], self.config.word_dim,
+                                             self.config.init_range).to(self.word_emb.weight.device)
+        self.word_pretrained.set_table(table)
+        self._word_ids, self._lookup, self._tables = {}, self._lookup_table(), None
 
     # ----------------------------------------------------------------------------- bootstrapping
     def bootstrap(self, ffn: "TransitionParser", gates: list[str] | None = None) -> None:

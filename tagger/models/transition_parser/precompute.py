@@ -25,7 +25,7 @@ SPARE_WORDS = 1024
 def weights_key(model: TransitionParser) -> tuple:
     """Changes whenever a weight the rows are made of changes (in place or replaced) or moves."""
     params = (model.word_emb.weight, model.tag_emb.weight, model.label_emb.weight, model.hidden.weight,
-              model.hidden.bias)
+              model.hidden.bias) + ((model.word_pretrained.project.weight,) if model.word_pretrained is not None else ())
     return tuple(p._version for p in params) + tuple(p.data_ptr() for p in params) + (model.hidden.weight.device,)
 
 
@@ -109,5 +109,5 @@ class RowTable:
     def _write_words(self, model: TransitionParser, ids: torch.Tensor, start: int) -> None:
         """Write the rows of words ``ids`` into the table from row ``start`` on."""
         rows = self.table[start : start + len(ids) * N_SLOTS].view(len(ids), -1)
-        torch.mm(model.word_emb.weight[ids], self.word_projection, out=rows)
+        torch.mm(model.word_rows(ids), self.word_projection, out=rows)
         rows.view(len(ids), N_SLOTS, -1)[:, 0] += model.hidden.bias
