@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 
 from tagger import formats, model_file
+from tagger.corpus.records import Sentence
 from tagger.devices import cpu_name
 from tagger.evaluation.evalb import COLLINS, BracketMetric
 from tagger.formats.ptb import sample_split
@@ -62,6 +63,13 @@ def bracket_f1(gold: list, predicted_trees: list) -> dict:
     return {"f1": _round(every["f1"]), "recall": _round(every["recall"]), "precision": _round(every["precision"]),
             "complete_match": _round(every["complete_match"]), f"f1_{short}": _round(scores["short"]["f1"]),
             "sentences": every["valid_sentences"], "errors": every["error_sentences"]}
+
+
+def retagged(pos_model: str, sentences: list) -> list:
+    """Copies of ``sentences`` (words and columns, no trees) with the XPOS of the tagger ``pos_model``."""
+    copies = [Sentence(list(s.words), dict(s.columns)) for s in sentences]
+    run.retag(pos_model, "xpos", copies)
+    return copies
 
 
 def _round(value: float | None) -> float | None:
@@ -115,6 +123,8 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--preset", default=None, help="the preset to train (default: the const task's)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="config key=value")
     parser.add_argument("--embeddings", help="pretrained word vectors: a file or a package name (as tagger train takes)")
+    parser.add_argument("--pos-model", help="a tagger of XPOS whose tags a model reading them (--set tag_dim=N) "
+                        "trains, selects and parses on (dev and test retagged; --no-cli then)")
     parser.add_argument("--max-minutes", type=float, help="training time limit")
     parser.add_argument("--max-epochs", type=int)
     parser.add_argument("--max-sentences", type=int, help="use only the first N training sentences")
@@ -140,6 +150,8 @@ def main(argv: list[str] | None = None) -> None:
     dev = formats.read_corpus(parts["dev"], "mrg")
     test = formats.read_corpus(parts["test"], "mrg")
     reduced = bool(args.max_minutes or args.max_epochs or args.max_sentences)
+    inputs = {"dev": retagged(args.pos_model, dev), "test": retagged(args.pos_model, test)} if args.pos_model \
+        else {"dev": dev, "test": test}
     path = Path(args.model) if args.model else None
     training: dict = {}
     if path is None:
@@ -149,21 +161,21 @@ def main(argv: list[str] | None = None) -> None:
         overrides = tuple(args.overrides) + ((f"max_epochs={args.max_epochs}",) if args.max_epochs else ())
         request = TrainRequest("const", DataSpec(parts["train"], "mrg", max_sentences=args.max_sentences),
                                DataSpec(parts["dev"], "mrg"), str(path), preset=args.preset, overrides=overrides,
-                               embeddings=args.embeddings, options=RunOptions(seed=args.seed, max_minutes=args.max_minutes))
+                               embeddings=args.embeddings, pos_model=args.pos_model, options=RunOptions(seed=args.seed, max_minutes=args.max_minutes))
         training = run.train(request, StderrReporter("const"))
     model, meta = model_file.load(path)
     base = {"model": str(path), "preset": args.preset if not args.model else None, "epochs": len(meta.get("history", [])),
-            "best_epoch": meta.get("epoch"), "embeddings": args.embeddings, "overrides": list(args.overrides), "train_seconds": training.get("seconds"), "threads": args.threads,
+            "best_epoch": meta.get("epoch"), "embeddings": args.embeddings, "pos_model": args.pos_model, "overrides": list(args.overrides), "train_seconds": training.get("seconds"), "threads": args.threads,
             "reduced": reduced, "cpu": cpu_name()}
     for constrained, width in [(c == "on", int(b)) for c in args.constrained.split(",") for b in args.beams.split(",")]:
         model.set_decoding(width, constrained)
         result = {"system": "seq2seq", "beam": width, "constrained": constrained, **base}
         for name, gold in (("dev", dev), ("test", test)):
-            trees, repaired = parse(model, gold, args.max_tokens)
+            trees, repaired = parse(model, inputs[name], args.max_tokens)
             scores = bracket_f1(gold, trees)
             result[name] = scores
             result[f"{name}_repaired_percent"] = round(100.0 * repaired / len(gold), 2)
-        result["model_sentences_per_s"] = round(model_speed(model, test, args.repeats, args.max_tokens), 1)
+        result["model_sentences_per_s"] = round(model_speed(model, inputs["test"], args.repeats, args.max_tokens), 1)
         if not args.no_cli:
             result["cli_sentences_per_s"] = round(cli_speed(path, test, width, constrained, args.threads, args.repeats), 1)
         emit(result)

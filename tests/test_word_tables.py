@@ -215,3 +215,28 @@ def test_a_seq2seq_model_file_with_a_table_trains_tags_and_reloads(tmp_path):
     assert model.config.bidirectional and model.word_pretrained is not None and model.vocabs["pretrained"] == UNSEEN
     tagged = invoke("tag", "--model", out, "--beam", "2", stdin="A quokka said it .\n")
     assert tagged.exit_code == 0 and tagged.stdout.count("(XX") == 5, tagged.output
+
+
+# ----------------------------------------------------------------------------- seq2seq: the input's POS
+
+
+def test_seq2seq_reading_pos_embeds_the_tags_and_refuses_untagged_input(tmp_path):
+    config = Seq2seqConfig(layers=1, hidden=8, word_dim=4, symbol_dim=4, attention_dim=4, tag_dim=3)
+    model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, wsj(3)))
+    assert model.input_columns == ["xpos"] and Seq2seqParser.pos_column(config) == "xpos"
+    batch = model.collate([Sentence(["It", "rained", "."], {"xpos": ["PRP", "VBD", "ZZZ"]})], with_gold=False)
+    stoi = model.tag_vocab.stoi
+    assert batch.tags[0].tolist() == [model.tag_vocab.unk_index, stoi["VBD"], stoi["PRP"]]  # reversed, as the words
+    model.eval()
+    with torch.no_grad():  # the tags change what the encoder gives
+        before = model.encode(batch).states.clone()
+        batch.tags[0, 1] = stoi["NN"]
+        assert not torch.allclose(before, model.encode(batch).states)
+    out = tmp_path / "const.model"
+    done = invoke("train", "--task", "const", "--train", WSJ / "wsj_0003.mrg", "--out", out, "--max-epochs", "1",
+                  "--set", "tag_dim=4", *TINY)
+    assert done.exit_code == 0, done.output
+    refused = invoke("tag", "--model", out, stdin="It rained .\n")
+    assert refused.exit_code != 0 and "reads XPOS" in refused.stderr and "Traceback" not in refused.stderr
+    tagged = invoke("tag", "--model", out, "--beam", "1", "--format", "tagged", stdin="It/PRP rained/VBD ./.\n")
+    assert tagged.exit_code == 0 and "(PRP It)" in tagged.stdout, tagged.output

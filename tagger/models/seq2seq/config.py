@@ -23,6 +23,10 @@ class Seq2seqConfig:
     vectors: str = "frozen"
     vectors_mb: float = ranged(8.0, at_least=0)  # the frozen table's size at most (fp16): training words first, then the source's most frequent
     pretrained_dim: int = ranged(0, at_least=0)  # the frozen table's vector size, set from the vectors (0: no table)
+    # the input's POS tags (tag_column) embedded beside the words (0: it reads the words only); at
+    # tagging time from a tagger before it (tagger tag --model pos.tagger --model const.model)
+    tag_dim: int = ranged(0, at_least=0)
+    tag_dropout: float = ranged(0.1, at_least=0, below=1)  # training: a tag becomes UNK with this probability (predicted tags err)
     symbol_dim: int = ranged(128, at_least=1)  # embeddings of the output symbols fed back to the decoder
     hidden: int = ranged(256, at_least=1)  # LSTM cells per layer, encoder and decoder alike
     layers: int = ranged(3, at_least=1, at_most=16)

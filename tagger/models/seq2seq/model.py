@@ -87,6 +87,7 @@ class Seq2seqBatch:
     """B sentences: S = the longest in words, L = the longest linearised tree (+ ``<eos>``)."""
 
     words: torch.Tensor  # [B, S] word ids, in encoder order (reversed), 0-padded
+    tags: torch.Tensor | None  # [B, S] ids of the input's POS tags (tag_dim > 0), in the same order; else None
     lengths: torch.Tensor  # [B] words per sentence
     rare: torch.Tensor  # [B, S] True where the word was seen once in training (rare-word dropout)
     unk: torch.Tensor  # [B, S] the UNK that rare-word dropout turns each word into (its shape's, with unk_shapes)
@@ -116,7 +117,6 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
 
     name = "seq2seq"
     kind = "parser"
-    input_columns: list[str] = []  # it reads the words only (POS tags, where present, are copied into its trees)
     Config = Seq2seqConfig
     PRESETS = PRESETS
     default_preset = "fast"
@@ -144,7 +144,7 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         c = config
         self.word_emb = nn.Embedding(len(self.word_vocab), c.word_dim, padding_idx=0)
         self.symbol_emb = nn.Embedding(len(self.symbols), c.symbol_dim, padding_idx=0)
-        self.encoder = nn.LSTM(c.word_dim, c.hidden // 2 if c.bidirectional else c.hidden, c.layers, batch_first=True,
+        self.encoder = nn.LSTM(c.word_dim + c.tag_dim, c.hidden // 2 if c.bidirectional else c.hidden, c.layers, batch_first=True,
                                dropout=c.dropout if c.layers > 1 else 0.0, bidirectional=c.bidirectional)
         feed = c.hidden if c.input_feeding else 0
         self.decoder = nn.LSTM(c.symbol_dim + feed, c.hidden, c.layers, batch_first=True,
@@ -163,6 +163,11 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         self.register_buffer("closing", torch.tensor(closing), persistent=False)
         #: the frozen table of pretrained vectors (``vocabs["pretrained"]``: the words only it holds,
         #: rows after the trained embedding's), or None; created last so that the rest draws as before
+        self.tag_vocab = Vocab.from_list(vocabs["tags"]) if c.tag_dim else None
+        self.tag_emb = None
+        if c.tag_dim:  # after the rest, so that a model without tags draws its weights as before
+            self.tag_emb = nn.Embedding(len(self.tag_vocab), c.tag_dim, padding_idx=0)
+            nn.init.uniform_(self.tag_emb.weight, -0.1, 0.1)
         self.word_pretrained = None
         if c.pretrained_dim:
             rows = len(self.word_vocab) + len(vocabs.get("pretrained", []))
@@ -172,6 +177,12 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         self.selecting = False  # True once trained in this process: dev scoring then uses dev_beam
 
     # ----------------------------------------------------------------------------- declared facts
+    @property
+    def input_columns(self) -> list[str]:
+        """The POS column it reads (``tag_column``, with ``tag_dim`` > 0), else none: the words only
+        (POS tags, where present, are copied into its trees either way)."""
+        return self.pos_columns(self.config)
+
     @property
     def output_columns(self) -> list[str]:
         """It fills the sentence's tree (:attr:`Sentence.tree`), shown as the column ``tree``."""
@@ -204,13 +215,14 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
 
     @classmethod
     def pos_column(cls, config: Seq2seqConfig) -> str | None:
-        """None: it reads no POS (``--pos-model`` has nothing to retag)."""
-        return None
+        """``tag_column`` where it reads the input's POS (``tag_dim`` > 0: what ``--pos-model``
+        retags), else None."""
+        return config.tag_column if config.tag_dim else None
 
     @classmethod
     def pos_columns(cls, config: Seq2seqConfig) -> list[str]:
-        """None: it reads the words only (``--jackknife`` has nothing to retag)."""
-        return []
+        """``[tag_column]`` where it reads the input's POS (``tag_dim`` > 0), else none."""
+        return [config.tag_column] if config.tag_dim else []
 
     # ----------------------------------------------------------------------------- data → tensors
     @classmethod
@@ -235,8 +247,15 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         words = Counter(w for s in sentences for w in s.words)
         vocab = Vocab.build(words, config.min_word_count, specials=WORD_SPECIALS)
         rare_from = next((i for i, w in enumerate(vocab.itos) if i >= len(WORD_SPECIALS) and words[w] < 2), len(vocab))
-        return {"words": vocab.to_list(), "rare_word_from": [str(rare_from)],
-                "symbols": [*SYMBOL_SPECIALS, *symbols_of(trees)], "root": [root_label_of(trees)]}
+        vocabs = {"words": vocab.to_list(), "rare_word_from": [str(rare_from)],
+                  "symbols": [*SYMBOL_SPECIALS, *symbols_of(trees)], "root": [root_label_of(trees)]}
+        if config.tag_dim:
+            tags = Counter(t for s in sentences for t in (input_tags(s, config.tag_column) or []))
+            if not tags:
+                raise TaggerError(f"tag_dim needs POS tags ({config.tag_column}) in the training trees",
+                                  sentences[0].source if sentences else None)
+            vocabs["tags"] = Vocab.build(tags, 1, specials=(PAD, UNK)).to_list()
+        return vocabs
 
     def unk_id(self, word: str) -> int:
         """The UNK that stands for ``word`` when it is unknown: its spelling shape's (``unk_shapes``)
@@ -277,6 +296,7 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
             words[b, : len(order)] = torch.tensor([self.word_id(w) for w in order])
             unks[b, : len(order)] = torch.tensor([self.unk_id(w) for w in order])
         lengths = torch.tensor([len(s) for s in sentences])
+        tags = self._tags(sentences, longest) if self.tag_vocab is not None else None
         targets = None
         if with_gold:
             sequences = []
@@ -291,7 +311,18 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
             for b, ids in enumerate(sequences):
                 targets[b, : len(ids)] = torch.tensor(ids)
         rare = (words >= self.rare_word_from) & (words < len(self.word_vocab))
-        return Seq2seqBatch(words, lengths, rare, unks, targets)
+        return Seq2seqBatch(words, tags, lengths, rare, unks, targets)
+
+    def _tags(self, sentences: Sequence[Sentence], longest: int) -> torch.Tensor:
+        """[B, S] ids of the sentences' POS (``tag_column``; UNK for unknown tags and for a
+        sentence without them), in the words' order."""
+        tags = torch.zeros(len(sentences), longest, dtype=torch.long)
+        unk = self.tag_vocab.unk_index
+        for b, sentence in enumerate(sentences):
+            column = input_tags(sentence, self.config.tag_column) or [UNK] * len(sentence)
+            order = column[::-1] if self.config.reverse_input else column
+            tags[b, : len(order)] = torch.tensor([self.tag_vocab.stoi.get(t, unk) for t in order])
+        return tags
 
     # ----------------------------------------------------------------------------- the network
     def encode(self, batch: Seq2seqBatch) -> beam_search.Encoded:
@@ -306,6 +337,12 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         x = self.word_emb(trained)
         if self.word_pretrained is not None:  # a dropped word keeps its vector, as an unseen word has it
             x = x + self.word_pretrained(words)
+        if self.tag_emb is not None:
+            tags = batch.tags
+            if self.training and self.config.tag_dropout > 0:
+                drop = (tags > 0) & (torch.rand(tags.shape, device=tags.device) < self.config.tag_dropout)
+                tags = tags.masked_fill(drop, self.tag_vocab.unk_index)
+            x = torch.cat([x, self.tag_emb(tags)], -1)
         x = self.drop(x)
         packed = nn.utils.rnn.pack_padded_sequence(x, batch.lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, state = self.encoder(packed)
