@@ -277,7 +277,7 @@ def test_the_jackknifed_taggers_take_the_pretrained_vectors_too(ewt_slices, tmp_
     train, dev = ewt_slices
     words = list(dict.fromkeys(line.split("\t")[1].lower() for line in train.read_text(encoding="utf-8").splitlines()
                                if line and not line.startswith("#")))
-    vectors = tmp_path / "v.txt"  # 8 dimensions: the parser's word_dim, which it initialises
+    vectors = tmp_path / "v.txt"  # 8 dimensions
     vectors.write_text("".join(f"{w} " + " ".join(str((i * 7 + j) % 5 - 2) for j in range(8)) + "\n"
                                for i, w in enumerate(words)), encoding="utf-8")
     out = tmp_path / "dep.model"
@@ -289,3 +289,5 @@ def test_the_jackknifed_taggers_take_the_pretrained_vectors_too(ewt_slices, tmp_
         tagger, meta = model_file.load(work / name / jackknife.MODEL)
         assert tagger.input.pretrained is not None and meta["embeddings"] == str(vectors)
         assert json.loads((work / name / jackknife.RESULT).read_text())["identity"]["embeddings"] == str(vectors)
+    parser, meta = model_file.load(out)  # the parser's static words get a frozen table of their own
+    assert parser.word_pretrained is not None and parser.config.pretrained_dim == 8 and meta["embeddings"] == str(vectors)
