@@ -303,6 +303,12 @@ def test_load_embeddings_with_an_encoder() -> None:
     assert torch.equal(beside.encoder.input.word.weight[beside.encoder.word_vocab.index("dog")], vectors[1])
     with pytest.raises(TaggerError, match="encoder_word_dim is 5; add --set encoder_word_dim=7"):
         model.load_embeddings(words, torch.zeros(3, 7))
+    frozen = encoded("ffn", "beside", 4, word_dim=5)  # the default: the static words get a frozen table
+    assert frozen.load_embeddings(words, vectors) == 3  # cat, dog and the unseen "nope"
+    assert frozen.word_pretrained is not None and frozen.vocabs["pretrained"] == ["nope"]
+    assert torch.equal(frozen.encoder.input.word.weight[frozen.encoder.word_vocab.index("dog")], vectors[1])
+    no_words = encoded("ffn", "beside", 4, word_dim=5, encoder_word_dim=0)  # an encoder of characters only
+    assert no_words.load_embeddings(words, vectors) == 3 and no_words.word_pretrained is not None
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # conftest

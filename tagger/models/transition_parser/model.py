@@ -463,8 +463,9 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         frozen = self.config.vectors == "frozen" and self.word_emb is not None and len(words) > 0
         if frozen:
             count = self._freeze_vectors(words, vectors)
-            if self.encoder is None or self.config.encoder_pretrained_dim \
-                    or vectors.shape[1] != self.encoder.input.word.weight.shape[1]:
+            words_of_encoder = self.encoder.input.word if self.encoder is not None else None
+            if words_of_encoder is None or self.config.encoder_pretrained_dim \
+                    or vectors.shape[1] != words_of_encoder.weight.shape[1]:
                 return count
             self._init_rows([(self.encoder.word_vocab, self.encoder.input.word.weight, 2)], words, vectors)
             return count
