@@ -7,7 +7,8 @@ row for a word it does not have), ``v`` the frozen pretrained vector (zero where
 none) and ``P`` a trained projection to the embedding's size. The table has a row for each
 training word, then rows for as many of the source's other words as a size cap allows, so that
 words never seen in training keep what the vectors know of them. At inference ``E(w) + P v(w)``
-is a fixed per-word row (:meth:`FrozenVectors.rows`), which the fast paths read like any other.
+is a fixed per-word row, which the fast paths read like any other (the parser's precomputed rows
+are made from it).
 """
 
 from __future__ import annotations
@@ -58,6 +59,13 @@ class FrozenVectors(nn.Module):
         self.project = nn.Linear(dim, size, bias=False)
         nn.init.uniform_(self.project.weight, -init_range, init_range)
 
+    @classmethod
+    def holding(cls, table: torch.Tensor, size: int, init_range: float, device: torch.device) -> "FrozenVectors":
+        """One that holds ``table`` [R, dim] (as fp16) with a new projection to ``size``, on ``device``."""
+        layer = cls(len(table), table.shape[1], size, init_range).to(device)
+        layer.set_table(table)
+        return layer
+
     def set_table(self, table: torch.Tensor) -> None:
         """Take ``table`` [R, dim] (stored as fp16)."""
         assert table.shape == self.table.shape, f"a table of {tuple(self.table.shape)}, not {tuple(table.shape)}"
@@ -75,10 +83,3 @@ class FrozenVectors(nn.Module):
                 embedding.weight[torch.tensor(rows, device=embedding.weight.device)] = 0.0
             if self.project.weight.shape[0] == self.project.weight.shape[1]:
                 self.project.weight.copy_(torch.eye(self.project.weight.shape[0]))
-
-    @torch.no_grad()
-    def rows(self, embedding: nn.Embedding, ids: torch.Tensor, trained: torch.Tensor) -> torch.Tensor:
-        """The whole vectors ``E(trained) + P v(ids)`` [N, size] (float32) of the rows ``ids`` [N],
-        whose trained parts are the rows ``trained`` [N] (UNK's where the embedding has none):
-        what a fast path keeps per word."""
-        return embedding.weight[trained].float() + self(ids).float()

@@ -30,10 +30,10 @@ from tagger.errors import TaggerError
 from tagger.evaluation.evalb import COLLINS, BracketMetric
 from tagger.models.base import NoDistillation, NoTransformer, check_vector_size
 from tagger.models.seq2seq import beam as beam_search
-from tagger.modules import pretrained
-from tagger.modules.pretrained import FrozenVectors
 from tagger.models.seq2seq.config import Seq2seqConfig
 from tagger.models.seq2seq.presets import PRESETS, TRAINING_DEFAULTS
+from tagger.modules import pretrained
+from tagger.modules.pretrained import FrozenVectors
 from tagger.transitions.linearise import LEAF, delinearise, linearise, normalise, root_label_of, symbols_of
 
 #: Output symbols besides the tree's: padding, end of output, start of output.
@@ -161,13 +161,13 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         closing = [self.symbol_index.get(")" + s[1:], 0) if s.startswith("(") else 0 for s in self.symbols]
         self.register_buffer("symbol_kinds", torch.tensor(kinds), persistent=False)
         self.register_buffer("closing", torch.tensor(closing), persistent=False)
-        #: the frozen table of pretrained vectors (``vocabs["pretrained"]``: the words only it holds,
-        #: rows after the trained embedding's), or None; created last so that the rest draws as before
         self.tag_vocab = Vocab.from_list(vocabs["tags"]) if c.tag_dim else None
         self.tag_emb = None
         if c.tag_dim:  # after the rest, so that a model without tags draws its weights as before
             self.tag_emb = nn.Embedding(len(self.tag_vocab), c.tag_dim, padding_idx=0)
             nn.init.uniform_(self.tag_emb.weight, -0.1, 0.1)
+        #: the frozen table of pretrained vectors (``vocabs["pretrained"]``: the words only it holds,
+        #: rows after the trained embedding's), or None; created last so that the rest draws as before
         self.word_pretrained = None
         if c.pretrained_dim:
             rows = len(self.word_vocab) + len(vocabs.get("pretrained", []))
@@ -480,7 +480,6 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
                 self.word_emb.weight[torch.tensor(rows)] = vectors[found].to(self.word_emb.weight)
         return len(rows)
 
-
     def _freeze_vectors(self, words: list[str], vectors: torch.Tensor) -> int:
         """:meth:`load_embeddings` with ``vectors="frozen"``: the table, the extra words in the
         vocabularies (``pretrained``), the config's ``pretrained_dim``."""
@@ -492,8 +491,7 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         extra, table, found = pretrained.frozen_rows(known, words, vectors, room, str.lower, len(WORD_SPECIALS))
         self.vocabs = {**self.vocabs, "pretrained": extra}
         self.config = replace(self.config, pretrained_dim=dim)
-        self.word_pretrained = pretrained.FrozenVectors(len(table), dim, self.config.word_dim, 0.1).to(self.word_emb.weight.device)
-        self.word_pretrained.set_table(table)
+        self.word_pretrained = FrozenVectors.holding(table, self.config.word_dim, 0.1, self.word_emb.weight.device)
         self.word_pretrained.start_from(self.word_emb, found)
         self._lookup = self._lookup_table()
         return len(found) + len(extra)

@@ -290,10 +290,11 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
     def _lookup_table(self) -> dict[str, int]:
         """The row of each normalised word form: the trained embedding's, then (with a frozen
         table) the words only the table holds."""
+        if self.word_pretrained is None:
+            return self.word_vocab.stoi
         lookup = dict(self.word_vocab.stoi)
-        if self.word_pretrained is not None:
-            for index, word in enumerate(self.vocabs.get("pretrained", []), len(self.word_vocab)):
-                lookup.setdefault(word, index)
+        for index, word in enumerate(self.vocabs.get("pretrained", []), len(self.word_vocab)):
+            lookup.setdefault(word, index)
         return lookup
 
     def _word_id(self, word: str) -> int:
@@ -467,7 +468,7 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
             if words_of_encoder is None or self.config.encoder_pretrained_dim \
                     or vectors.shape[1] != words_of_encoder.weight.shape[1]:
                 return count
-            self._init_rows([(self.encoder.word_vocab, self.encoder.input.word.weight, 2)], words, vectors)
+            self._init_rows([(self.encoder.word_vocab, words_of_encoder.weight, 2)], words, vectors)
             return count
         tables = [(self.word_vocab, self.word_emb.weight, len(SPECIALS))] if self.word_emb is not None else []
         encoder_words = self.encoder.input.word if self.encoder is not None else None
@@ -522,9 +523,8 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         beyond the training words."""
         self.vocabs = {**self.vocabs, "pretrained": list(extra)}
         self.config = replace(self.config, pretrained_dim=table.shape[1])
-        self.word_pretrained = FrozenVectors(len(table), table.shape[1], self.config.word_dim,
-                                             self.config.init_range).to(self.word_emb.weight.device)
-        self.word_pretrained.set_table(table)
+        self.word_pretrained = FrozenVectors.holding(table, self.config.word_dim, self.config.init_range,
+                                                     self.word_emb.weight.device)
         self._word_ids, self._lookup, self._tables = {}, self._lookup_table(), None
 
     # ----------------------------------------------------------------------------- bootstrapping
