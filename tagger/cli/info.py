@@ -137,7 +137,8 @@ def vectors_text(archive: dict[str, Any]) -> str | None:
     if table is None:
         return None
     covered = int((abs(table[specials:trained]).sum(-1) > 0).sum()) if trained > specials else 0
-    return (f"{table.shape[0]:,} × {table.shape[1]} (fp16), {table.shape[0] - trained:,} words beyond the training "
+    beyond = table.shape[0] - trained
+    return (f"{table.shape[0]:,} × {table.shape[1]} (fp16), {beyond:,} word{'s' * (beyond != 1)} beyond the training "
             f"words; {covered:,} of {max(trained - specials, 0):,} training words have a vector")
 
 
