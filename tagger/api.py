@@ -472,8 +472,9 @@ def ensemble(models: Sequence[str | os.PathLike], out: str | os.PathLike) -> dic
 
 def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike | Sequence[str | os.PathLike],
             out: str | os.PathLike, dev: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
-            format: str = "auto", columns: str | None = None, preset: str | None = None, config_file: str | None = None,
-            settings: Mapping[str, Any] | None = None, temperature: float = 1.0, gold_weight: float | None = None,
+            format: str = "auto", columns: str | None = None, column: str | None = None, preset: str | None = None,
+            config_file: str | None = None, settings: Mapping[str, Any] | None = None, temperature: float = 1.0,
+            gold_weight: float | None = None,
             top_k: int | None = None, embeddings: str | None = None,
             unlabeled: str | os.PathLike | Sequence[str | os.PathLike] | None = None, max_epochs: int | None = None,
             batch_size: int | None = None, patience: int | None = None, max_minutes: float | None = None,
@@ -482,7 +483,8 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
             on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """``tagger distill``: train a student tagger (``preset``, default ``small``) on the averaged
     distributions of the trained taggers ``teachers`` over ``train``, keep its best epoch on gold
-    ``dev`` and write it to ``out``. Returns the summary ``tagger distill --json`` prints."""
+    ``dev`` and write it to ``out``. ``column``: the columns it learns (``"upos,xpos"``; None:
+    every one the teachers all predict). Returns the summary ``tagger distill --json`` prints."""
     from tagger.config import check_options
     from tagger.training.dispatch import distill as run_distill
     from tagger.training.distill import DEFAULT_GOLD_WEIGHT, DEFAULT_TOP_K, DistillRequest
@@ -496,7 +498,7 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
     request = DistillRequest(
         teachers=tuple(os.fspath(t) for t in teachers), train=DataSpec(data_source(train), format, columns, max_sentences),
         dev=DataSpec(data_source(dev), format, columns) if dev is not None else None, out=os.fspath(out),
-        preset=preset, config_file=config_file, overrides=tuple(_settings(settings)), max_epochs=max_epochs,
+        preset=preset, column=column, config_file=config_file, overrides=tuple(_settings(settings)), max_epochs=max_epochs,
         batch_size=batch_size, patience=patience, temperature=temperature,
         gold_weight=DEFAULT_GOLD_WEIGHT if gold_weight is None else gold_weight,
         top_k=DEFAULT_TOP_K if top_k is None else top_k, embeddings=embeddings,

@@ -83,9 +83,9 @@ def test_the_soft_targets_are_the_teachers_averaged_distributions(teachers, temp
     loaded = load_teachers([str(t) for t in teachers])
     sentences = read_sentences(DataSpec(SAMPLE))
     # the student numbers the labels otherwise (reversed, one more): they are matched by name
-    labels = ["EXTRA"] + loaded.labels[::-1]
+    labels = ["EXTRA"] + loaded.labels["upos"][::-1]
     ids = {label: i for i, label in enumerate(labels)}
-    table = soft_table(loaded, sentences, ids, len(labels), temperature, top_k=len(labels))
+    table = soft_table(loaded, sentences, {"upos": ids}, temperature, top_k=len(labels))["upos"]
     for index in (0, 5):
         sentence, start = sentences[index], table.starts[index]
         expected = direct_average(loaded.models, sentence, temperature)
@@ -95,7 +95,7 @@ def test_the_soft_targets_are_the_teachers_averaged_distributions(teachers, temp
             for label, probs in expected.items():
                 assert got[label] == pytest.approx(float(probs[word]), abs=1e-5), (index, word, label)
     # top 3: the three most probable labels of the average, renormalised
-    top = soft_table(loaded, sentences, ids, len(labels), temperature, top_k=3)
+    top = soft_table(loaded, sentences, {"upos": ids}, temperature, top_k=3)["upos"]
     expected = direct_average(loaded.models, sentences[0], temperature)
     best = sorted(expected, key=lambda label: -float(expected[label][0]))[:3]
     mass = sum(float(expected[label][0]) for label in best)
@@ -113,7 +113,7 @@ def test_the_soft_loss_is_the_cross_entropy_to_the_soft_targets(teachers):
     scores, gold = everything[..., : len(student.distribution_labels)], batch.tags
 
     def loss(soft: SoftTargets) -> float:
-        return float(student.loss(everything, student.with_soft_targets(batch, soft)))
+        return float(student.loss(everything, student.with_soft_targets(batch, {"upos": soft})))
 
     # one-hot soft targets on the gold tags: the gold cross-entropy (at T = 2: T² × that of scores / 2)
     onehot = SoftTargets(gold.clamp(min=0).unsqueeze(-1), (gold >= 0).float().unsqueeze(-1))
@@ -137,13 +137,13 @@ def test_the_collate_wrapper_gives_each_sentence_its_own_rows(teachers):
     sentences = read_sentences(DataSpec(SAMPLE))
     student, _ = model_file.load(teachers[0])
     ids = {label: i for i, label in enumerate(student.distribution_labels)}
-    table = soft_table(loaded, sentences, ids, len(ids), 1.0, top_k=4)
+    table = soft_table(loaded, sentences, {"upos": ids}, 1.0, top_k=4)
     batch = DistillCollate(student, sentences, table, 1.0, 0.0)([sentences[6], sentences[2]])
     for b, index in enumerate((6, 2)):
-        n, start = len(sentences[index]), table.starts[index]
-        assert torch.equal(batch.soft.ids[b, :n], table.ids[start : start + n].long())
-        assert torch.equal(batch.soft.probs[b, :n], table.probs[start : start + n])
-        assert float(batch.soft.probs[b, n:].abs().sum()) == 0.0  # padding adds nothing to the loss
+        n, start = len(sentences[index]), table["upos"].starts[index]
+        assert torch.equal(batch.soft["upos"].ids[b, :n], table["upos"].ids[start : start + n].long())
+        assert torch.equal(batch.soft["upos"].probs[b, :n], table["upos"].probs[start : start + n])
+        assert float(batch.soft["upos"].probs[b, n:].abs().sum()) == 0.0  # padding adds nothing to the loss
 
 
 def test_teachers_that_disagree_on_what_they_predict_are_refused(teachers, tmp_path):
@@ -156,15 +156,61 @@ def test_teachers_that_disagree_on_what_they_predict_are_refused(teachers, tmp_p
     assert_one_line_error(invoke("distill", "--teacher", teachers[0], "--teacher", fewer, *common),
                           "labels differ", "it lacks", "same label set")
     taught = invoke("distill", "--teacher", both, "--train", SAMPLE, "--dev", HELDOUT, "--out", tmp_path / "first.tagger",
-                    "--max-epochs", "1", *STUDENT)
-    assert taught.exit_code == 0, taught.stderr  # a tagger of several columns teaches its first
+                    "--max-epochs", "1", "--column", "upos", *STUDENT)
+    assert taught.exit_code == 0, taught.stderr  # a tagger of several columns teaches the one asked for
     assert model_file.read_archive(tmp_path / "first.tagger")["config"]["column"] == "upos"
     assert_one_line_error(invoke("distill", "--teacher", teachers[0], *common, "--set", "column=upos,xpos"),
-                          "the student must learn the teachers' column only (upos)")
+                          "does not predict xpos (it predicts upos)", "every teacher must predict")
+    assert_one_line_error(invoke("distill", "--teacher", both, "--teacher", xpos, *common, "--column", "upos"),
+                          "does not predict upos (it predicts xpos)", str(xpos))
     assert_one_line_error(invoke("distill", "--teacher", teachers[0], *common, "--gold-weight", "1"), "--gold-weight")
     assert not (tmp_path / "s.tagger").exists()
     with pytest.raises(TaggerError, match="list of model files"):
         tagger.distill(teachers=str(teachers[0]), train=SAMPLE, out=tmp_path / "s.tagger")
+
+
+def test_a_tagger_of_several_columns_teaches_each_of_them(tmp_path):
+    """A teacher of UPOS and XPOS teaches a student of both: each column's soft targets are its
+    distribution of that column, and the student's loss learns each from its own."""
+    teacher = train_teacher(tmp_path / "both.tagger", "--column", "upos,xpos", "--max-epochs", "4")
+    loaded = load_teachers([str(teacher)])
+    assert loaded.columns == ["upos", "xpos"]
+    model = loaded.models[0]
+    sentences = read_sentences(DataSpec(SAMPLE))
+    ids = {c: {label: i for i, label in enumerate(model.soft_labels(c))} for c in loaded.columns}
+    tables = soft_table(loaded, sentences, ids, 1.0, top_k=1)
+    given = model.distributions(model.collate(sentences[:1], with_gold=False))
+    n = len(sentences[0])
+    for column in ("upos", "xpos"):
+        assert tables[column].ids[:n, 0].tolist() == given[column][0, :n].argmax(-1).tolist()
+    assert model.soft_labels("xpos") != model.soft_labels("upos")
+
+    # the loss: one-hot soft targets on the gold XPOS give the gold loss; others another
+    batch = model.collate(sentences[:3])
+    with torch.no_grad():
+        scores = model(batch)
+    gold = batch.more_tags[0]
+    onehot = SoftTargets(gold.clamp(min=0).unsqueeze(-1), (gold >= 0).float().unsqueeze(-1))
+    plain = float(model.loss(scores, batch))
+    assert float(model.loss(scores, model.with_soft_targets(batch, {"xpos": onehot}))) == pytest.approx(plain, rel=1e-5)
+    other = SoftTargets(torch.ones_like(onehot.ids), onehot.probs)
+    assert float(model.loss(scores, model.with_soft_targets(batch, {"xpos": other}))) != pytest.approx(plain, rel=1e-3)
+    with pytest.raises(TaggerError, match="feats"):
+        model.with_soft_targets(batch, {"feats": onehot})
+
+    out = tmp_path / "s.tagger"
+    done = invoke("distill", "--teacher", teacher, "--train", SAMPLE, "--dev", HELDOUT, "--out", out,
+                  "--max-epochs", "2", "--json", *STUDENT)
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    summary = json.loads(done.stdout)
+    assert summary["soft_columns"] == ["upos", "xpos"] and "for upos, xpos" in summary["notes"][0]
+    assert summary["dev_metric"] == "mean accuracy"
+    # the teacher's dev score is the mean of its two columns' accuracies, as evaluate gives it
+    assert summary["teachers"][0]["dev"] == pytest.approx(tagger.evaluate(str(teacher), HELDOUT, precision="fp32")["score"])
+    student = tagger.load(out, precision="fp32")
+    tagged = student.tag([["The", "dog", "sat", "."]])[0]
+    assert len(tagged["upos"]) == len(tagged["xpos"]) == 4
+    assert model_file.read_archive(out)["config"]["column"] == "upos,xpos"
 
 
 def test_the_python_api_distils(teachers, tmp_path):

@@ -28,6 +28,8 @@ from tagger.training.trainer import Interrupted
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the student's model file (missing parent folders are created).")
 @click.option("--format", "-f", "fmt", default="auto", show_default=True, help="Input format of --train/--dev (auto detects).")
 @click.option("--columns", help="For --format columns: NAME=N pairs, e.g. form=2,tag=6.")
+@click.option("--column", help="The columns the student learns, e.g. upos or upos,xpos. Default: every column all its "
+              "teachers predict.")
 @click.option("--preset", default=DEFAULT_PRESET, show_default=True, help="The student's named configuration.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), help="The student's JSON config file.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override one value of the student's config (repeatable).")
@@ -48,20 +50,21 @@ from tagger.training.trainer import Interrupted
 @click.option("--threads", type=option_type("threads"), help="CPU threads for torch.")
 @click.option("--quiet", is_flag=True, help="Print only the final summary lines (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
-def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, columns, preset, config_file, overrides,
+def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, columns, column, preset, config_file, overrides,
             temperature, gold_weight, top_k, unlabeled_path, embeddings, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,
             threads, quiet, as_json) -> None:
     """Train a (smaller) tagger on the averaged tag distributions of trained taggers.
 
-    The teachers must predict the same column with the same tags; the student learns it from
-    their averaged distributions (mixed with the gold tags by --gold-weight) and is scored on
-    gold --dev as in tagger train. It is an ordinary model file: tagger tag, evaluate and info
+    The teachers must predict the student's columns (by default every column they all predict),
+    each with the same tags; the student learns each from their averaged distributions (mixed
+    with the gold tags by --gold-weight) and is scored on gold --dev as in tagger train. It is an ordinary model file: tagger tag, evaluate and info
     take it as they take any tagger.
 
     \b
     Examples:
       tagger distill --teacher a.tagger b.tagger --train train.conllu --dev dev.conllu --out small.tagger
       tagger distill --teacher a.tagger --teacher b.tagger --preset small --gold-weight 0 --train T --dev D --out S
+      tagger distill --teacher upos-xpos-feats.tagger --column upos,xpos --preset fast --train T --dev D --out S
       tagger distill --teacher big.tagger --preset fast --embeddings glove-6b-50d --unlabeled more.txt --train T --dev D --out S
     """
     if threads:
@@ -70,7 +73,7 @@ def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, column
         teachers=tuple(teacher_paths) + tuple(more_teachers),
         train=DataSpec(train_path, fmt, columns, max_sentences),
         dev=DataSpec(dev_path, fmt, columns) if dev_path else None,
-        out=out, preset=preset, config_file=config_file, overrides=tuple(overrides),
+        out=out, preset=preset, column=column, config_file=config_file, overrides=tuple(overrides),
         max_epochs=max_epochs, batch_size=batch_size, patience=patience,
         temperature=temperature, gold_weight=gold_weight, top_k=top_k, embeddings=embeddings,
         unlabeled=DataSpec(unlabeled_path, fmt, columns) if unlabeled_path else None,

@@ -37,12 +37,12 @@ class Batch(Protocol):
 @dataclass
 class SoftTargets:
     """Soft targets of a batch for knowledge distillation (:meth:`Model.with_soft_targets`):
-    per token the ``K`` most probable labels of the first column under the teachers' averaged
+    per token of one column the ``K`` most probable labels under the teachers' averaged
     distribution (at ``temperature``), renormalised. The loss is ``gold_weight`` × the gold
     cross-entropy + (1 − ``gold_weight``) × ``temperature``² × the cross-entropy of the model's
     distribution at ``temperature`` to these targets."""
 
-    ids: torch.Tensor  # [B, T, K] label ids in the model's first column (distribution_labels), 0 at padding
+    ids: torch.Tensor  # [B, T, K] label ids in the column's labels (soft_labels(column)), 0 at padding
     probs: torch.Tensor  # [B, T, K] their probabilities, summing to 1 per token; 0 at padding
     temperature: float = 1.0
     gold_weight: float = 0.0
@@ -112,10 +112,18 @@ class Model(Protocol):
         ...
 
     @classmethod
-    def vocabs_with_labels(cls, config: Any, vocabs: dict[str, list[str]], labels: Sequence[str]) -> dict[str, list[str]]:
-        """``vocabs`` (:meth:`vocabs_from`) with every one of ``labels`` among the first column's
-        (:attr:`distribution_labels`), those missing added: a distilled model covers its
-        teachers' labels. TaggerError where ``can_distill`` is False."""
+    def vocabs_with_labels(cls, config: Any, vocabs: dict[str, list[str]],
+                           labels: dict[str, Sequence[str]]) -> dict[str, list[str]]:
+        """``vocabs`` (:meth:`vocabs_from`) with, per column of ``labels`` (among
+        :meth:`soft_columns`), every one of its labels among that column's, those missing added:
+        a distilled model covers its teachers' labels. TaggerError where ``can_distill`` is False."""
+        ...
+
+    @classmethod
+    def soft_columns(cls, config: Any) -> list[str]:
+        """The output columns one head scores whole (:meth:`soft_labels`, :meth:`distributions`):
+        what a teacher teaches and a student learns from soft targets; empty where ``can_distill``
+        is False."""
         ...
 
     @classmethod
@@ -162,10 +170,21 @@ class Model(Protocol):
         and against its :class:`SoftTargets` where it carries some (:meth:`with_soft_targets`)."""
         ...
 
-    def with_soft_targets(self, batch: Any, soft: SoftTargets) -> Batch:
-        """``batch`` (from :meth:`collate`, with gold) carrying ``soft``, which :meth:`loss` then
-        learns the first column from (knowledge distillation, :mod:`tagger.training.distill`).
+    def with_soft_targets(self, batch: Any, soft: dict[str, SoftTargets]) -> Batch:
+        """``batch`` (from :meth:`collate`, with gold) carrying ``soft`` (per column of
+        :meth:`soft_columns`), which :meth:`loss` then learns those columns from (knowledge
+        distillation, :mod:`tagger.training.distill`). TaggerError where ``can_distill`` is False."""
+        ...
+
+    def distributions(self, batch: Any) -> dict[str, torch.Tensor]:
+        """Per column of :meth:`soft_columns`, per-token probabilities ``[B, T, C_column]`` over
+        :meth:`soft_labels` of it, from one forward pass (a teacher's, for distillation).
         TaggerError where ``can_distill`` is False."""
+        ...
+
+    def soft_labels(self, column: str) -> list[str]:
+        """The labels of ``column`` (one of :meth:`soft_columns`) that :meth:`distributions`'
+        last axis is over. TaggerError where ``can_distill`` is False."""
         ...
 
     def decode(self, batch: Any) -> list:
@@ -255,11 +274,22 @@ class NoDistillation:
     name: ClassVar[str]
 
     @classmethod
-    def vocabs_with_labels(cls, config: Any, vocabs: dict[str, list[str]], labels: Sequence[str]) -> dict[str, list[str]]:
+    def vocabs_with_labels(cls, config: Any, vocabs: dict[str, list[str]],
+                           labels: dict[str, Sequence[str]]) -> dict[str, list[str]]:
         raise TaggerError(f"the {cls.name} model cannot be distilled (distillation trains taggers)")
 
-    def with_soft_targets(self, batch: Any, soft: SoftTargets) -> Batch:
+    @classmethod
+    def soft_columns(cls, config: Any) -> list[str]:
+        return []
+
+    def with_soft_targets(self, batch: Any, soft: dict[str, SoftTargets]) -> Batch:
         raise TaggerError(f"the {self.name} model cannot be distilled (distillation trains taggers)")
+
+    def distributions(self, batch: Any) -> dict[str, torch.Tensor]:
+        raise TaggerError(f"the {self.name} model cannot teach (distillation learns from taggers)")
+
+    def soft_labels(self, column: str) -> list[str]:
+        raise TaggerError(f"the {self.name} model cannot teach (distillation learns from taggers)")
 
 
 class NoTransformer:

@@ -9,7 +9,8 @@ others); a ``feats`` column after the first may instead have one head per featur
 whose predictions are joined back into a bundle sorted by feature name. ``aux_column`` is one
 more head that is learned and never output. The loss is the sum of the heads' cross-entropies
 (``aux_weight`` times the auxiliary head's); a batch with soft targets (distillation,
-:class:`~tagger.models.base.SoftTargets`) learns the first column from them, mixed with its gold.
+:class:`~tagger.models.base.SoftTargets`) learns each column it has them for (:meth:`SkipLSTMTagger.soft_columns`:
+every column one head scores whole) from them, mixed with its gold.
 """
 
 from __future__ import annotations
@@ -131,12 +132,13 @@ class TaggerBatch:
     spelled: torch.Tensor | None = None  # [U+1, L] char ids of <w> word </w>, 0-padded; None without a CNN
     forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
     more_tags: torch.Tensor | None = None  # [H-1, B, T] gold ids of the other heads, in order, -100 at padding
-    soft: SoftTargets | None = None  # the first column's teacher distributions (distillation); None: gold only
+    soft: dict[str, SoftTargets] | None = None  # per column, the teachers' distributions (distillation); None: gold only
     sentences: list[list[str]] | None = None  # the words of each sentence, for a transformer under the model (else None)
 
     def to(self, device: torch.device) -> "TaggerBatch":
         move = lambda t: t.to(device, non_blocking=True) if isinstance(t, (torch.Tensor, SoftTargets)) else t  # noqa: E731
-        return TaggerBatch(*(move(getattr(self, f.name)) for f in fields(self)))
+        soft = {column: move(targets) for column, targets in self.soft.items()} if self.soft else self.soft
+        return TaggerBatch(*(move(getattr(self, f.name)) if f.name != "soft" else soft for f in fields(self)))
 
     @property
     def n_tokens(self) -> int:
@@ -158,7 +160,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     # capabilities (tagger.models.base.Model)
     reads_raw_text = False  # it reads sentences from a format reader
     gives_distribution = True
-    can_distill = True  # loss learns the first column from SoftTargets (tagger.training.distill)
+    can_distill = True  # loss learns its soft_columns from SoftTargets (tagger.training.distill)
     can_bootstrap = False
     can_take_encoder = False
     takes_transformer = True  # config.transformer: a pretrained transformer's word vectors join the input
@@ -341,11 +343,22 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     @classmethod
     def vocabs_with_labels(cls, config: TaggerConfig, vocabs: dict[str, list[str]],
-                           labels: Sequence[str]) -> dict[str, list[str]]:
-        """``vocabs`` with ``labels`` missing from the first column's tags appended (after RARE,
-        if any: a training tag that is one of them is then learned as itself, not as RARE)."""
-        known = set(vocabs["tags"])
-        return {**vocabs, "tags": vocabs["tags"] + [label for label in labels if label not in known]}
+                           labels: dict[str, Sequence[str]]) -> dict[str, list[str]]:
+        """``vocabs`` with, per column of ``labels``, those missing from its values appended (after
+        RARE, if any: a training tag that is one of them is then learned as itself, not as RARE)."""
+        out = dict(vocabs)
+        for index, column in enumerate(config.columns):
+            if column in labels:
+                key = column_key(index, column)
+                known = set(out[key])
+                out[key] = out[key] + [label for label in labels[column] if label not in known]
+        return out
+
+    @classmethod
+    def soft_columns(cls, config: TaggerConfig) -> list[str]:
+        """Its columns but a later ``feats`` predicted per feature (``feats_mode=feature``)."""
+        return [column for index, column in enumerate(config.columns)
+                if not (index > 0 and column == FEATS and config.feats_mode == "feature")]
 
     def collate(self, sentences: Sequence[Sentence], with_gold: bool = True) -> TaggerBatch:
         """Number and pad ``sentences``, featurising each distinct word once; gold tags only when
@@ -450,35 +463,57 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
         """The sum over the heads of each one's mean cross-entropy over the batch's tokens (the
-        auxiliary column's times ``aux_weight``): ``scores`` from :meth:`forward`. With
-        ``batch.soft`` the first column's part is ``gold_weight`` × its gold cross-entropy +
+        auxiliary column's times ``aux_weight``): ``scores`` from :meth:`forward`. The part of a
+        column with soft targets in ``batch.soft`` is ``gold_weight`` × its gold cross-entropy +
         (1 − ``gold_weight``) × :meth:`soft_loss`."""
-        smoothing = self.config.label_smoothing
-        loss = F.cross_entropy(scores[..., : self.n_tags].flatten(0, 1), batch.tags.flatten(), ignore_index=-100, label_smoothing=smoothing)
-        if batch.soft is not None:
-            weight = batch.soft.gold_weight
-            soft = (1.0 - weight) * self.soft_loss(scores[..., : self.n_tags], batch.soft, batch.lengths)
-            loss = soft + weight * loss if weight else soft
-        if batch.more_tags is not None:
-            for head, gold in zip(self.heads[1:], batch.more_tags):
-                part = F.cross_entropy(scores[..., head.start : head.stop].flatten(0, 1), gold.flatten(), ignore_index=-100,
-                                       label_smoothing=smoothing)
-                loss = loss + (part if head.weight == 1.0 else head.weight * part)
+        smoothing, soft = self.config.label_smoothing, batch.soft or {}
+        golds = [batch.tags, *(batch.more_tags if batch.more_tags is not None else ())]
+        loss = scores.new_zeros(())
+        for head, gold in zip(self.heads, golds):
+            part = F.cross_entropy(scores[..., head.start : head.stop].flatten(0, 1), gold.flatten(), ignore_index=-100,
+                                   label_smoothing=smoothing)
+            taught = soft.get(head.column) if head.output and head.feature is None else None
+            if taught is not None:
+                weight = taught.gold_weight
+                learnt = (1.0 - weight) * self.soft_loss(scores[..., head.start : head.stop], taught, batch.lengths)
+                part = learnt + weight * part if weight else learnt
+            loss = loss + (part if head.weight == 1.0 else head.weight * part)
         return loss
 
     @staticmethod
     def soft_loss(scores: torch.Tensor, soft: SoftTargets, lengths: torch.Tensor) -> torch.Tensor:
-        """Temperature² × the mean over the tokens of the cross-entropy of the first column's
+        """Temperature² × the mean over the tokens of the cross-entropy of one column's
         distribution at the temperature, ``softmax(scores / temperature)``, to ``soft``'s targets
-        (Hinton et al. 2015): ``scores`` [B, T, n_tags], ``lengths`` [B]."""
+        (Hinton et al. 2015): ``scores`` [B, T, C] (that column's head), ``lengths`` [B]."""
         t = soft.temperature
         log_probs = (scores / t if t != 1.0 else scores).log_softmax(-1)  # [B, T, n_tags]
         per_token = -(soft.probs * log_probs.gather(-1, soft.ids)).sum(-1)  # [B, T], 0 at padding
         return per_token.sum() * (t * t) / lengths.sum().clamp(min=1)
 
-    def with_soft_targets(self, batch: TaggerBatch, soft: SoftTargets) -> TaggerBatch:
-        """``batch`` carrying the first column's soft targets (``soft.ids`` index :attr:`tag_vocab`)."""
+    def with_soft_targets(self, batch: TaggerBatch, soft: dict[str, SoftTargets]) -> TaggerBatch:
+        """``batch`` carrying soft targets per column (``ids`` index its :meth:`soft_labels`)."""
+        unknown = sorted(set(soft) - set(self.soft_columns(self.config)))
+        if unknown:
+            raise TaggerError(f"soft targets for {', '.join(unknown)}, which this tagger does not learn whole")
         return replace(batch, soft=soft)
+
+    def soft_labels(self, column: str) -> list[str]:
+        """The values of ``column``'s head, in the order of its scores."""
+        return self.labels[self._whole_head(column).key].itos
+
+    @torch.no_grad()
+    def distributions(self, batch: TaggerBatch) -> dict[str, torch.Tensor]:
+        """Per column of :meth:`soft_columns`, its probabilities [B, T, C], padding and RARE excluded."""
+        scores = self(batch).masked_fill(self.banned_all, float("-inf"))
+        return {column: scores[..., head.start : head.stop].softmax(-1)
+                for column in self.soft_columns(self.config) for head in [self._whole_head(column)]}
+
+    def _whole_head(self, column: str) -> Head:
+        """The head scoring ``column``'s whole values; TaggerError for another column."""
+        heads = self.output_heads.get(column, [])
+        if len(heads) != 1 or heads[0].feature is not None:
+            raise TaggerError(f"this tagger does not predict whole values of {column}")
+        return heads[0]
 
     @torch.no_grad()
     def distribution(self, batch: TaggerBatch) -> torch.Tensor:
