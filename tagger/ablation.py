@@ -1,10 +1,14 @@
 """The ablation zoo as plain functions: the named presets of every model family
-(:func:`list_presets`, ``tagger presets``) and the papers' tables, each row a preset of the
-skip-LSTM tagger, trained row by row under one budget and printed beside the paper's figures
-(:func:`run_table`, ``tagger ablate``).
+(:func:`list_presets`, ``tagger presets``) and the papers' tables, each row a preset of one
+family (the skip-LSTM tagger's for Wu et al., the transition parser's for Elkaref & Bohnet),
+trained row by row under one budget and printed beside the paper's figures (:func:`run_table`,
+``tagger ablate``).
 
-A table (``TABLES`` in :mod:`tagger.models.skip_lstm.presets`) is the presets whose ``table`` key
-names it, in the order they are written. ``run_table`` trains each row in a process of its own
+A table (``TABLES`` in a family's presets module, :data:`TABLE_SOURCES`) is that family's
+presets whose ``table`` key names it, in the order they are written. A row may read the run's
+vectors only in one case of its table (``vectors``: paper 004's random against pre-trained
+embeddings) and may start from another row's model (``bootstrap``, ``gates``): such rows run
+after the rows they start from. ``run_table`` trains each row in a process of its own
 (``python -m tagger.ablation SPEC``, the stamped-job protocol of :mod:`tagger.training.jobs`:
 train through :func:`tagger.training.dispatch.train`, score the best model on the test file,
 write ``DIR/ROW.json`` atomically, stamped with the run's :func:`identity` under ``run``),
@@ -30,17 +34,21 @@ from tagger.errors import TaggerError
 from tagger.model_file import atomic_write
 from tagger.models import MODELS
 from tagger.models.skip_lstm import presets as zoo_presets
+from tagger.models.transition_parser import presets as parser_presets
 from tagger.tasks import TASKS, get_task
 from tagger.training.jobs import EpochLines, Job, child_main, clear_stale, run_stamped, threads_per_job, write_json
 
-#: The model family whose presets hold the papers' rows (and ``TABLES``).
+#: The model family listed first (``tagger presets``): the one most of the papers' rows are of.
 ZOO_FAMILY = "skip_lstm"
+
+#: Per model family with tables, the presets module holding its ``TABLES`` (read when asked).
+TABLE_SOURCES: dict[str, Any] = {ZOO_FAMILY: zoo_presets, "transition_parser": parser_presets}
 
 #: Which recurrent scan a family's presets run on, shown by ``tagger presets`` (:func:`scan_of`).
 SCANS: dict[str, str] = {ZOO_FAMILY: "fast"}
 
-#: The tasks a table can be trained on: those the zoo's family learns.
-ZOO_TASKS = tuple(name for name, task in TASKS.items() if task.model == ZOO_FAMILY)
+#: The tasks a table can be trained on: those the families with tables learn.
+ZOO_TASKS = tuple(name for name, task in TASKS.items() if task.model in TABLE_SOURCES)
 
 #: What a result file keeps about the run that made it; rows are comparable only if these agree.
 IDENTITY_KEYS = ("task", "column", "format", "train", "dev", "test", "max_sentences", "budget_minutes", "seed",
@@ -48,13 +56,17 @@ IDENTITY_KEYS = ("task", "column", "format", "train", "dev", "test", "max_senten
 
 #: Shown for a figure nobody has (yet).
 PENDING = "…"
+#: Shown for the paper's test figures of a table that reports dev only (``test_reported`` False).
+NOT_REPORTED = "—"
 
 
 # -- presets and tables ------------------------------------------------------------------------
 
 def tables() -> dict[str, dict[str, Any]]:
-    """The papers' tables: id -> ``{"paper", "file", "number", "title", "data"}``."""
-    return zoo_presets.TABLES
+    """The papers' tables: id -> ``{"paper", "file", "number", "title", "data", "family", "task"}``
+    (``task``: what its rows learn unless ``--task`` says otherwise; ``pos`` where not given)."""
+    return {name: {"task": "pos", **entry, "family": family}
+            for family, module in TABLE_SOURCES.items() for name, entry in module.TABLES.items()}
 
 
 def get_table(table: str) -> dict[str, Any]:
@@ -67,8 +79,21 @@ def get_table(table: str) -> dict[str, Any]:
 
 def table_rows(table: str) -> list[str]:
     """The preset names that are the rows of ``table``, in the order they are written."""
-    get_table(table)
-    return [name for name, entry in MODELS[ZOO_FAMILY].PRESETS.items() if entry.get("table") == table]
+    return [name for name, entry in table_presets(table).items() if entry.get("table") == table]
+
+
+def table_presets(table: str) -> dict[str, dict[str, Any]]:
+    """The presets of ``table``'s family (its rows among them)."""
+    return MODELS[get_table(table)["family"]].PRESETS
+
+
+def row_embeddings(entry: Mapping[str, Any], embeddings: str | None) -> str | None:
+    """The vectors row ``entry`` trains with: the run's (``embeddings``), except in the random
+    case of a table that has both (``vectors`` False) and in a bootstrapped row, which takes
+    its source row's table of vectors with its weights."""
+    if entry.get("bootstrap") or entry.get("vectors") is False:
+        return None
+    return embeddings
 
 
 def scan_of(family: str, preset: str) -> str:
@@ -108,6 +133,7 @@ PAPER_VECTORS = {
     "vinyals2015": "512-dimensional word2vec, trained further (Vinyals et al. 2015)",
     "ffn-paper": "100-dimensional GloVe or random, both reported (Elkaref & Bohnet 2017, Tables 3-5)",
     "lstm-paper": "100-dimensional GloVe or random, both reported (Elkaref & Bohnet 2017, Tables 3-5)",
+    "elkaref2017": "100-dimensional GloVe in the pre-trained rows, random in the others (Elkaref & Bohnet 2017)",
 }
 
 
@@ -129,7 +155,7 @@ def list_presets(family: str | None = None, table: str | None = None) -> list[di
             continue
         presets = MODELS[name_of_family].PRESETS
         for name, entry in presets.items():
-            if rows is not None and (name_of_family != ZOO_FAMILY or name not in rows):
+            if rows is not None and (entry.get("table") != table or name not in rows):
                 continue
             model, training = resolve_preset(presets, name)
             out.append({
@@ -155,7 +181,7 @@ class AblationRequest:
     dev: str
     test: str
     budget_minutes: float
-    task: str = "pos"
+    task: str | None = None  # None: the table's (tables()[table]["task"])
     column: str | None = None
     format: str = "auto"
     max_sentences: int | None = None
@@ -168,12 +194,17 @@ class AblationRequest:
     embeddings: str | None = None  # pretrained vectors for every row (tagger train --embeddings)
 
 
+def task_of(request: AblationRequest) -> str:
+    """The task the rows learn: ``--task``, else the table's."""
+    return request.task or get_table(request.table)["task"]
+
+
 def identity(request: AblationRequest) -> dict[str, Any]:
     """What makes two rows' results comparable (:data:`IDENTITY_KEYS`): the data (absolute
     paths), the budget, the seed and the overrides (sorted, the last of a repeated key)."""
     overrides = parse_overrides(request.overrides)
     return {
-        "task": request.task, "column": request.column, "format": request.format,
+        "task": task_of(request), "column": request.column, "format": request.format,
         "train": os.path.abspath(request.train), "dev": os.path.abspath(request.dev),
         "test": os.path.abspath(request.test), "max_sentences": request.max_sentences,
         "budget_minutes": request.budget_minutes, "seed": request.seed,
@@ -186,7 +217,7 @@ def row_configs(request: AblationRequest, preset: str) -> tuple[dict[str, Any], 
     """The whole model config and training config row ``preset`` trains with: the task's
     defaults < the preset < the overrides (``--column``, then ``--set``), as ``tagger train
     --preset`` builds them. A bad key or value is an error here, before anything trains."""
-    task = get_task(request.task)
+    task = get_task(task_of(request))
     cls = MODELS[task.model]
     column = [f"{task.column_key}={request.column}"] if request.column else []
     config, training = build_configs(cls, cls.PRESETS, preset, None, column + list(request.overrides), task.defaults)
@@ -197,9 +228,11 @@ def check_request(request: AblationRequest) -> list[str]:
     """The rows to train (``request.rows``, else the whole table), after checking what can be
     checked before anything runs: the table, the rows, the task, the data files, the configs."""
     rows = table_rows(request.table)
-    if get_task(request.task).model != ZOO_FAMILY:
-        raise TaggerError(f"--task {request.task} trains a {get_task(request.task).model}; the tables' rows are "
-                          f"{ZOO_FAMILY} presets (tasks: {', '.join(ZOO_TASKS)})")
+    family, task = get_table(request.table)["family"], task_of(request)
+    if get_task(task).model != family:
+        tasks = [name for name, entry in TASKS.items() if entry.model == family]
+        raise TaggerError(f"--task {task} trains a {get_task(task).model}; table {request.table}'s rows are "
+                          f"{family} presets (tasks: {', '.join(tasks)})")
     if not rows:
         raise TaggerError(f"table {request.table} has no rows (no preset names it)")
     chosen = list(request.rows) or rows
@@ -214,7 +247,37 @@ def check_request(request: AblationRequest) -> list[str]:
             raise TaggerError("no such file", path)
     for name in chosen:
         row_configs(request, name)
+    _check_row_inputs(request, chosen)
     return [name for name in rows if name in chosen]
+
+
+def _check_row_inputs(request: AblationRequest, chosen: Sequence[str]) -> None:
+    """A one-line error for rows that read pre-trained vectors without ``--embeddings``, or that
+    start from a row neither chosen nor done."""
+    presets = table_presets(request.table)
+    vectors = [name for name in chosen if presets[name].get("vectors") and not presets[name].get("bootstrap")]
+    if vectors and not request.embeddings:
+        raise TaggerError(f"row{'s' * (len(vectors) != 1)} {', '.join(vectors)} of {request.table} read pre-trained "
+                          f"vectors: give --embeddings (a file, or glove-6b-50d), or leave them out with --rows")
+    for name in chosen:
+        source = presets[name].get("bootstrap")
+        if source and source not in chosen and not result_path(request.out_dir, source).is_file():
+            raise TaggerError(f"row {name} starts from row {source}'s model: add {source} to --rows")
+
+
+def waves(rows: Sequence[str], presets: Mapping[str, Mapping[str, Any]], done: Mapping[str, Any]) -> list[list[str]]:
+    """``rows`` in the order they can run: first those that start from nothing or from a row
+    done before, then those that start from a row of the wave before, and so on."""
+    out: list[list[str]] = []
+    ready, left = set(done), list(rows)
+    while left:
+        wave = [name for name in left if presets[name].get("bootstrap") in (None, *ready)]
+        if not wave:  # a source neither in rows nor done (check_request refuses that): run them to fail
+            wave = left
+        out.append(wave)
+        ready |= set(wave)
+        left = [name for name in left if name not in wave]
+    return out
 
 
 def result_path(out_dir: str | os.PathLike, preset: str) -> Path:
@@ -304,8 +367,13 @@ def _prepare(request: AblationRequest, name: str, threads: int) -> None:
     model, training = row_configs(request, name)
     work = job.spec.parent
     write_json(work / "config.json", {"model": model, "training": training}, ensure_ascii=True, newline=False)
+    entry = table_presets(request.table)[name]
+    source = entry.get("bootstrap")
     spec = {"preset": name, "table": request.table, "run": job.stamp, "out_dir": os.path.abspath(request.out_dir),
-            "threads": threads, "device": request.device, "jobs": request.jobs}
+            "threads": threads, "device": request.device, "jobs": request.jobs,
+            "embeddings": row_embeddings(entry, request.embeddings),
+            "bootstrap": os.path.abspath(Path(request.out_dir) / f"{source}.model") if source else None,
+            "gates": entry.get("gates")}
     write_json(job.spec, spec, ensure_ascii=True, newline=False)
 
 
@@ -353,9 +421,14 @@ def run_table(request: AblationRequest, say: Callable[[str], None] = lambda line
         say(f"stopped {', '.join(job.name for job in running)} (checkpoints in {Path(request.out_dir) / 'ckpt'}); "
             f"run the same command again to continue")
 
-    run_stamped([_job(request, name, threads) for _, name in pending], request.jobs, start, ended, stopped,
-                collect=lambda job: load_results(request.out_dir, [job.name]).get(job.name), done=done,
-                poll_seconds=poll_seconds)
+    presets = table_presets(request.table)
+    for wave in waves([name for _, name in pending], presets, done):
+        for name in [name for name in wave if presets[name].get("bootstrap") in failed]:
+            failed.append(name)
+            say(f"row {index_of[name]}/{total} {name} failed: the row it starts from, {presets[name]['bootstrap']}, failed")
+        run_stamped([_job(request, name, threads) for name in wave if name not in failed], request.jobs, start, ended,
+                    stopped, collect=lambda job: load_results(request.out_dir, [job.name]).get(job.name), done=done,
+                    poll_seconds=poll_seconds)
     report = table_report(request.table, done, settings, failed)
     write_report(request.out_dir, report)
     return report
@@ -398,7 +471,7 @@ def table_report(table: str, results: Mapping[str, Mapping[str, Any]], settings:
     settings, the rows that ``failed`` in it, and per row the paper's figures beside ours
     (None where not run yet)."""
     entry = get_table(table)
-    presets = MODELS[ZOO_FAMILY].PRESETS
+    presets = table_presets(table)
     rows = []
     for name in table_rows(table):
         preset, result = presets[name], results.get(name)
@@ -410,6 +483,7 @@ def table_report(table: str, results: Mapping[str, Mapping[str, Any]], settings:
             "tokens_per_second": result["tokens_per_second"] if result else None,
         })
     return {"table": table, **{key: entry.get(key) for key in ("paper", "number", "title", "data")},
+            "paper_test_reported": entry.get("test_reported", True),
             "settings": dict(settings), "failed": list(failed), "rows": rows}
 
 
@@ -424,10 +498,12 @@ COLUMNS = ("Case", "Variant", "paper dev", "paper test", "our dev", "our test", 
 def display_rows(report: Mapping[str, Any]) -> list[list[str]]:
     """The table's rows as printed, in the paper's layout: a case named on its first row only."""
     out, case = [], None
+    reported = report.get("paper_test_reported", True)
     for row in report["rows"]:
         shown = row["case"] if row["case"] != case else ""
         case = row["case"]
-        out.append([shown, row["row"], _figure(row["paper_dev"]), _figure(row["paper_test"]), _figure(row["dev"]),
+        paper_test = _figure(row["paper_test"]) if reported else NOT_REPORTED
+        out.append([shown, row["row"], _figure(row["paper_dev"]), paper_test, _figure(row["dev"]),
                     _figure(row["test"]), row["preset"]])
     return out
 
@@ -482,7 +558,8 @@ def row_request(run: Mapping[str, Any], spec: Mapping[str, Any], config_file: Pa
                          overrides=[f"{key}={value}" for key, value in parse_overrides(run["overrides"]).items()],
                          max_minutes=run["budget_minutes"], max_sentences=run["max_sentences"], seed=run["seed"],
                          device=spec["device"], threads=spec["threads"], checkpoint_dir=config_file.parent,
-                         resume=True, embeddings=run.get("embeddings"))
+                         resume=True, embeddings=spec.get("embeddings", run.get("embeddings")),
+                         bootstrap=spec.get("bootstrap"), gates=spec.get("gates"))
 
 
 def score_on_test(model_path: Path, test: str, fmt: str, device: str) -> tuple[float, int]:

@@ -299,3 +299,81 @@ def test_ablate_gives_every_row_the_vectors_and_keeps_runs_with_others_apart(zoo
     assert archive.read(out / result["model_file"])["config"]["pretrained_dim"] == 3  # the row's model has the table
     assert f"vectors: {vectors}" in (out / "table.md").read_text()
     assert_one_line_error(invoke(*command), "fx-plain.json", "another run")  # without the vectors: not mixed in
+
+
+# -- paper 004's tables: the transition parser's rows ---------------------------------------
+
+def test_paper_004s_tables_are_parser_rows_with_the_papers_figures():
+    """Tables 3-5 of Elkaref & Bohnet 2017: per case (random, pre-trained) the paper's rows with
+    its dev LAS; the bootstrapped rows start from the FFN row of their own table and case."""
+    counts = {"elkaref2017-t3": 14, "elkaref2017-t4": 14, "elkaref2017-t5": 12}
+    presets = MODELS["transition_parser"].PRESETS
+    for table, count in counts.items():
+        rows = ablation.table_rows(table)
+        assert len(rows) == count and ablation.get_table(table)["family"] == "transition_parser"
+        for name in rows:
+            entry = presets[name]
+            glove = name.endswith("-glove")
+            assert entry["vectors"] is glove and entry["case"] == ("Pre-trained embeddings" if glove else "Random embeddings")
+            if entry.get("bootstrap"):
+                source = presets[entry["bootstrap"]]
+                assert entry["bootstrap"] in rows and source["row"] == "FFN baseline" and source["vectors"] is glove
+    t4 = {presets[n]["row"]: presets[n] for n in ablation.table_rows("elkaref2017-t4") if n.endswith("-glove")}
+    assert t4["bootstrapped f gate"]["paper_dev"] == 91.22 and t4["bootstrapped f gate"]["gates"] == "f"
+    assert t4["FFN baseline"]["paper_uas"] == 92.76 and t4["bootstrapped all gates"]["gates"] is None
+    t5 = {presets[n]["row"]: presets[n] for n in ablation.table_rows("elkaref2017-t5") if n.endswith("-random")}
+    assert t5["bootstrapped z gate"]["paper_dev"] == 87.90
+    shown = ablation.display_rows(ablation.table_report("elkaref2017-t3", {}, {}))
+    assert shown[0][:4] == ["Random embeddings", "FFN baseline", "89.85", ablation.NOT_REPORTED]
+    assert shown[7][:3] == ["Pre-trained embeddings", "FFN baseline", "90.47"]
+    listed = invoke("presets", "--table", "elkaref2017-t5", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    assert [p["name"] for p in json.loads(listed.stdout)] == ablation.table_rows("elkaref2017-t5")
+
+
+def test_a_parser_table_refuses_what_its_rows_cannot_do(tmp_path):
+    data = "data/sample.conllu"
+    base = ["ablate", "--table", "elkaref2017-t3", "--out-dir", tmp_path / "o", "--train", data, "--dev", data,
+            "--test", data, "--budget-minutes", "1"]
+    assert_one_line_error(invoke(*base), "elkaref2017-t3-ffn-glove", "read pre-trained vectors", "--embeddings")
+    assert_one_line_error(invoke(*base, "--rows", "elkaref2017-t3-lstm-boot-random"),
+                          "starts from row elkaref2017-t3-ffn-random's model")
+    assert_one_line_error(invoke(*base, "--task", "pos", "--rows", "elkaref2017-t3-ffn-random"),
+                          "transition_parser presets (tasks: dep")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_ablate_trains_paper_004s_rows_the_bootstrapped_after_their_ffn(ewt_slices, tmp_path):
+    """Random and pre-trained FFN rows, and LSTMs bootstrapped from each: the pre-trained rows
+    get the vectors (the bootstrapped one through its FFN's weights), the random ones none."""
+    from tagger import archive, model_file
+
+    train, dev, test = ewt_slices
+    words = list(dict.fromkeys(w.lower() for line in train.read_text(encoding="utf-8").splitlines()
+                               if line and not line.startswith("#") for w in [line.split("\t")[1]]))
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("".join(f"{w} {i % 7 - 3} 0.5 {i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
+    out = tmp_path / "e3"
+    rows = [f"elkaref2017-t3-{row}-{case}" for case in ("random", "glove") for row in ("ffn", "lstm-boot")]
+    done = invoke("ablate", "--table", "elkaref2017-t3", "--rows", ",".join(rows), "--train", train, "--dev", dev,
+                  "--test", test, "--budget-minutes", "1", "--jobs", "2", "--threads", "2", "--out-dir", out,
+                  "--embeddings", vectors, "--set", "hidden=16", "--set", "word_dim=8", "--set", "tag_dim=8",
+                  "--set", "label_dim=8", "--set", "max_epochs=1", "--json")
+    assert done.exit_code == 0, (done.stderr, done.exception)
+    lines = done.stderr.splitlines()
+    started = {name: next(i for i, line in enumerate(lines) if f"{name}: training" in line) for name in rows}
+    finished = {name: next(i for i, line in enumerate(lines) if f"{name} done: dev" in line) for name in rows}
+    for case in ("random", "glove"):  # each LSTM starts after its FFN ended
+        assert started[f"elkaref2017-t3-lstm-boot-{case}"] > finished[f"elkaref2017-t3-ffn-{case}"]
+    tables = {}
+    for name in rows:
+        result = json.loads((out / f"{name}.json").read_text())
+        assert result["run"]["task"] == "dep" and 0 <= result["dev"] <= 100 and 0 <= result["test"] <= 100
+        tables[name] = archive.read(out / result["model_file"])["config"]["pretrained_dim"]
+    assert tables == {rows[0]: 0, rows[1]: 0, rows[2]: 3, rows[3]: 3}
+    _, meta = model_file.load(out / f"{rows[3]}.model")
+    assert meta["bootstrapped_from"] == str(out / f"{rows[2]}.model") and meta["gates"] == "all"
+    assert "embeddings" not in meta  # it took the FFN's table with its weights
+    report = json.loads(done.stdout)
+    assert report["paper_test_reported"] is False and [r["dev"] is not None for r in report["rows"]].count(True) == 4

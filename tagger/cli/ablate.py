@@ -35,6 +35,8 @@ Examples:
       --budget-minutes 30 --jobs 2 --out-dir zoo/t2 --plot zoo/t2/table.png
   tagger ablate ... --set layers=4 --set hidden=64      (on top of every row's preset)
   tagger ablate --table wu2017-t2 --out-dir zoo/t2 --report   (the table of what zoo/t2 holds)
+  tagger ablate --table elkaref2017-t3 --embeddings glove-6b-50d --train T --dev D --test E \
+      --budget-minutes 20 --jobs 2 --out-dir zoo/e3   (random and GloVe rows; bootstrapped rows after their FFN)
 """
 
 
@@ -42,7 +44,8 @@ Examples:
 @click.option("--table", required=True, help="The paper table whose rows to train (tagger presets lists them).")
 @click.option("--out-dir", required=True, type=click.Path(file_okay=False),
               help="Where each row writes ROW.model and ROW.json, and the table its table.md and table.json.")
-@click.option("--task", type=click.Choice(ZOO_TASKS), default="pos", show_default=True, help="What to learn.")
+@click.option("--task", type=click.Choice(ZOO_TASKS), help="What to learn [default: the table's: pos, or dep for a "
+              "parser's table].")
 @click.option("--column", help="Tag column to learn (upos, xpos, supertag, or a --columns name).")
 @click.option("--train", "train_path", help="Training data.")
 @click.option("--dev", "dev_path", help="Development data: each row keeps its best epoch on it.")
@@ -66,11 +69,13 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON object on stdout.")
 def command(table, out_dir, task, column, train_path, dev_path, test_path, fmt, budget_minutes, max_sentences,
             overrides, seed, jobs, threads, device, rows, embeddings, plot, report, as_json) -> None:
-    """Train every row of a paper's table (Wu, Zhang & Zong 2016, 2017) on the same data, budget
-    and seed, and print our dev and test scores beside the paper's.
+    """Train every row of a paper's table (Wu, Zhang & Zong 2016, 2017; Elkaref & Bohnet 2017)
+    on the same data, budget and seed, and print our dev and test scores beside the paper's.
 
     Each row is a preset (tagger presets --table TABLE); --set applies on top of each. Rows run
-    --jobs at a time, each in its own process. Run the same command again to continue: rows with
+    --jobs at a time, each in its own process; a bootstrapped row starts once the row it starts
+    from is done. --embeddings goes to every row, or, in a table of random against pre-trained
+    embeddings, to the pre-trained rows. Run the same command again to continue: rows with
     a result in --out-dir are skipped, a row stopped on the way resumes from its checkpoint.
     """
     draw = ablation_drawer(plot) if plot else None  # before anything trains

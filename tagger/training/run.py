@@ -221,6 +221,8 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         "train_tokens": sum(len(s) for s in data.train),
         "seed": options.seed,
         **({"embeddings": request.embeddings} if request.embeddings else {}),
+        **({"bootstrapped_from": os.path.abspath(request.bootstrap), "gates": request.gates or "all"}
+           if request.bootstrap else {}),
         "processes": context.world,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
