@@ -280,12 +280,17 @@ def test_a_picture_that_could_not_be_written_is_refused_before_any_work(tmp_path
     assert (tmp_path / "new").is_dir()
 
 
-def test_ablate_gives_every_row_the_vectors_and_keeps_runs_with_others_apart(zoo, ewt_slices, tmp_path):
-    train, dev, test = ewt_slices
+def vector_file(train: Path, path: Path) -> Path:
+    """Three-dimensional vectors of every (lowercased) word of ``train``."""
     words = list(dict.fromkeys(w.lower() for line in train.read_text(encoding="utf-8").splitlines()
                                if line and not line.startswith("#") for w in [line.split("\t")[1]]))
-    vectors = tmp_path / "v.txt"
-    vectors.write_text("".join(f"{w} {i % 7 - 3} 0.5 {i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
+    path.write_text("".join(f"{w} {i % 7 - 3} 0.5 {i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
+    return path
+
+
+def test_ablate_gives_every_row_the_vectors_and_keeps_runs_with_others_apart(zoo, ewt_slices, tmp_path):
+    train, dev, test = ewt_slices
+    vectors = vector_file(train, tmp_path / "v.txt")
     out = tmp_path / "zoo"
     command = ["ablate", "--table", TABLE, "--rows", "fx-plain", "--column", "upos", "--train", train, "--dev", dev,
                "--test", test, "--budget-minutes", "1", "--out-dir", out, "--set", "layers=2", "--set", "hidden=8",
@@ -350,10 +355,7 @@ def test_ablate_trains_paper_004s_rows_the_bootstrapped_after_their_ffn(ewt_slic
     from tagger import archive, model_file
 
     train, dev, test = ewt_slices
-    words = list(dict.fromkeys(w.lower() for line in train.read_text(encoding="utf-8").splitlines()
-                               if line and not line.startswith("#") for w in [line.split("\t")[1]]))
-    vectors = tmp_path / "v.txt"
-    vectors.write_text("".join(f"{w} {i % 7 - 3} 0.5 {i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
+    vectors = vector_file(train, tmp_path / "v.txt")
     out = tmp_path / "e3"
     rows = [f"elkaref2017-t3-{row}-{case}" for case in ("random", "glove") for row in ("ffn", "lstm-boot")]
     done = invoke("ablate", "--table", "elkaref2017-t3", "--rows", ",".join(rows), "--train", train, "--dev", dev,
