@@ -216,9 +216,12 @@ def test_a_tagger_of_several_columns_teaches_each_of_them(tmp_path):
 def test_the_python_api_distils(teachers, tmp_path):
     records = []
     summary = tagger.distill(teachers=teachers, train=SAMPLE, dev=HELDOUT, out=tmp_path / "api.tagger", max_epochs=2,
-                             gold_weight=0.0, temperature=2.0, top_k=4, threads=1, on_epoch=records.append,
+                             column="upos", gold_weight=0.0, temperature=2.0, top_k=4, threads=1, on_epoch=records.append,
                              settings={"layers": 1, "hidden": 8, "word_dim": 8})
     assert summary["epochs"] == 2 == len(records) and summary["top_k"] == 4 and summary["temperature"] == 2.0
+    assert summary["soft_columns"] == ["upos"]
+    with pytest.raises(TaggerError, match="does not predict xpos"):
+        tagger.distill(teachers=teachers, train=SAMPLE, dev=HELDOUT, out=tmp_path / "x.tagger", column="upos,xpos")
     _, meta = model_file.load(tmp_path / "api.tagger")
     assert meta["distillation"]["gold_weight"] == 0.0 and len(meta["distilled_from"]) == 2
 
