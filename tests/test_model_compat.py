@@ -159,12 +159,16 @@ def test_the_parser_keeps_its_own_training_defaults_under_every_preset():
 
 
 ROW_KEYS = ("table", "case", "row", "paper_dev", "paper_test")  # a paper table's row (docs/zoo.md)
+#: What a row of paper 004's parser tables adds: the paper's UAS, whether it reads the run's
+#: vectors, the row it is bootstrapped from and the gates it copies (tagger.ablation).
+PARSER_ROW_KEYS = ("paper_uas", "vectors", "bootstrap", "gates")
 
 
 def test_presets_are_plain_data_resolved_through_based_on():
     for cls in MODELS.values():
         for name, preset in cls.PRESETS.items():
-            assert set(preset) <= {"based_on", "description", "model", "training", *ROW_KEYS}, name
+            assert set(preset) <= {"based_on", "description", "model", "training", *ROW_KEYS, *PARSER_ROW_KEYS}, name
+            assert cls.name == "transition_parser" or not set(preset) & set(PARSER_ROW_KEYS), name
             assert "table" not in preset or set(ROW_KEYS) <= set(preset), name  # a table row says where it is from
             assert preset["description"] and preset.get("based_on", name) in cls.PRESETS
             model, training = resolve_preset(cls.PRESETS, name)
