@@ -23,6 +23,7 @@ from tests.test_parser import TRAIN, make, randomise
 from tests.test_seq2seq import TINY, WSJ, wsj
 
 UNSEEN = ["quokka", "wombat", "numbat"]
+SAMPLE = "data/sample.conllu"
 
 
 def vectors_for(words: list[str], dim: int = 6) -> tuple[list[str], torch.Tensor]:
@@ -153,6 +154,30 @@ def test_a_parser_model_file_with_a_table_tags_and_says_what_it_holds(tmp_path):
     shown = json.loads(invoke("info", out, "--json").stdout)
     assert "3 words beyond the training words; 3 of" in shown["meta"]["pretrained vectors"]
     tagged = invoke("tag", "--model", out, "--input-format", "conllu", stdin=train.read_text(encoding="utf-8")[:3000])
+    assert tagged.exit_code == 0, tagged.stderr
+
+
+def test_a_parser_reading_words_through_its_encoder_alone_gets_the_table_there(tmp_path):
+    """``bilstm-words`` (no static words): ``--embeddings`` gives its encoder the frozen table, as
+    one taken from a tagger has it, whatever the vectors' width; unseen words read their rows."""
+    out = tmp_path / "dep.model"
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("".join(f"{w} " + " ".join(f"{(i * 3 + j) % 7 - 3}" for j in range(5)) + "\n"
+                               for i, w in enumerate(UNSEEN + ["the", "a", "of"])), encoding="utf-8")
+    done = invoke("train", "--task", "dep", "--preset", "bilstm-words", "--train", SAMPLE, "--dev", SAMPLE, "--out", out,
+                  "--max-epochs", "1", "--embeddings", vectors, "--set", "encoder_hidden=8", "--set", "hidden=16",
+                  "--set", "encoder_word_dim=8", "--threads", "1", "--quiet")
+    assert done.exit_code == 0, done.stderr
+    model, _ = model_file.load(out)
+    encoder = model.encoder
+    assert model.config.encoder_pretrained_dim == 5 and model.vocabs["encoder_pretrained"][:3] == UNSEEN
+    assert encoder.input.pretrained is not None and model.word_emb is None
+    ids = [encoder.featurizer.token(word)[0] for word in ["quokka", "numbat", "zzzunknown"]]
+    assert ids[0] != ids[1] and min(ids[:2]) >= len(encoder.word_vocab) and ids[2] == 1  # UNK
+    shown = json.loads(invoke("info", out, "--json").stdout)
+    extra = len(model.vocabs["encoder_pretrained"])
+    assert f"{extra} words beyond the training words" in shown["meta"]["pretrained vectors"]
+    tagged = invoke("tag", "--model", out, SAMPLE)
     assert tagged.exit_code == 0, tagged.stderr
 
 

@@ -461,6 +461,9 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         (:meth:`_freeze_vectors`), with ``"init"`` the training words' initial embeddings. With an
         encoder also its own word embeddings start from them, when they are as wide (and those
         alone with ``features`` ``replace``). Returns how many rows of the static words have a vector."""
+        if self.config.vectors == "frozen" and self.word_emb is None and len(words) and self.encoder is not None \
+                and self.config.encoder_word_dim and not self.config.encoder_pretrained_dim:
+            return self._freeze_encoder_vectors(words, vectors)  # its encoder's are its only words
         frozen = self.config.vectors == "frozen" and self.word_emb is not None and len(words) > 0
         if frozen:
             count = self._freeze_vectors(words, vectors)
@@ -516,6 +519,24 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         extra, table, found = pretrained.frozen_rows(known, words, vectors, room, normalize, len(SPECIALS))
         self.take_table(extra, table)
         self.word_pretrained.start_from(self.word_emb, found)
+        return len(found) + len(extra)
+
+    def _freeze_encoder_vectors(self, words: list[str], vectors: torch.Tensor) -> int:
+        """:meth:`load_embeddings` with ``vectors="frozen"`` for a parser whose words are its
+        encoder's alone (``features=replace``): the encoder's input gets the frozen table, as a
+        tagger's does (the extra words in the vocabularies, ``encoder_pretrained``; the config's
+        ``encoder_pretrained_dim``), the same as one taken from a tagger (:meth:`with_encoder`)."""
+        encoder = self.encoder
+        known, dim = encoder.word_vocab.itos, vectors.shape[1]
+        room = pretrained.room_for(self.config.vectors_mb, dim, len(known))
+        extra, table, found = pretrained.frozen_rows(known, words, vectors, room, normalize, 2)  # after PAD, UNK
+        self.vocabs = {**self.vocabs, encoding.PRETRAINED_KEY: list(extra)}
+        self.config = replace(self.config, encoder_pretrained_dim=dim)
+        old = encoder.featurizer
+        encoder.featurizer = type(old)(Vocab.from_list(list(known) + list(extra)), old.chars, old.char_length,
+                                       old.spell_length)
+        encoder.input.add_pretrained(table.to(encoder.input.word.weight.device))
+        encoder.input.start_from_pretrained(found)
         return len(found) + len(extra)
 
     def take_table(self, extra: list[str], table: torch.Tensor) -> None:
