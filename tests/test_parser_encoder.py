@@ -294,7 +294,7 @@ def test_a_parser_file_written_before_the_encoder_loads_and_parses_as_it_did(arc
 
 def test_load_embeddings_with_an_encoder() -> None:
     words, vectors = ["cat", "dog", "nope"], torch.arange(15.0).view(3, 5)
-    model = encoded("ffn", "replace", 4)  # no static word embeddings: the encoder's (5 dims)
+    model = encoded("ffn", "replace", 4, vectors="init")  # no static word embeddings: the encoder's (5 dims)
     assert model.load_embeddings(words, vectors) == 2
     assert torch.equal(model.encoder.input.word.weight[model.encoder.word_vocab.index("cat")], vectors[0])
     beside = encoded("ffn", "beside", 4, word_dim=5, vectors="init")  # both tables are 5 wide: both get them
@@ -309,6 +309,12 @@ def test_load_embeddings_with_an_encoder() -> None:
     assert torch.equal(frozen.encoder.input.word.weight[frozen.encoder.word_vocab.index("dog")], vectors[1])
     no_words = encoded("ffn", "beside", 4, word_dim=5, encoder_word_dim=0)  # an encoder of characters only
     assert no_words.load_embeddings(words, vectors) == 3 and no_words.word_pretrained is not None
+    # the default with no static words: the encoder's input gets the frozen table, of any width
+    table = encoded("ffn", "replace", 4)
+    assert table.load_embeddings(words, torch.zeros(3, 7) + 1) == 3 and table.config.encoder_pretrained_dim == 7
+    assert table.vocabs["encoder_pretrained"] == ["nope"] and table.encoder.input.pretrained is not None
+    assert table.encoder.featurizer.token("nope")[0] == len(table.encoder.word_vocab)  # its row, after the words'
+    assert float(table.encoder.input.word.weight.detach()[table.encoder.word_vocab.index("cat")].abs().sum()) == 0.0
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # conftest
