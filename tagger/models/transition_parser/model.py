@@ -36,6 +36,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from tagger.corpus.features import InputFeaturizer
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
@@ -533,8 +534,8 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         self.vocabs = {**self.vocabs, encoding.PRETRAINED_KEY: list(extra)}
         self.config = replace(self.config, encoder_pretrained_dim=dim)
         old = encoder.featurizer
-        encoder.featurizer = type(old)(Vocab.from_list(list(known) + list(extra)), old.chars, old.char_length,
-                                       old.spell_length)
+        encoder.featurizer = InputFeaturizer(Vocab.from_list(list(known) + list(extra)), old.chars, old.char_length,
+                                             old.spell_length)
         encoder.input.add_pretrained(table.to(encoder.input.word.weight.device))
         encoder.input.start_from_pretrained(found)
         return len(found) + len(extra)
