@@ -53,9 +53,18 @@ class TagRequest:
         return not self.multi and self.show_attention is None
 
 
+def as_avx2() -> bool:
+    """Whether ``TAGGER_CPU=avx2`` asks to run as a CPU with AVX2 and FMA alone would (no native
+    bf16, no AVX-512 kernels): to measure on another CPU what such a CPU runs."""
+    return os.environ.get("TAGGER_CPU", "") == "avx2"
+
+
 @functools.cache
 def cpu_has_bf16() -> bool:
-    """Whether this CPU multiplies bf16 natively (Linux ``/proc/cpuinfo`` flags; False elsewhere)."""
+    """Whether this CPU multiplies bf16 natively (Linux ``/proc/cpuinfo`` flags; False elsewhere,
+    and under :func:`as_avx2`)."""
+    if as_avx2():
+        return False
     try:
         info = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
     except OSError:

@@ -152,16 +152,45 @@ def test_the_bf16_kernels_give_the_float32_scores_to_bf16_precision(trained, nam
     assert difference.max() < 0.05 * scale and difference.mean() < 0.005 * scale
 
 
+I8 = int(fused._fastscan.i8_kernel()) if fused._fastscan else 0
+
+
+@pytest.mark.skipif(not I8, reason="no int8 kernel on this CPU (AVX2 on x86-64)")
+@pytest.mark.parametrize("name", ["upos", "three", "deep"])
+def test_the_int8_kernel_gives_the_float32_labels_but_for_a_few(trained, name):
+    exact = runtime.load(trained[name])
+    low = runtime.load(trained[name], Kernel(f32=int(fused._fastscan.f32_kernel()), i8=I8))
+    assert low.kernel.name == "i8-avx2" and low.arrays.layers[0].packed_h.tiles.dtype == np.int8
+    assert low.packed_first.tiles.dtype == np.float32  # the per-word rows, from embeddings, in float32
+    sentences = [s.words for s in _sentences()]
+    columns = MODELS[name][0].split(",")
+    mine, theirs = low.tag(sentences, threads=2), exact.tag(sentences)
+    same = [a == b for m, t in zip(mine, theirs) for c in columns for a, b in zip(m[c], t[c])]
+    assert len(same) > 2500 and sum(same) / len(same) > 0.99
+    assert mine[-1] == {c: [] for c in columns} and len(mine[-3][columns[0]]) == 150
+    batch = [words for words in sentences[:40] if words]
+    expected = exact.scores_fused(batch, exact.word_rows(list(dict.fromkeys(w for s in batch for w in s))))
+    got = low.scores_packed(batch, low.word_rows(list(dict.fromkeys(w for s in batch for w in s))))
+    finite = np.isfinite(expected)
+    assert (finite == np.isfinite(got)).all()  # padding and RARE never chosen, in both
+    lengths = np.array([len(s) for s in batch])
+    real = (np.arange(expected.shape[0])[:, None] < lengths)[..., None] & finite
+    difference, scale = np.abs(got[real] - expected[real]), np.abs(expected[real]).max()
+    assert difference.max() < 0.05 * scale and difference.mean() < 0.005 * scale
+
+
 def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monkeypatch):
     header = read_archive(trained["upos"], peek=True)
     monkeypatch.setattr(runtime, "f32_kernel", lambda: 2)
+    monkeypatch.setattr(runtime.kernels, "i8_kernel", lambda: 1)
     here = Kernel(f32=2)  # float32 here: by the float32 kernels
     for kernel in (0, 2):
         monkeypatch.setattr(runtime, "bf16_kernel", lambda: kernel)
         monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: kernel > 0)
         assert runtime.products(header, "fp32", small=False) == here  # float32 asked: float32 here
         assert runtime.products(header, "auto", small=True) == NUMPY  # a small input: the first line at once
-        assert runtime.products(header, "auto", small=False) == (Kernel(bf16=kernel) if kernel else here)
+        # on a large input, the bf16 kernels where they run, else int8 products (issue 33)
+        assert runtime.products(header, "auto", small=False) == (Kernel(bf16=kernel) if kernel else Kernel(f32=2, i8=1))
         assert runtime.products(header, "bf16", small=False) == (Kernel(bf16=kernel) if kernel else None)
         assert runtime.products(read_archive(trained["plain"], peek=True), "fp32", small=True) is None
     monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: True)  # AVX512-BF16 alone (no kernel): torch for wide models
@@ -171,8 +200,14 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
     assert runtime.products(wide, "auto", small=False) is None
     monkeypatch.setattr(runtime, "bf16_kernel", lambda: 1 / 0)  # a small input never waits for the kernel's choice
     assert runtime.products(header, "auto", small=True) == NUMPY and runtime.products(header, "fp32", small=False) == here
+    monkeypatch.setattr(runtime, "bf16_kernel", lambda: 0)
+    monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(runtime.kernels, "i8_kernel", lambda: 0)  # TAGGER_I8_KERNEL=none: float32
+    assert runtime.products(wide, "auto", small=False) == here
     monkeypatch.setattr(runtime, "f32_kernel", lambda: 0)  # TAGGER_F32_KERNEL=none: numpy a step at a time
     assert runtime.products(header, "fp32", small=False) == NUMPY
+    monkeypatch.setattr(runtime.kernels, "i8_kernel", lambda: 1)  # int8 only beside the float32 kernels
+    assert runtime.products(header, "auto", small=False) == NUMPY
     monkeypatch.setattr(runtime, "_fastscan", None)
     assert runtime.products(header, "fp32", small=False) is None and runtime.products(header, "fp32", small=True) == NUMPY
 

@@ -348,6 +348,17 @@ INLINE void f32_sink(const Sink *s, int64_t m0, int64_t n0, const float *blk, in
     if (valid > 16) valid = 16;
     const int64_t col = q * s->stride + s->offset + j0;
     if (m0 + mrows > s->rows) mrows = s->rows - m0;
+    if (valid == 16) { /* the usual case, in loops of a known length that vectorise whole */
+        const float *bias = s->bias ? s->bias + col : NULL;
+        for (int64_t r = 0; r < mrows; r++) {
+            float *restrict to = s->out + (m0 + r) * s->ldc + col;
+            const float *restrict from = blk + 16 * r;
+            if (s->add) for (int j = 0; j < 16; j++) to[j] += from[j];
+            else if (bias) for (int j = 0; j < 16; j++) to[j] = from[j] + bias[j];
+            else memcpy(to, from, 16 * sizeof(float));
+        }
+        return;
+    }
     for (int64_t r = 0; r < mrows; r++) {
         float *restrict to = s->out + (m0 + r) * s->ldc + col;
         const float *restrict from = blk + 16 * r;
@@ -552,6 +563,231 @@ static PyObject *f32_scan(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+
+/* ---------------------------------------------------------------------------------------------
+ * int8 products for CPUs without native bf16 (issue 33; tagger/runtime/kernels.py wraps them):
+ * the left side as 7-bit codes q = round(x·s) + 64 in 0 … 127 (bytes, rows of K, K a multiple of
+ * 4; s the scale of what is multiplied, 63 over the bound of its values), the right side as
+ * signed bytes, a scale per column, packed [N/16][K/4][16][4] (tagger/modules/packing.py,
+ * pack_i8), int32 sums; column n of the product is (Σ_k q_k w_kn − corr[n])·deq[n], corr[n] =
+ * 64·Σ_k w_kn, deq[n] = 1 / (s · the column's scale). A byte pair's products sum to at most
+ * 2·127·127 < 2^15, so AVX2's vpmaddubsw never saturates. Whole LSTM layers as the float32 scan
+ * above, the state quantised after each step, the cell in float32.
+ * ------------------------------------------------------------------------------------------- */
+enum { I8_NONE = 0, I8_AVX2 = 1 };
+#define I8_ROWS 4 /* rows a block: 8 accumulators of 8 lanes, the weights, a broadcast and the ones */
+
+typedef struct {
+    const int32_t *corr;
+    const float *deq;
+} I8Cols;
+
+typedef struct {
+    int which, sentence;
+    int64_t steps, batch, hidden, nsig, kmode, masked, gp, ldg, gdir;
+    const float *gx, *k, *mask;
+    const int8_t *w;
+    I8Cols cols[2];
+    float scale;
+    float *out;
+    uint8_t *xs;
+    int64_t ldx;
+} ScanI8;
+
+#ifdef HAVE_F32_X86
+#include <immintrin.h>
+/* rows m0 … of product columns n0 … n0 + 15 from the int32 sums blk (16 a row), dequantised */
+INLINE void i8_sink(const Sink *s, const I8Cols *q, int64_t m0, int64_t n0, const int32_t *blk, int64_t mrows) {
+    float f[I8_ROWS * 16];
+    const int32_t *corr = q->corr + n0;
+    const float *deq = q->deq + n0;
+    for (int64_t r = 0; r < mrows; r++)
+        for (int j = 0; j < 16; j++) f[16 * r + j] = (float)(blk[16 * r + j] - corr[j]) * deq[j];
+    f32_sink(s, m0, n0, f, mrows);
+}
+
+/* x's codes (see above) at scale s */
+INLINE void i8_codes(int64_t n, const float *restrict x, float s, uint8_t *restrict q) {
+    for (int64_t j = 0; j < n; j++) {
+        float v = x[j] * s + 64.5f;
+        v = v < 0.5f ? 0.5f : v > 127.5f ? 127.5f : v;
+        q[j] = (uint8_t)(int32_t)v;
+    }
+}
+
+static __thread uint32_t *i8_packed;
+static __thread size_t i8_packed_bytes;
+
+/* blk [I8_ROWS × 16] = I8_ROWS rows of A, packed (4 bytes of k a row, the rows side by side), ·
+ * one panel of B ([K/4][16][4] bytes): per 4 k and 8 columns one vpmaddubsw (byte pairs to
+ * int16), one vpmaddwd by ones (to int32) and one add */
+T_AVX2 static inline __attribute__((always_inline)) void i8_block_avx2(const uint32_t *restrict ap,
+                                                                         const int8_t *restrict b, int64_t kq,
+                                                                         int32_t *blk) {
+    __m256i acc[I8_ROWS][2];
+    for (int r = 0; r < I8_ROWS; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t q = 0; q < kq; q++) {
+        const __m256i w0 = _mm256_loadu_si256((const __m256i *)(b + 64 * q));
+        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(b + 64 * q + 32));
+        for (int r = 0; r < I8_ROWS; r++) {
+            const __m256i a = _mm256_set1_epi32((int)ap[q * I8_ROWS + r]);
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(a, w0), ones));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(a, w1), ones));
+        }
+    }
+    for (int r = 0; r < I8_ROWS; r++) {
+        _mm256_storeu_si256((__m256i *)(blk + 16 * r), acc[r][0]);
+        _mm256_storeu_si256((__m256i *)(blk + 16 * r + 8), acc[r][1]);
+    }
+}
+
+/* A [m rows of lda bytes, codes] · B (nb panels of kq·4 rows) into the sink, as f32_gemm_body:
+ * F32_ROWS rows of A packed at a time, against each panel in turn. -1 without the memory. */
+T_AVX2 static int i8_gemm_avx2(int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
+                               const I8Cols *cols, const Sink *sink) {
+    int32_t blk[I8_ROWS * 16];
+    const size_t need = sizeof(uint32_t) * (size_t)(F32_ROWS + I8_ROWS) * (size_t)kq;
+    if (need > i8_packed_bytes) {
+        free(i8_packed);
+        i8_packed = malloc(need);
+        i8_packed_bytes = i8_packed ? need : 0;
+        if (!i8_packed) return -1;
+    }
+    uint32_t *ap = i8_packed;
+    for (int64_t start = 0; start < m; start += F32_ROWS) {
+        const int64_t rows = m - start < F32_ROWS ? m - start : F32_ROWS, blocks = (rows + I8_ROWS - 1) / I8_ROWS;
+        for (int64_t q = 0; q < blocks; q++)
+            for (int r = 0; r < I8_ROWS; r++) {
+                uint32_t *to = ap + q * kq * I8_ROWS + r;
+                const int64_t row = q * I8_ROWS + r;
+                if (row < rows) {
+                    const uint8_t *from = a + (start + row) * lda;
+                    for (int64_t k = 0; k < kq; k++) memcpy(to + k * I8_ROWS, from + 4 * k, 4);
+                } else for (int64_t k = 0; k < kq; k++) to[k * I8_ROWS] = 0x40404040u; /* code 64: zero */
+            }
+        for (int64_t j = 0; j < nb; j++)
+            for (int64_t q = 0; q < blocks; q++) {
+                i8_block_avx2(ap + q * kq * I8_ROWS, b + j * kq * 64, kq, blk);
+                const int64_t left = rows - q * I8_ROWS;
+                i8_sink(sink, cols, start + q * I8_ROWS, 16 * j, blk, left < I8_ROWS ? left : I8_ROWS);
+            }
+    }
+    return 0;
+}
+
+/* one bidirectional layer, as f32_scan_body, each step's product h_{t-1} · W_h from the state's
+ * codes; xs gets the outputs' codes (the next products' left side), out (if not NULL) the floats */
+T_AVX2 static int i8_scan_avx2(const ScanI8 *s) {
+    const int64_t T = s->steps, B = s->batch, H = s->hidden, G = (s->nsig + 1) * H, nb = s->gp / 16;
+    const size_t cbytes = (size_t)(B * H) * 4, zbytes = (size_t)(B * s->gp) * 4, hbytes = (size_t)H * 4;
+    char *space = thread_scratch(cbytes + zbytes + hbytes + (size_t)(B * H));
+    if (!space) return -1;
+    float *c = (float *)space, *z = (float *)(space + cbytes), *h = (float *)(space + cbytes + zbytes);
+    uint8_t *codes = (uint8_t *)(space + cbytes + zbytes + hbytes);
+    Sink sink = {0, 0, z, B, s->gp, NULL, s->gp, 0, 0, G};
+    for (int64_t d = 0; d < 2; d++) { /* one direction after the other: its W_h stays in L2 */
+        memset(c, 0, cbytes);
+        for (int64_t t = 0; t < T; t++) {
+            if (t) {
+                if (i8_gemm_avx2(B, nb, H / 4, codes, H, s->w + d * nb * H * 16, &s->cols[d], &sink)) return -1;
+            } else memset(z, 0, zbytes);
+            for (int64_t b = 0; b < B; b++) {
+                const int64_t at = (t * 2 + d) * B + b, from = d == 0 ? t : T - 1 - t;
+                const float m = t < s->masked ? s->mask[at] : 1.0f;
+                const float *gx = s->sentence ? s->gx + (from * B + b) * s->ldg + d * s->gdir
+                                              : s->gx + ((d * T + t) * B + b) * G;
+                float *zb = z + b * s->gp;
+                for (int64_t j = 0; j < G; j++) zb[j] += gx[j];
+                const float *k = s->kmode ? s->k + at * H : NULL;
+                if (s->kmode) cell(H, zb, zb + H, zb + 2 * H, zb + (s->nsig - 1) * H, zb + s->nsig * H, c + b * H, h, k, m, 1);
+                else cell(H, zb, zb + H, zb + 2 * H, zb + (s->nsig - 1) * H, zb + s->nsig * H, c + b * H, h, k, m, 0);
+                if (s->out) memcpy(s->out + at * H, h, sizeof(float) * H);
+                i8_codes(H, h, s->scale, codes + b * H);
+                memcpy(s->xs + (from * B + b) * s->ldx + d * H, codes + b * H, (size_t)H);
+            }
+        }
+    }
+    return 0;
+}
+#endif
+
+/* the int8 kernel this CPU runs: AVX2 on x86-64, none elsewhere (not measured to pay there) */
+static int i8_best(void) {
+#ifdef HAVE_F32_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) return I8_AVX2;
+#endif
+    return I8_NONE;
+}
+
+static PyObject *i8_kernel(PyObject *self, PyObject *args) { return PyLong_FromLong(i8_best()); }
+
+/* i8_product(which, m, nb, kq, a, lda, b, corr, deq, add, out, rows, ldc, bias, block, stride, offset,
+ * count): A [m rows of lda bytes] · B (nb panels of 4·kq rows) into a sink (see Sink) */
+static PyObject *i8_product(PyObject *self, PyObject *args) {
+    int which;
+    int64_t m, nb, kq, lda;
+    unsigned long long a, b, corr, deq, out, bias;
+    Sink s;
+    s.lowered = 0;
+    if (!PyArg_ParseTuple(args, "iLLLKLKKKiKLLKLLLL", &which, &m, &nb, &kq, &a, &lda, &b, &corr, &deq, &s.add, &out,
+                          &s.rows, &s.ldc, &bias, &s.block, &s.stride, &s.offset, &s.count))
+        return NULL;
+    if (which != I8_AVX2 || which > i8_best() || !a || !b || !corr || !deq || !out || m < s.rows || m < 0 ||
+        nb <= 0 || kq <= 0 || lda < 4 * kq || s.block <= 0 || s.block % 16 || s.count < 0 || s.count > s.block) {
+        PyErr_SetString(PyExc_ValueError, "i8_product: bad arguments");
+        return NULL;
+    }
+    s.out = (float *)(uintptr_t)out;
+    s.bias = (const float *)(uintptr_t)bias;
+    int status = -1;
+#ifdef HAVE_F32_X86
+    const I8Cols cols = {(const int32_t *)(uintptr_t)corr, (const float *)(uintptr_t)deq};
+    Py_BEGIN_ALLOW_THREADS
+    status = i8_gemm_avx2(m, nb, kq, (const uint8_t *)(uintptr_t)a, lda, (const int8_t *)(uintptr_t)b, &cols, &s);
+    Py_END_ALLOW_THREADS
+#endif
+    if (status) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* i8_scan(which, steps, batch, hidden, nsig, kmode, masked, gp, gx, sentence, ldg, gdir, w, corr, deq, scale,
+ * k, mask, out, xs, ldx): as f32_scan, W_h packed by pack_i8 (both directions, corr and deq [2·gp]) */
+static PyObject *i8_scan(PyObject *self, PyObject *args) {
+    ScanI8 s;
+    unsigned long long gx, w, corr, deq, k, mask, out, xs;
+    if (!PyArg_ParseTuple(args, "iLLLLLLLKiLLKKKfKKKKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig, &s.kmode,
+                          &s.masked, &s.gp, &gx, &s.sentence, &s.ldg, &s.gdir, &w, &corr, &deq, &s.scale, &k, &mask,
+                          &out, &xs, &s.ldx))
+        return NULL;
+    const int64_t G = (s.nsig + 1) * s.hidden;
+    if (s.which != I8_AVX2 || s.which > i8_best() || s.nsig < 3 || s.hidden <= 0 || s.hidden % 4 || s.gp % 16 ||
+        s.gp < G || !gx || !w || !corr || !deq || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) ||
+        (s.masked && !mask) || s.kmode < 0 || s.kmode > 1 || s.steps <= 0 || s.batch <= 0 || !(s.scale > 0) ||
+        (s.sentence && (s.gdir < G || s.ldg < s.gdir + G))) {
+        PyErr_SetString(PyExc_ValueError, "i8_scan: bad arguments");
+        return NULL;
+    }
+    s.gx = (const float *)(uintptr_t)gx;
+    s.w = (const int8_t *)(uintptr_t)w;
+    for (int d = 0; d < 2; d++) {
+        s.cols[d].corr = (const int32_t *)(uintptr_t)corr + d * s.gp;
+        s.cols[d].deq = (const float *)(uintptr_t)deq + d * s.gp;
+    }
+    s.k = (const float *)(uintptr_t)k;
+    s.mask = (const float *)(uintptr_t)mask;
+    s.out = (float *)(uintptr_t)out;
+    s.xs = (uint8_t *)(uintptr_t)xs;
+    int status = -1;
+#ifdef HAVE_F32_X86
+    Py_BEGIN_ALLOW_THREADS
+    status = i8_scan_avx2(&s);
+    Py_END_ALLOW_THREADS
+#endif
+    if (status) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * bf16 products of our own for the torch-free tagger (tagger/runtime/bf16.py wraps them;
@@ -1142,6 +1378,9 @@ static PyMethodDef methods[] = {
     {"f32_kernel", f32_kernel, METH_NOARGS, "The best float32 kernel this CPU runs: 1 plain C, 2 AVX2, 3 AVX-512."},
     {"f32_product", f32_product, METH_VARARGS, "A float32 product with a packed right side into a sink (skip_lstm runtime)."},
     {"f32_scan", f32_scan, METH_VARARGS, "A whole bidirectional LSTM layer in float32."},
+    {"i8_kernel", i8_kernel, METH_NOARGS, "The int8 kernel this CPU runs: 0 none, 1 AVX2."},
+    {"i8_product", i8_product, METH_VARARGS, "An int8 product with a packed right side into a sink (skip_lstm runtime)."},
+    {"i8_scan", i8_scan, METH_VARARGS, "A whole bidirectional LSTM layer with int8 recurrent products."},
     {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},
     {"arc_features", arc_features, METH_VARARGS, "Arc-standard states' table rows and legality codes (runtime/parser.py)."},
     {"arc_apply", arc_apply, METH_VARARGS, "Arc-standard states take their actions (runtime/parser.py)."},

@@ -26,6 +26,10 @@ KERNELS = ("none", "avx512-bf16", "amx")
 #: compiler for its target (NEON on aarch64).
 F32_KERNELS = ("none", "generic", "avx2", "avx512")
 
+#: The int8 kernels of ``_fastscan`` (products and whole-layer scans with 7-bit activations and
+#: 8-bit weights), by number: :func:`tagger.runtime.kernels.i8_kernel` chooses one.
+I8_KERNELS = ("none", "avx2")
+
 
 
 
@@ -36,4 +40,4 @@ def asked(variable: str, names: tuple[str, ...], has: int) -> int | None:
     return min(has, names.index(wanted)) if wanted in names else None
 
 
-__all__ = ["F32_KERNELS", "FUSED", "KERNELS", "_fastscan", "asked"]
+__all__ = ["F32_KERNELS", "FUSED", "I8_KERNELS", "KERNELS", "_fastscan", "asked"]

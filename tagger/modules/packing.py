@@ -41,12 +41,51 @@ def from_bf16(x: np.ndarray) -> np.ndarray:
 class Packed:
     """A right-hand side [K, N] in the kernels' tiles: for the bf16 kernels ``tiles`` [N/16, K/32,
     16, 32] (K and N padded; :func:`pack`), for the float32 ones panels [N/16, K, 16] (N padded;
-    :func:`pack` with ``f32``); ``k`` and ``n`` its padded sizes, ``cols`` N."""
+    :func:`pack` with ``f32``), for the int8 ones signed bytes [N/16, K/4, 16, 4] (:func:`pack_i8`,
+    which also gives ``scale``, ``corr`` and ``deq``); ``k`` and ``n`` its padded sizes, ``cols`` N."""
 
     tiles: np.ndarray
     k: int
     n: int
     cols: int
+    #: int8 only: the scale s of the left side's codes (:func:`codes`), and per column [n] the
+    #: correction 64·Σ_k w_kn (int32) and the factor 1 / (s · the column's scale) of the sums
+    scale: float = 0.0
+    corr: np.ndarray | None = None
+    deq: np.ndarray | None = None
+
+
+#: The codes of the int8 kernels' left side: 7 bits, q = round(x·s) + ZERO, clipped to 0 … 127
+ZERO, CODE_MAX = 64, 63
+
+
+def scale_for(bound: float) -> float:
+    """The scale of the codes of values within ±``bound``."""
+    return CODE_MAX / bound
+
+
+def codes(x: np.ndarray, scale: float) -> np.ndarray:
+    """``x`` (float32) as the int8 kernels' left side, uint8 codes (what ``_fastscan.c`` computes:
+    x·s + 64.5 clipped to [0.5, 127.5], truncated)."""
+    v = np.clip(np.asarray(x, dtype=np.float32) * np.float32(scale) + np.float32(64.5), 0.5, 127.5)
+    return v.astype(np.uint8)
+
+
+def pack_i8(w: np.ndarray, scale: float) -> Packed:
+    """``w`` [K, N] (float32) for the int8 kernels, its left side's codes at ``scale``: each column
+    as signed bytes at its own scale (127 over its largest magnitude), K padded to 4 and N to 16
+    with zeros, element (k, n) at [n // 16, k // 4, n % 16, k % 4]."""
+    k, n = w.shape
+    kp, np_ = up(k, 4), up(n, 16)
+    padded = np.zeros((kp, np_), dtype=np.float32)
+    padded[:k, :n] = w
+    top = np.abs(padded).max(0)
+    column_scale = np.where(top > 0, 127.0 / np.where(top > 0, top, 1), 1.0).astype(np.float32)
+    q = np.clip(np.rint(padded * column_scale), -127, 127).astype(np.int8)
+    tiles = aligned(q.reshape(kp // 4, 4, np_ // 16, 16).transpose(2, 0, 3, 1))
+    corr = (ZERO * q.astype(np.int32).sum(0)).astype(np.int32)
+    deq = (1.0 / (np.float32(scale) * column_scale)).astype(np.float32)
+    return Packed(tiles, kp, np_, n, float(scale), corr, deq)
 
 
 def pack(w: np.ndarray, f32: bool = False) -> Packed:
@@ -66,27 +105,35 @@ def pack(w: np.ndarray, f32: bool = False) -> Packed:
     return Packed(aligned(tiles.reshape(np_ // 16, kp // 32, 16, 32)), kp, np_, n)
 
 
-def directions(w: np.ndarray, block: int, f32: bool = False) -> Packed:
+def directions(w: np.ndarray, block: int, f32: bool = False, i8: float = 0.0) -> Packed:
     """Two directions' matrices ``w`` [2, K, N] side by side, each padded to ``block`` columns
-    (a multiple of 16), packed: one product gives both, direction d at columns d·block …"""
+    (a multiple of 16), packed (with ``i8``, for the int8 kernels, the left side's codes at that
+    scale): one product gives both, direction d at columns d·block …"""
     two = np.zeros((w.shape[1], 2 * block), dtype=np.float32)
     two[:, : w.shape[2]], two[:, block : block + w.shape[2]] = w[0], w[1]
-    return pack(two, f32)
+    return pack_i8(two, i8) if i8 else pack(two, f32)
 
 
-def input_projection(w_x: np.ndarray, bias: np.ndarray, f32: bool = False) -> tuple[Packed, np.ndarray, int]:
+def input_projection(w_x: np.ndarray, bias: np.ndarray, f32: bool = False, i8: float = 0.0
+                     ) -> tuple[Packed, np.ndarray, int]:
     """A bidirectional layer's input projection as one product: ``w_x`` [2, D, G] packed by
-    :func:`directions` (each direction ``block`` = G rounded up to 16 columns), its ``bias``
-    [2, 1, G] laid out as that product's columns [2·block], and ``block``."""
+    :func:`directions` (each direction ``block`` = G rounded up to 16 columns; ``f32``, ``i8`` as
+    there), its ``bias`` [2, 1, G] laid out as that product's columns [2·block], and ``block``."""
     width = w_x.shape[-1]
     block = up(width, 16)
     columns = np.zeros(2 * block, dtype=np.float32)
     columns[:width], columns[block : block + width] = bias[0, 0], bias[1, 0]
-    return directions(w_x, block, f32), columns, block
+    return directions(w_x, block, f32, i8), columns, block
 
 
-def recurrent(w_h: np.ndarray, f32: bool = False) -> Packed:
+def recurrent(w_h: np.ndarray, f32: bool = False, i8: float = 0.0) -> Packed:
     """W_h of both directions [2, H, G], each packed to H rounded up to 32 rows and G to 16
-    columns, the second's tiles after the first's (what :func:`scan` reads; ``cols`` is G)."""
+    columns, the second's tiles after the first's (what :func:`scan` reads; ``cols`` is G); with
+    ``i8``, for the int8 kernels, the state's codes at that scale (their ``corr`` and ``deq``
+    [2·n] the first's, then the second's)."""
+    if i8:
+        first, second = pack_i8(w_h[0], i8), pack_i8(w_h[1], i8)
+        return Packed(aligned(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols, i8,
+                      np.concatenate([first.corr, second.corr]), np.concatenate([first.deq, second.deq]))
     first, second = pack(w_h[0], f32), pack(w_h[1], f32)
     return Packed(aligned(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols)

@@ -1,15 +1,20 @@
 """The product kernels of the torch-free tagger runtime (:mod:`tagger.runtime.skip_lstm`), one
-interface over two kinds (``tagger/modules/_fastscan.c``): the bf16 kernels (AMX tiles or
-AVX512-BF16 dot products, :mod:`tagger.runtime.bf16`) where the CPU multiplies bf16 natively, and
+interface over three kinds (``tagger/modules/_fastscan.c``): the bf16 kernels (AMX tiles or
+AVX512-BF16 dot products, :mod:`tagger.runtime.bf16`) where the CPU multiplies bf16 natively,
 float32 kernels everywhere else (AVX-512, AVX2 with FMA, or plain C that the compiler vectorised
-for the CPU it was built on: NEON on aarch64). Both take a right-hand side packed once per model
-(:mod:`tagger.modules.packing`) and scan a whole bidirectional LSTM layer in one C call, the GIL
-released, so that batches in threads run side by side.
+for the CPU it was built on: NEON on aarch64), and beside them, on x86-64 CPUs with AVX2 and no
+native bf16, int8 kernels (7-bit codes of the layers' outputs times 8-bit weights, int32 sums:
+about 1.4× the float32 kernels' speed for the whole `tagger tag`, docs/benchmarks.md). All take
+a right-hand side packed once per model (:mod:`tagger.modules.packing`) and scan a whole
+bidirectional LSTM layer in one C call, the GIL released, so that batches in threads run side by
+side.
 
-Which kernel runs is chosen here, by what the CPU has (:func:`f32_kernel`,
-:func:`tagger.runtime.bf16.bf16_kernel`), or by the environment: ``TAGGER_F32_KERNEL`` (a name of
-:data:`F32_KERNELS`: ``avx2`` on an AVX-512 CPU measures what an AVX2 CPU would run; ``none``
-goes back to the per-time-step path of :mod:`tagger.runtime.scan`) and ``TAGGER_BF16_KERNEL``.
+Which kernel runs is chosen here, by what the CPU has (:func:`f32_kernel`, :func:`i8_kernel`,
+:func:`tagger.runtime.bf16.bf16_kernel`; ``--precision fp32`` keeps to float32), or by the
+environment: ``TAGGER_CPU=avx2`` runs as a CPU with AVX2 alone would (to measure it on another);
+``TAGGER_F32_KERNEL`` (a name of :data:`F32_KERNELS`: ``none`` goes back to the per-time-step
+path of :mod:`tagger.runtime.scan`), ``TAGGER_I8_KERNEL`` (``none``: float32 products) and
+``TAGGER_BF16_KERNEL`` ask for one.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from tagger.modules.fused import F32_KERNELS, FUSED, KERNELS, _fastscan, asked
+from tagger.modules.fused import F32_KERNELS, FUSED, I8_KERNELS, KERNELS, _fastscan, asked
 from tagger.modules.packing import Packed
+from tagger.options import as_avx2
 from tagger.runtime import bf16
 
 
@@ -28,17 +34,27 @@ from tagger.runtime import bf16
 class Kernel:
     """How the runtime multiplies: by the bf16 kernel ``bf16`` (an index of :data:`KERNELS`), or
     the float32 kernel ``f32`` (an index of :data:`F32_KERNELS`), or (both 0, false) by numpy a
-    time step at a time."""
+    time step at a time; with ``i8`` (an index of :data:`I8_KERNELS`, beside an ``f32``) the
+    recurrent layers' products and the output's by the int8 kernel, the first layer's per-word
+    rows (from embeddings of any range) in float32."""
 
     bf16: int = 0
     f32: int = 0
+    i8: int = 0
 
     def __bool__(self) -> bool:
         return bool(self.bf16 or self.f32)
 
     @property
     def name(self) -> str:
+        if self.i8:
+            return f"i8-{I8_KERNELS[self.i8]}"
         return KERNELS[self.bf16] if self.bf16 else f"f32-{F32_KERNELS[self.f32]}" if self.f32 else "numpy"
+
+    @property
+    def packing(self) -> str:
+        """What the model's right sides are packed for (:func:`tagger.models.skip_lstm.export.export`)."""
+        return "bf16" if self.bf16 else "i8" if self.i8 else "f32" if self.f32 else ""
 
     @property
     def table_type(self) -> type:
@@ -50,6 +66,8 @@ class Kernel:
         padded bf16 rows (:func:`tagger.runtime.bf16.rows`), or float32 [count, width]."""
         if self.bf16:
             return work.rows(name, count, width)
+        if self.i8:  # the int8 kernels' codes (packing.codes), rows of a multiple of 4
+            return work.take(name, (count, -(-width // 4) * 4), np.uint8)
         return work.take(name, (count, width), np.float32)
 
     def left(self, x: np.ndarray) -> np.ndarray:
@@ -77,10 +95,17 @@ def product(kernel: Kernel, a: np.ndarray, b: Packed, out: np.ndarray, bias: np.
     block = b.n if block is None else block
     count = width if count is None else count
     last = (b.n // block - 1) * stride + offset + count
-    if (a.ndim != 2 or a.shape[1] != b.k or a.shape[0] < rows_ or a.dtype != np.float32 or a.strides[1] != 4
-            or not out.flags.c_contiguous or out.dtype != np.float32 or last > width or block % 16 or count > block
-            or b.tiles.dtype != np.float32 or (bias is not None and len(bias) < last)):
+    i8 = b.tiles.dtype == np.int8  # packed for the int8 kernel: ``a`` the codes
+    if (a.ndim != 2 or a.shape[1] != b.k or a.shape[0] < rows_ or a.dtype != (np.uint8 if i8 else np.float32)
+            or a.strides[1] != a.itemsize or not out.flags.c_contiguous or out.dtype != np.float32 or last > width
+            or block % 16 or count > block or (i8 and not kernel.i8) or (not i8 and b.tiles.dtype != np.float32)
+            or (bias is not None and len(bias) < last)):
         raise ValueError("product: shapes do not fit")
+    if i8:
+        _fastscan.i8_product(kernel.i8, rows_, b.n // 16, b.k // 4, a.ctypes.data, a.strides[0], b.tiles.ctypes.data,
+                             b.corr.ctypes.data, b.deq.ctypes.data, int(add), out.ctypes.data, rows_, width,
+                             0 if bias is None else bias.ctypes.data, block, stride, offset, count)
+        return
     _fastscan.f32_product(kernel.f32, rows_, b.n // 16, b.k, a.ctypes.data, a.strides[0] // 4, b.tiles.ctypes.data,
                           int(add), out.ctypes.data, rows_, width, 0 if bias is None else bias.ctypes.data, block,
                           stride, offset, count)
@@ -93,6 +118,9 @@ def scan(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray
     left-hand side (:meth:`Kernel.rows` of T·B, 2H)."""
     if kernel.bf16:
         bf16.scan(kernel.bf16, gx, w_h, hidden, k, mask, out, xs, steps, batch, block)
+        return
+    if w_h.tiles.dtype == np.int8:
+        _scan_i8(kernel, gx, w_h, hidden, k, mask, out, xs, steps, batch, block)
         return
     width = w_h.cols
     if block == 0 and gx.shape != (2, steps, batch, width):
@@ -111,15 +139,52 @@ def scan(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray
                        xs.shape[1])
 
 
+def _scan_i8(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray | None, mask: np.ndarray | None,
+             out: np.ndarray | None, xs: np.ndarray, steps: int, batch: int, block: int) -> None:
+    """:func:`scan` with W_h packed for the int8 kernel (:func:`tagger.modules.packing.recurrent`):
+    ``xs`` the outputs' codes at W_h's scale (:meth:`Kernel.rows`)."""
+    width = w_h.cols
+    if block == 0 and gx.shape != (2, steps, batch, width):
+        raise ValueError("scan: gx in scan order is [2, T, B, G]")
+    if block and (gx.ndim != 2 or gx.shape[0] < steps * batch or block < width or gx.shape[1] < block + width):
+        raise ValueError("scan: gx in sentence order is [T·B, 2·block]")
+    if (not kernel.i8 or width % hidden or not 4 <= width // hidden <= 5 or w_h.k != hidden or hidden % 4
+            or w_h.tiles.shape != (2 * w_h.n // 16, hidden // 4, 16, 4) or xs.shape[0] < steps * batch
+            or xs.shape[1] < 2 * hidden or xs.dtype != np.uint8 or not xs.flags.c_contiguous
+            or not gx.flags.c_contiguous or gx.dtype != np.float32):
+        raise ValueError("scan: shapes do not fit")
+    _fastscan.i8_scan(kernel.i8, steps, batch, hidden, width // hidden - 1, 0 if k is None else 1,
+                      0 if mask is None else mask.shape[0], w_h.n, gx.ctypes.data, int(block > 0),
+                      gx.shape[-1] if block else 0, block, w_h.tiles.ctypes.data, w_h.corr.ctypes.data,
+                      w_h.deq.ctypes.data, w_h.scale, 0 if k is None else k.ctypes.data,
+                      0 if mask is None else mask.ctypes.data, 0 if out is None else out.ctypes.data, xs.ctypes.data,
+                      xs.shape[1])
+
+
+@lru_cache(maxsize=1)
+def i8_kernel() -> int:
+    """The int8 kernel the runtime may use (beside the float32 one), an index of
+    :data:`I8_KERNELS` (0: none): AVX2 on x86-64 (asked once, by CPUID); elsewhere none, as
+    not measured to pay there. ``TAGGER_I8_KERNEL`` (a name of I8_KERNELS) asks for one, no more
+    than the CPU has: ``none`` turns it off."""
+    if not FUSED:
+        return 0
+    has = int(_fastscan.i8_kernel())
+    wanted = asked("TAGGER_I8_KERNEL", I8_KERNELS, has)
+    return has if wanted is None else wanted
+
+
 @lru_cache(maxsize=1)
 def f32_kernel() -> int:
     """The float32 kernel the runtime uses where bf16 is not chosen, an index of
     :data:`F32_KERNELS` (0: none, products a time step at a time in numpy): the best this CPU
-    runs (asked once, by CPUID). ``TAGGER_F32_KERNEL`` (a name of F32_KERNELS) asks for one, no
-    more than the CPU has."""
+    runs (asked once, by CPUID; AVX2 at most under ``TAGGER_CPU=avx2``, :func:`tagger.options.as_avx2`).
+    ``TAGGER_F32_KERNEL`` (a name of F32_KERNELS) asks for one, no more than the CPU has."""
     if not FUSED:
         return 0
     has = int(_fastscan.f32_kernel())
+    if as_avx2():
+        has = min(has, F32_KERNELS.index("avx2"))
     wanted = asked("TAGGER_F32_KERNEL", F32_KERNELS, has)
     return has if wanted is None else wanted
 

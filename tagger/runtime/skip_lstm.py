@@ -166,8 +166,9 @@ class NumpyTagger:
         if config is None or not supports_fast_path(config):
             raise ValueError("not a configuration computed here")
         self.kernel = kernel if _fastscan is not None else NUMPY
-        arrays = export(config, vocabs, state, packed="bf16" if self.kernel.bf16 else "f32" if self.kernel.f32 else "",
-                        output=output)
+        if self.kernel.i8 and config.hidden % 4:  # the int8 kernels take rows of a multiple of 4 bytes
+            self.kernel = Kernel(f32=self.kernel.f32)
+        arrays = export(config, vocabs, state, packed=self.kernel.packing, output=output)
         self.arrays = arrays
         self.columns = arrays.columns
         self.output_columns = self.columns  # what write_chunk reads
@@ -461,4 +462,6 @@ def kernel_for(precision: str, small: bool, hidden: int | None) -> Kernel | None
     number = bf16_kernel()
     if number:
         return Kernel(bf16=number)
-    return here if not cpu_has_bf16() or (hidden is not None and hidden <= NUMPY_HIDDEN) else None
+    if not cpu_has_bf16():  # int8 products where they run (issue 33)
+        return Kernel(f32=here.f32, i8=kernels.i8_kernel() if here.f32 else 0)
+    return here if hidden is not None and hidden <= NUMPY_HIDDEN else None

@@ -7,7 +7,7 @@ or of a live :class:`~tagger.models.skip_lstm.SkipLSTMTagger` (``model.state_dic
 the CPU) and gives the same arrays from both (tests/test_schema_export.py): the first layer as one
 table per window slot and direction, each layer's two directions stacked and side by side, the
 output layer with padding and RARE never chosen, and with ``packed`` every right-hand side packed
-for the bf16 or the float32 kernels (:mod:`tagger.modules.packing`). The weights it expects are named by the
+for the bf16, the float32 or the int8 kernels (:mod:`tagger.modules.packing`). The weights it expects are named by the
 model's own layout (:meth:`SkipLSTMTagger.state_dict`); any other set is a ValueError.
 """
 
@@ -104,9 +104,9 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
            packed: str = "", output: Output | None = None) -> TaggerArrays:
     """The inference arrays of a tagger of ``config`` (:func:`~tagger.models.skip_lstm.config.supports_fast_path`
     must hold) from its ``vocabs`` and ``state`` dict; ``packed``: the products' right sides packed
-    too, for the ``"bf16"`` or the ``"f32"`` kernels; ``output``: an output layer in place of the
-    state's (which then has none; no output columns). A ValueError when the weights are not those
-    of this configuration."""
+    too, for the ``"bf16"``, the ``"f32"`` or the ``"i8"`` kernels (:func:`pack_for_kernels`);
+    ``output``: an output layer in place of the state's (which then has none; no output columns).
+    A ValueError when the weights are not those of this configuration."""
     if set(state) != expected_keys(config, output is None):
         raise ValueError("the weights are not those of this configuration")
     hidden, d, length = config.hidden, config.window, config.char_length
@@ -142,10 +142,10 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
         arrays.project = np.ascontiguousarray(plain(state["input.project.weight"]).T)
         if arrays.project.shape != (config.pretrained_dim, config.word_dim):
             raise ValueError("the pretrained vectors' projection does not fit the configuration")
-    if packed not in ("", "bf16", "f32"):
+    if packed not in ("", "bf16", "f32", "i8"):
         raise ValueError(f"no kernels {packed!r}")
     if packed:
-        pack_for_kernels(arrays, packed == "f32")
+        pack_for_kernels(arrays, packed)
     return arrays
 
 
@@ -172,16 +172,31 @@ def _layer(state: Mapping[str, Any], i: int, inputs: int, hidden: int) -> Layer:
     return Layer(w_x, w_h, bias, u_k, np.ascontiguousarray(w_x.transpose(1, 0, 2).reshape(inputs, -1)))
 
 
-def pack_for_kernels(arrays: TaggerArrays, f32: bool) -> None:
-    """Every product's right side packed once for the bf16 kernels, or (``f32``) the float32 ones."""
+def pack_for_kernels(arrays: TaggerArrays, kind: str) -> None:
+    """Every product's right side packed once for the kernels of ``kind``: ``bf16``, ``f32``, or
+    ``i8`` (:func:`tagger.modules.packing.pack_i8`), each then at the scale of what it multiplies:
+    a layer's outputs (its recurrent product, the next layer's input product, the shortcut of the
+    layer two up, the output layer) at the scale of :func:`output_bounds`; the first layer's
+    per-word rows, from embeddings of any range, in float32 there."""
+    f32, i8 = kind != "bf16", kind == "i8"
+    scales = [packing.scale_for(bound) if i8 else 0.0 for bound in output_bounds(arrays.layers)]
     arrays.packed_first = packing.pack(arrays.first, f32)
-    arrays.packed_out = packing.pack(arrays.w_out, f32)
+    arrays.packed_out = packing.pack_i8(arrays.w_out, scales[-1]) if i8 else packing.pack(arrays.w_out, f32)
     for i, layer in enumerate(arrays.layers):
         hidden = layer.w_h.shape[1]
-        layer.packed_h = packing.recurrent(layer.w_h, f32)
+        layer.packed_h = packing.recurrent(layer.w_h, f32, scales[i])
         if i:
-            layer.packed_x, layer.bias_x, _ = packing.input_projection(layer.w_x, layer.bias, f32)
+            layer.packed_x, layer.bias_x, _ = packing.input_projection(layer.w_x, layer.bias, f32, scales[i - 1])
         if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
             split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
             split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
-            layer.packed_u = packing.directions(split, packing.up(hidden, 16), f32)
+            layer.packed_u = packing.directions(split, packing.up(hidden, 16), f32, scales[i - 2])
+
+
+def output_bounds(layers: Sequence[Layer]) -> list[float]:
+    """Per layer, a bound of its outputs' magnitudes: 1 (o⊙tanh(c)), plus the bound of its
+    shortcut's source (γ⊙h^{l-2}, γ in (0, 1)) where it has one."""
+    bounds: list[float] = []
+    for i, layer in enumerate(layers):
+        bounds.append(1.0 + (bounds[i - 2] if layer.u_k is not None else 0.0))
+    return bounds

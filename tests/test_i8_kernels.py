@@ -1,0 +1,142 @@
+"""The int8 kernels of the torch-free tagger runtime (tagger.runtime.kernels over _fastscan.c, issue
+33): the packed layout and its scales, products against the same integer arithmetic in numpy and
+against float64 within the codes' rounding, a whole LSTM layer against the float64 LSTM whose
+state is rounded to the codes before each product, and when `tagger tag` takes them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tagger.modules import fused, packing
+from tagger.runtime import kernels
+from tagger.runtime.kernels import Kernel
+from tests.helpers import reference_lstm
+
+HAS = int(fused._fastscan.i8_kernel()) if fused._fastscan is not None else 0
+pytestmark = pytest.mark.skipif(not HAS, reason="no int8 kernel on this CPU (AVX2 on x86-64)")
+I8 = Kernel(f32=int(fused._fastscan.f32_kernel()) if fused._fastscan is not None else 0, i8=HAS)
+
+
+def unpacked(packed: packing.Packed) -> np.ndarray:
+    """The signed bytes [K, N] (padded) of a right side packed by pack_i8."""
+    return packed.tiles.transpose(1, 3, 0, 2).reshape(packed.k, packed.n)
+
+
+def integer_product(x: np.ndarray, packed: packing.Packed) -> np.ndarray:
+    """What the kernel computes, in numpy: the codes of x times the bytes, corrected and scaled."""
+    a = np.full((len(x), packed.k), packing.ZERO, dtype=np.int64)
+    a[:, : x.shape[1]] = packing.codes(x, packed.scale)
+    return (a @ unpacked(packed).astype(np.int64) - packed.corr).astype(np.float32) * packed.deq
+
+
+def test_int8_packing_keeps_each_value_in_its_place_at_its_columns_scale():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((70, 20)).astype(np.float32)
+    w[:, 3] = 0  # an all-zero column keeps a finite scale
+    packed = packing.pack_i8(w, packing.scale_for(2.0))
+    assert (packed.k, packed.n, packed.cols) == (72, 32, 20) and packed.tiles.shape == (2, 18, 16, 4)
+    assert packed.tiles.dtype == np.int8 and packed.tiles.ctypes.data % 64 == 0 and packed.scale == 31.5
+    q = unpacked(packed)
+    assert np.abs(q[:70, :20]).max(0)[[0, 1, 19]].tolist() == [127, 127, 127] and not q[:, 3].any()
+    assert not q[70:].any() and not q[:, 20:].any()  # padding
+    column_scale = 1 / (packed.deq[:20] * packed.scale)
+    np.testing.assert_allclose(q[:70, :20] / column_scale, w, atol=np.abs(w).max(0).max() / 254 + 1e-7)
+    assert (packed.corr == 64 * q.astype(np.int32).sum(0)).all() and np.isfinite(packed.deq).all()
+    codes = packing.codes(np.array([-5, -1, -0.5, 0, 0.01, 0.5, 1, 5], np.float32), packing.scale_for(1.0))
+    assert codes.tolist() == [0, 1, 33, 64, 65, 96, 127, 127]  # 64 + round(63 x), within 0 … 127
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 4, 16), (37, 305, 100), (70, 64, 48), (97, 128, 640), (200, 33, 7)])
+def test_products_are_the_integer_arithmetic_and_near_float64(m, k, n):
+    rng = np.random.default_rng(m + k + n)
+    x = np.tanh(rng.standard_normal((m, k))).astype(np.float32)
+    w = (rng.standard_normal((k, n)) * 0.2).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    packed = packing.pack_i8(w, packing.scale_for(1.0))
+    a = np.full((m, packed.k), 64, dtype=np.uint8)
+    a[:, :k] = packing.codes(x, packed.scale)
+    out = np.full((m, n), np.nan, dtype=np.float32)
+    kernels.product(I8, a, packed, out, bias)
+    expected = integer_product(x, packed)[:, :n] + bias
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+    exact = x.astype(np.float64) @ w + bias
+    assert np.abs(out - exact).max() < 0.02 * np.abs(exact - bias).max() + 1e-3
+    with pytest.raises(ValueError):  # float32 rows for an int8 right side
+        kernels.product(I8, np.zeros((m, packed.k), np.float32), packed, out)
+    with pytest.raises(ValueError):  # an int8 right side without the int8 kernel
+        kernels.product(Kernel(f32=I8.f32), a, packed, out)
+
+
+def test_a_product_of_two_directions_lands_in_its_blocks_and_a_shortcut_term_adds_to_the_g_gates():
+    rng = np.random.default_rng(3)
+    hidden, rows_, inputs = 16, 35, 40
+    width, block = 4 * hidden, packing.up(4 * hidden, 16)
+    x = np.tanh(rng.standard_normal((rows_, inputs))).astype(np.float32)
+    w = (rng.standard_normal((2, inputs, width)) * 0.3).astype(np.float32)
+    bias = rng.standard_normal(2 * block).astype(np.float32)
+    packed = packing.directions(w, block, i8=packing.scale_for(1.0))
+    a = packing.codes(x, packed.scale)
+    gx = np.full((rows_, 2 * block), np.nan, dtype=np.float32)
+    kernels.product(I8, a, packed, gx, bias)
+    np.testing.assert_allclose(gx, integer_product(x, packed) + bias, rtol=1e-6, atol=1e-6)
+    u = (rng.standard_normal((2, 2 * hidden, hidden)) * 0.3).astype(np.float32)
+    shortcut = packing.directions(u, packing.up(hidden, 16), i8=packing.scale_for(1.0))
+    before = gx.copy()
+    kernels.product(I8, np.ascontiguousarray(a[:, : 2 * hidden]), shortcut, gx, block=packing.up(hidden, 16),
+                    stride=block, offset=3 * hidden, count=hidden, add=True)
+    term = integer_product(x[:, : 2 * hidden], shortcut)
+    for d in range(2):
+        g = slice(d * block + 3 * hidden, d * block + 4 * hidden)
+        np.testing.assert_allclose(gx[:, g], before[:, g] + term[:, d * hidden : (d + 1) * hidden], rtol=1e-5, atol=1e-5)
+        gx[:, g] = before[:, g]
+    np.testing.assert_array_equal(gx, before)  # nothing else moved
+
+
+@pytest.mark.parametrize("hidden,shortcut,batch", [(16, False, 19), (12, True, 1), (40, True, 130)])
+def test_a_whole_layer_is_the_lstm_whose_state_is_rounded_to_the_codes(hidden, shortcut, batch):
+    rng = np.random.default_rng(hidden)
+    steps, bound = 6, 2.0 if shortcut else 1.0
+    width = (5 if shortcut else 4) * hidden
+    gx = rng.standard_normal((2, steps, batch, width)).astype(np.float32)
+    w_h = (rng.standard_normal((2, hidden, width)) * 0.3).astype(np.float32)
+    k = np.tanh(rng.standard_normal((steps, 2, batch, hidden))).astype(np.float32) if shortcut else None
+    lengths = rng.integers(1, steps + 1, batch)
+    t = np.arange(3)[:, None]
+    mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
+    packed = packing.recurrent(w_h, i8=packing.scale_for(bound))
+    assert packed.corr.shape == packed.deq.shape == (2 * packed.n,)
+    out = np.full((steps, 2, batch, hidden), np.nan, dtype=np.float32)
+    xs = np.full((steps * batch, 2 * hidden), 255, dtype=np.uint8)
+    kernels.scan(I8, gx, packed, hidden, k, mask, out, xs, steps, batch)
+    # the float64 LSTM with the kernel's weights (bytes / column scale) and its state as codes
+    column = [1 / (packed.deq[d * packed.n : d * packed.n + width] * packed.scale) for d in range(2)]
+    weights = np.stack([unpacked(packing.Packed(packed.tiles[d * packed.n // 16 : (d + 1) * packed.n // 16], hidden,
+                                                packed.n, width))[:, :width] / column[d] for d in range(2)])
+    decoded = lambda h: (packing.codes(h, packed.scale).astype(np.float64) - 64) / packed.scale  # noqa: E731
+    expected, sentence = reference_lstm(gx, weights, k, mask, round_h=decoded)
+    np.testing.assert_allclose(out, expected, atol=1e-4)
+    assert (np.abs(xs.astype(int) - packing.codes(sentence, packed.scale).astype(int)) <= 1).all()
+    assert (xs == packing.codes(sentence, packed.scale)).mean() > 0.99  # off by one only at a rounding edge
+    exact, _ = reference_lstm(gx, w_h, k, mask)  # and the LSTM itself, to the codes' precision
+    assert np.abs(out - exact).max() < 0.05 and np.abs(out - exact).mean() < 0.01
+    block = packing.up(width, 16) + 16  # the same gates in sentence order, as a product writes them
+    rows_ = np.zeros((steps * batch, 2 * block), dtype=np.float32)
+    rows_[:, :width] = gx[0].reshape(-1, width)
+    rows_[:, block : block + width] = gx[1][::-1].reshape(-1, width)
+    out2, xs2 = np.full_like(out, np.nan), np.zeros_like(xs)
+    kernels.scan(I8, rows_, packed, hidden, k, mask, out2, xs2, steps, batch, block)
+    np.testing.assert_array_equal(out2, out)
+    np.testing.assert_array_equal(xs2, xs)
+    with pytest.raises(ValueError):  # float32 outputs for the int8 scan
+        kernels.scan(I8, gx, packed, hidden, k, mask, out, xs.astype(np.float32), steps, batch)
+
+
+def test_the_int8_kernel_is_taken_where_the_cpu_has_it_and_the_environment_can_refuse_it(monkeypatch):
+    for wanted, expected in [("", HAS), ("avx2", HAS), ("none", 0), ("nonsense", HAS)]:
+        kernels.i8_kernel.cache_clear()
+        monkeypatch.setenv("TAGGER_I8_KERNEL", wanted)
+        assert kernels.i8_kernel() == expected
+    kernels.i8_kernel.cache_clear()
+    with pytest.raises(ValueError):  # one the CPU lacks is refused in C
+        fused._fastscan.i8_product(HAS + 1, 1, 1, 1, 1, 4, 1, 1, 1, 0, 1, 1, 16, 0, 16, 0, 0, 16)
