@@ -139,4 +139,25 @@ def test_the_int8_kernel_is_taken_where_the_cpu_has_it_and_the_environment_can_r
         assert kernels.i8_kernel() == expected
     kernels.i8_kernel.cache_clear()
     with pytest.raises(ValueError):  # one the CPU lacks is refused in C
-        fused._fastscan.i8_product(HAS + 1, 1, 1, 1, 1, 4, 1, 1, 1, 0, 1, 1, 16, 0, 16, 0, 0, 16)
+        fused._fastscan.i8_product(HAS + 1, 1, 1, 1, 1, 4, 1, 1, 1, 0, 0, 1, 1, 16, 0, 16, 0, 0, 16)
+
+
+def test_rows_of_any_range_are_coded_at_a_scale_per_row_and_scaled_back():
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((50, 37)) * rng.uniform(0.01, 100, (50, 1))).astype(np.float32)  # rows far apart
+    x[3] = 0
+    w = rng.standard_normal((37, 40)).astype(np.float32)
+    packed = packing.pack_i8(w, 1.0)
+    codes, by_row = packing.row_codes(x, packed.k)
+    assert codes.shape == (50, 40) and codes.dtype == np.uint8 and (codes[:, 37:] == 64).all()
+    assert (np.abs(codes[:, :37].astype(int) - 64).max(1)[[0, 1, 49]] == 63).all() and (codes[3] == 64).all()
+    out = np.full((50, 40), np.nan, dtype=np.float32)
+    kernels.product(I8, codes, packed, out, by_row=by_row)
+    scaled = np.full((50, packed.k), 64, np.int64)
+    scaled[:, :37] = codes[:, :37]
+    integer = (scaled @ unpacked(packed).astype(np.int64) - packed.corr).astype(np.float32) * packed.deq
+    np.testing.assert_allclose(out, integer[:, :40] * by_row[:, None], rtol=1e-5, atol=1e-6)
+    exact = x.astype(np.float64) @ w
+    assert (np.abs(out - exact).max(1) <= 0.03 * np.abs(exact).max(1) + 1e-9).all() and not out[3].any()
+    with pytest.raises(ValueError):  # a factor per row for a float32 product
+        kernels.product(Kernel(f32=I8.f32), x, packing.pack(w, f32=True), out, by_row=by_row)

@@ -6,6 +6,7 @@ the path never imports torch."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import io
 import subprocess
 import sys
@@ -161,7 +162,7 @@ def test_the_int8_kernel_gives_the_float32_labels_but_for_a_few(trained, name):
     exact = runtime.load(trained[name])
     low = runtime.load(trained[name], Kernel(f32=int(fused._fastscan.f32_kernel()), i8=I8))
     assert low.kernel.name == "i8-avx2" and low.arrays.layers[0].packed_h.tiles.dtype == np.int8
-    assert low.packed_first.tiles.dtype == np.float32  # the per-word rows, from embeddings, in float32
+    assert low.packed_first.tiles.dtype == np.int8 and low.packed_first.scale == 1.0  # rows at a scale per word
     sentences = [s.words for s in _sentences()]
     columns = MODELS[name][0].split(",")
     mine, theirs = low.tag(sentences, threads=2), exact.tag(sentences)
@@ -210,6 +211,15 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
     assert runtime.products(header, "auto", small=False) == NUMPY
     monkeypatch.setattr(runtime, "_fastscan", None)
     assert runtime.products(header, "fp32", small=False) is None and runtime.products(header, "fp32", small=True) == NUMPY
+
+
+def test_a_stream_is_tagged_with_fewer_collections_and_the_thresholds_come_back(trained, tmp_path, monkeypatch):
+    before, seen = gc.get_threshold(), []
+    monkeypatch.setattr(runtime.NumpyTagger, "finish", lambda self, tagging, finish=runtime.NumpyTagger.finish:
+                        seen.append(gc.get_threshold()) or finish(self, tagging))
+    counts = pipeline.tag_file([str(trained["upos"])], [str(_text_input(tmp_path))], str(tmp_path / "out.conllu"))
+    assert counts["sentences"] == 4 and seen == [(max(before[0], pipeline.FEWER_COLLECTIONS), *before[1:])]
+    assert gc.get_threshold() == before
 
 
 @pytest.mark.parametrize("name", ["upos", "three"])

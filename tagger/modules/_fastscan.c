@@ -580,6 +580,7 @@ enum { I8_NONE = 0, I8_AVX2 = 1 };
 typedef struct {
     const int32_t *corr;
     const float *deq;
+    const float *rows; /* a factor per row of the product, or NULL (a left side of codes at a scale per row) */
 } I8Cols;
 
 typedef struct {
@@ -601,8 +602,14 @@ INLINE void i8_sink(const Sink *s, const I8Cols *q, int64_t m0, int64_t n0, cons
     float f[I8_ROWS * 16];
     const int32_t *corr = q->corr + n0;
     const float *deq = q->deq + n0;
-    for (int64_t r = 0; r < mrows; r++)
-        for (int j = 0; j < 16; j++) f[16 * r + j] = (float)(blk[16 * r + j] - corr[j]) * deq[j];
+    if (q->rows)
+        for (int64_t r = 0; r < mrows; r++) {
+            const float by = q->rows[m0 + r];
+            for (int j = 0; j < 16; j++) f[16 * r + j] = (float)(blk[16 * r + j] - corr[j]) * deq[j] * by;
+        }
+    else
+        for (int64_t r = 0; r < mrows; r++)
+            for (int j = 0; j < 16; j++) f[16 * r + j] = (float)(blk[16 * r + j] - corr[j]) * deq[j];
     f32_sink(s, m0, n0, f, mrows);
 }
 
@@ -723,16 +730,17 @@ static int i8_best(void) {
 
 static PyObject *i8_kernel(PyObject *self, PyObject *args) { return PyLong_FromLong(i8_best()); }
 
-/* i8_product(which, m, nb, kq, a, lda, b, corr, deq, add, out, rows, ldc, bias, block, stride, offset,
- * count): A [m rows of lda bytes] · B (nb panels of 4·kq rows) into a sink (see Sink) */
+/* i8_product(which, m, nb, kq, a, lda, b, corr, deq, by_row, add, out, rows, ldc, bias, block, stride, offset,
+ * count): A [m rows of lda bytes] · B (nb panels of 4·kq rows) into a sink (see Sink), each row's
+ * sums times by_row[row] too if it is not 0 */
 static PyObject *i8_product(PyObject *self, PyObject *args) {
     int which;
     int64_t m, nb, kq, lda;
-    unsigned long long a, b, corr, deq, out, bias;
+    unsigned long long a, b, corr, deq, by_row, out, bias;
     Sink s;
     s.lowered = 0;
-    if (!PyArg_ParseTuple(args, "iLLLKLKKKiKLLKLLLL", &which, &m, &nb, &kq, &a, &lda, &b, &corr, &deq, &s.add, &out,
-                          &s.rows, &s.ldc, &bias, &s.block, &s.stride, &s.offset, &s.count))
+    if (!PyArg_ParseTuple(args, "iLLLKLKKKKiKLLKLLLL", &which, &m, &nb, &kq, &a, &lda, &b, &corr, &deq, &by_row, &s.add,
+                          &out, &s.rows, &s.ldc, &bias, &s.block, &s.stride, &s.offset, &s.count))
         return NULL;
     if (which != I8_AVX2 || which > i8_best() || !a || !b || !corr || !deq || !out || m < s.rows || m < 0 ||
         nb <= 0 || kq <= 0 || lda < 4 * kq || s.block <= 0 || s.block % 16 || s.count < 0 || s.count > s.block) {
@@ -743,7 +751,8 @@ static PyObject *i8_product(PyObject *self, PyObject *args) {
     s.bias = (const float *)(uintptr_t)bias;
     int status = -1;
 #ifdef HAVE_F32_X86
-    const I8Cols cols = {(const int32_t *)(uintptr_t)corr, (const float *)(uintptr_t)deq};
+    const I8Cols cols = {(const int32_t *)(uintptr_t)corr, (const float *)(uintptr_t)deq,
+                         (const float *)(uintptr_t)by_row};
     Py_BEGIN_ALLOW_THREADS
     status = i8_gemm_avx2(m, nb, kq, (const uint8_t *)(uintptr_t)a, lda, (const int8_t *)(uintptr_t)b, &cols, &s);
     Py_END_ALLOW_THREADS
@@ -774,6 +783,7 @@ static PyObject *i8_scan(PyObject *self, PyObject *args) {
     for (int d = 0; d < 2; d++) {
         s.cols[d].corr = (const int32_t *)(uintptr_t)corr + d * s.gp;
         s.cols[d].deq = (const float *)(uintptr_t)deq + d * s.gp;
+        s.cols[d].rows = NULL;
     }
     s.k = (const float *)(uintptr_t)k;
     s.mask = (const float *)(uintptr_t)mask;

@@ -71,6 +71,18 @@ def codes(x: np.ndarray, scale: float) -> np.ndarray:
     return v.astype(np.uint8)
 
 
+def row_codes(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``x`` [M, ≤ k] of any range as the int8 kernels' left side at a scale per row (63 over
+    the row's largest magnitude), for a right side packed at scale 1: the codes [M, k] (uint8,
+    padded with zero's code) and each row's factor, 1 / its scale [M] (float32; the product's
+    ``by_row``)."""
+    top = np.abs(x).max(1) if x.shape[1] else np.zeros(len(x), np.float32)
+    scale = (CODE_MAX / np.where(top > 0, top, 1)).astype(np.float32)
+    out = np.full((len(x), k), ZERO, dtype=np.uint8)
+    out[:, : x.shape[1]] = codes(x * scale[:, None], 1.0)
+    return out, (1 / scale).astype(np.float32)
+
+
 def pack_i8(w: np.ndarray, scale: float) -> Packed:
     """``w`` [K, N] (float32) for the int8 kernels, its left side's codes at ``scale``: each column
     as signed bytes at its own scale (127 over its largest magnitude), K padded to 4 and N to 16

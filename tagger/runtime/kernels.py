@@ -85,9 +85,11 @@ NUMPY = Kernel()
 
 def product(kernel: Kernel, a: np.ndarray, b: Packed, out: np.ndarray, bias: np.ndarray | None = None, *,
             block: int | None = None, stride: int = 0, offset: int = 0, count: int | None = None,
-            add: bool = False) -> None:
+            add: bool = False, by_row: np.ndarray | None = None) -> None:
     """``out`` (float32, rows contiguous) = ``a`` [≥ M rows] · b, plus ``bias``, or added to what
-    is there (``add``); the columns' placement as :func:`tagger.runtime.bf16.product` says."""
+    is there (``add``); the columns' placement as :func:`tagger.runtime.bf16.product` says. For a
+    right side packed for the int8 kernel, ``a`` is codes (uint8), and ``by_row`` [≥ M] (float32)
+    a factor per row: codes at a scale per row (:func:`tagger.modules.packing.row_codes`)."""
     if kernel.bf16:
         bf16.product(kernel.bf16, a, b, out, bias, block=block, stride=stride, offset=offset, count=count, add=add)
         return
@@ -99,11 +101,13 @@ def product(kernel: Kernel, a: np.ndarray, b: Packed, out: np.ndarray, bias: np.
     if (a.ndim != 2 or a.shape[1] != b.k or a.shape[0] < rows_ or a.dtype != (np.uint8 if i8 else np.float32)
             or a.strides[1] != a.itemsize or not out.flags.c_contiguous or out.dtype != np.float32 or last > width
             or block % 16 or count > block or (i8 and not kernel.i8) or (not i8 and b.tiles.dtype != np.float32)
-            or (bias is not None and len(bias) < last)):
+            or (bias is not None and len(bias) < last) or (by_row is not None and (
+                not i8 or by_row.dtype != np.float32 or not by_row.flags.c_contiguous or len(by_row) < rows_))):
         raise ValueError("product: shapes do not fit")
     if i8:
         _fastscan.i8_product(kernel.i8, rows_, b.n // 16, b.k // 4, a.ctypes.data, a.strides[0], b.tiles.ctypes.data,
-                             b.corr.ctypes.data, b.deq.ctypes.data, int(add), out.ctypes.data, rows_, width,
+                             b.corr.ctypes.data, b.deq.ctypes.data, 0 if by_row is None else by_row.ctypes.data,
+                             int(add), out.ctypes.data, rows_, width,
                              0 if bias is None else bias.ctypes.data, block, stride, offset, count)
         return
     _fastscan.f32_product(kernel.f32, rows_, b.n // 16, b.k, a.ctypes.data, a.strides[0] // 4, b.tiles.ctypes.data,

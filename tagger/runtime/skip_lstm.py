@@ -34,6 +34,7 @@ import numpy as np
 
 from tagger import archive
 from tagger.corpus.features import InputFeaturizer
+from tagger.modules.packing import row_codes
 from tagger.modules.fused import _fastscan  # the C steps of the torch path; without them, numpy throughout
 from tagger.runtime import bf16, kernels
 from tagger.runtime.bf16 import bf16_kernel
@@ -284,7 +285,10 @@ class NumpyTagger:
             return kept
         start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
         f = self.features(new)[1:]
-        if self.kernel:
+        if self.kernel.i8:  # codes at a scale per word
+            codes, by_row = row_codes(f, self.packed_first.k)
+            kernels.product(self.kernel, codes, self.packed_first, kept.tables[start:stop], by_row=by_row)
+        elif self.kernel:
             kernels.product(self.kernel, self.kernel.left(f), self.packed_first, kept.tables[start:stop])
         else:
             np.matmul(f, self.first, out=kept.tables[start:stop])

@@ -176,11 +176,12 @@ def pack_for_kernels(arrays: TaggerArrays, kind: str) -> None:
     """Every product's right side packed once for the kernels of ``kind``: ``bf16``, ``f32``, or
     ``i8`` (:func:`tagger.modules.packing.pack_i8`), each then at the scale of what it multiplies:
     a layer's outputs (its recurrent product, the next layer's input product, the shortcut of the
-    layer two up, the output layer) at the scale of :func:`output_bounds`; the first layer's
-    per-word rows, from embeddings of any range, in float32 there."""
+    layer two up, the output layer) at the scale of :func:`output_bounds`, the first layer's
+    per-word rows, from embeddings of any range, at a scale per word
+    (:func:`tagger.modules.packing.row_codes`)."""
     f32, i8 = kind != "bf16", kind == "i8"
     scales = [packing.scale_for(bound) if i8 else 0.0 for bound in output_bounds(arrays.layers)]
-    arrays.packed_first = packing.pack(arrays.first, f32)
+    arrays.packed_first = packing.pack_i8(arrays.first, 1.0) if i8 else packing.pack(arrays.first, f32)
     arrays.packed_out = packing.pack_i8(arrays.w_out, scales[-1]) if i8 else packing.pack(arrays.w_out, f32)
     for i, layer in enumerate(arrays.layers):
         hidden = layer.w_h.shape[1]
