@@ -7,10 +7,11 @@ Prints one JSON object: the CPU, which kernels it runs and which `tagger tag` ta
 (``tagger.runtime.bf16.bf16_kernel``, with the measurement ``dot_products_pay`` that decides the
 AVX512-BF16 kernel where there is no AMX), and GFLOP/s (best of 20) of the products the `fast`
 model makes: an upper layer's input projection, one recurrent step, a chunk's per-word rows, by
-numpy float32 (one BLAS thread) and by each kernel this CPU runs, float32 (plain C, AVX2, AVX-512)
-and bf16. With --model, also the whole `tagger tag` of EWT train at one thread per way of
+numpy float32 (one BLAS thread) and by each kernel this CPU runs, float32 (plain C, AVX2, AVX-512),
+int8 (AVX2; codes of tanh(x), as a layer's outputs) and bf16. With --model, also the whole `tagger tag` of EWT train at one thread per way of
 multiplying (``TAGGER_F32_KERNEL`` none / generic / avx2 / avx512 with ``--precision fp32``;
-``TAGGER_BF16_KERNEL`` avx512-bf16 / amx, and none: torch's bf16), medians of --repeats: what to
+``TAGGER_BF16_KERNEL`` avx512-bf16 / amx, and none: torch's bf16; ``TAGGER_CPU=avx2``: the int8
+kernel, as on a CPU with AVX2 alone), medians of --repeats: what to
 measure on a CPU where the default choice (``tagger.runtime.kernels``) was not measured.
 """
 
@@ -42,7 +43,7 @@ SHAPES = [("upper layer's input projection", 1024, 256, 1280), ("one recurrent s
           ("a chunk's per-word rows", 2000, 305, 3072)]
 
 
-def products(has: int, f32: int) -> dict:
+def products(has: int, f32: int, i8: int) -> dict:
     rng = np.random.default_rng(0)
     out = {}
     for what, m, k, n in SHAPES:
@@ -60,15 +61,22 @@ def products(has: int, f32: int) -> dict:
             way = kernels.Kernel(f32=number)
             row[way.name] = round(
                 flops / bf16.best_seconds(lambda: kernels.product(way, x, panels, result), 20) / 1e9, 1)
+        if i8:  # the layers' outputs, within ±1, as codes at a fixed scale
+            way, quantised = kernels.Kernel(f32=f32, i8=i8), packing.pack_i8(w, packing.scale_for(1.0))
+            codes = np.full((m, quantised.k), packing.ZERO, dtype=np.uint8)  # K padded to 4
+            codes[:, :k] = packing.codes(np.tanh(x), quantised.scale)
+            row[way.name] = round(
+                flops / bf16.best_seconds(lambda: kernels.product(way, codes, quantised, result), 20) / 1e9, 1)
         out[f"{what} [{m}×{k}]·[{k}×{n}]"] = row
     return out
 
 
-def whole(model: str, repeats: int, has: int, f32: int) -> dict:
+def whole(model: str, repeats: int, has: int, f32: int, i8: int) -> dict:
     ways = [(f"float32 kernel {fused.F32_KERNELS[k]}", {"TAGGER_F32_KERNEL": fused.F32_KERNELS[k]},
              ["--precision", "fp32"]) for k in range(f32 + 1)]
     ways += [(f"bf16 kernel {fused.KERNELS[k]}", {"TAGGER_BF16_KERNEL": fused.KERNELS[k]}, []) for k in range(1, has + 1)]
     ways += [("torch's bf16 (no kernel)", {"TAGGER_BF16_KERNEL": "none"}, [])]
+    ways += [("int8 kernel, as an AVX2 CPU", {"TAGGER_CPU": "avx2"}, [])] if i8 else []
     seconds: dict[str, list[float]] = {name: [] for name, _, _ in ways}
     for _ in range(repeats):  # interleaved
         for name, env, extra in ways:
@@ -88,15 +96,16 @@ def main() -> None:
     args = parser.parse_args()
     has = int(fused._fastscan.bf16_kernel()) if fused._fastscan is not None else 0
     f32 = int(fused._fastscan.f32_kernel()) if fused._fastscan is not None else 0
+    i8 = int(fused._fastscan.i8_kernel()) if fused._fastscan is not None and f32 else 0
     info = Path("/proc/cpuinfo").read_text(errors="replace") if Path("/proc/cpuinfo").exists() else ""
     name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
     out = {"bench": "product-kernels", "cpu": name, "cpus": os.cpu_count(), "kernels_here": fused.KERNELS[has],
-           "f32_kernels_here": fused.F32_KERNELS[f32],
+           "f32_kernels_here": fused.F32_KERNELS[f32], "i8_kernels_here": fused.I8_KERNELS[i8],
            "default": (kernels.Kernel(bf16=bf16.bf16_kernel()) or kernels.Kernel(f32=kernels.f32_kernel())).name,
            "dot_products_pay": bf16.dot_products_pay() if has >= 1 else None,
-           "gflops": products(has, f32)}
+           "gflops": products(has, f32, i8)}
     if args.model:
-        out["tagger_tag_1_thread"] = whole(args.model, args.repeats, has, f32)
+        out["tagger_tag_1_thread"] = whole(args.model, args.repeats, has, f32, i8)
     print(json.dumps(out, indent=1, ensure_ascii=False))
 
 
