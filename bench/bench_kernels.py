@@ -8,10 +8,10 @@ Prints one JSON object: the CPU, which kernels it runs and which `tagger tag` ta
 AVX512-BF16 kernel where there is no AMX), and GFLOP/s (best of 20) of the products the `fast`
 model makes: an upper layer's input projection, one recurrent step, a chunk's per-word rows, by
 numpy float32 (one BLAS thread) and by each kernel this CPU runs, float32 (plain C, AVX2, AVX-512),
-int8 (AVX2; codes of tanh(x), as a layer's outputs) and bf16. With --model, also the whole `tagger tag` of EWT train at one thread per way of
+int8 (AVX2, AVX-VNNI; codes of tanh(x), as a layer's outputs) and bf16. With --model, also the whole `tagger tag` of EWT train at one thread per way of
 multiplying (``TAGGER_F32_KERNEL`` none / generic / avx2 / avx512 with ``--precision fp32``;
-``TAGGER_BF16_KERNEL`` avx512-bf16 / amx, and none: torch's bf16; ``TAGGER_CPU=avx2``: the int8
-kernel, as on a CPU with AVX2 alone), medians of --repeats: what to
+``TAGGER_BF16_KERNEL`` avx512-bf16 / amx, and none: torch's bf16; ``TAGGER_CPU=avx2`` /
+``avx-vnni``: each int8 kernel, as on a CPU with AVX2 alone / and AVX-VNNI), medians of --repeats: what to
 measure on a CPU where the default choice (``tagger.runtime.kernels``) was not measured.
 """
 
@@ -61,10 +61,11 @@ def products(has: int, f32: int, i8: int) -> dict:
             way = kernels.Kernel(f32=number)
             row[way.name] = round(
                 flops / bf16.best_seconds(lambda: kernels.product(way, x, panels, result), 20) / 1e9, 1)
-        if i8:  # the layers' outputs, within ±1, as codes at a fixed scale
-            way, quantised = kernels.Kernel(f32=f32, i8=i8), packing.pack_i8(w, packing.scale_for(1.0))
-            codes = np.full((m, quantised.k), packing.ZERO, dtype=np.uint8)  # K padded to 4
-            codes[:, :k] = packing.codes(np.tanh(x), quantised.scale)
+        quantised = packing.pack_i8(w, packing.scale_for(1.0))  # the layers' outputs, within ±1, as codes
+        codes = np.full((m, quantised.k), packing.ZERO, dtype=np.uint8)  # K padded to 4
+        codes[:, :k] = packing.codes(np.tanh(x), quantised.scale)
+        for number in range(1, i8 + 1):
+            way = kernels.Kernel(f32=f32, i8=number)
             row[way.name] = round(
                 flops / bf16.best_seconds(lambda: kernels.product(way, codes, quantised, result), 20) / 1e9, 1)
         out[f"{what} [{m}×{k}]·[{k}×{n}]"] = row
@@ -76,7 +77,8 @@ def whole(model: str, repeats: int, has: int, f32: int, i8: int) -> dict:
              ["--precision", "fp32"]) for k in range(f32 + 1)]
     ways += [(f"bf16 kernel {fused.KERNELS[k]}", {"TAGGER_BF16_KERNEL": fused.KERNELS[k]}, []) for k in range(1, has + 1)]
     ways += [("torch's bf16 (no kernel)", {"TAGGER_BF16_KERNEL": "none"}, [])]
-    ways += [("int8 kernel, as an AVX2 CPU", {"TAGGER_CPU": "avx2"}, [])] if i8 else []
+    ways += [(f"int8 kernel {fused.I8_KERNELS[k]}, as such a CPU", {"TAGGER_CPU": fused.I8_KERNELS[k]}, [])
+             for k in range(1, i8 + 1)]
     seconds: dict[str, list[float]] = {name: [] for name, _, _ in ways}
     for _ in range(repeats):  # interleaved
         for name, env, extra in ways:

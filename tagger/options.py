@@ -53,17 +53,23 @@ class TagRequest:
         return not self.multi and self.show_attention is None
 
 
-def as_avx2() -> bool:
-    """Whether ``TAGGER_CPU=avx2`` asks to run as a CPU with AVX2 and FMA alone would (no native
-    bf16, no AVX-512 kernels): to measure on another CPU what such a CPU runs."""
-    return os.environ.get("TAGGER_CPU", "") == "avx2"
+#: ``TAGGER_CPU`` values: run as a CPU with AVX2 and FMA alone (AMD's before Zen 4, Intel's before
+#: Alder Lake without AVX-512), or with AVX-VNNI too (Intel's laptop and desktop cores since Alder
+#: Lake) would: no native bf16, no AVX-512 kernels. To measure on another CPU what such a CPU runs.
+AS_CPUS = ("avx2", "avx-vnni")
+
+
+def as_cpu() -> str:
+    """The CPU that ``TAGGER_CPU`` asks to run as (a name of :data:`AS_CPUS`), or ""."""
+    value = os.environ.get("TAGGER_CPU", "")
+    return value if value in AS_CPUS else ""
 
 
 @functools.cache
 def cpu_has_bf16() -> bool:
     """Whether this CPU multiplies bf16 natively (Linux ``/proc/cpuinfo`` flags; False elsewhere,
-    and under :func:`as_avx2`)."""
-    if as_avx2():
+    and under :func:`as_cpu`)."""
+    if as_cpu():
         return False
     try:
         info = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")

@@ -44,6 +44,7 @@ def test_bf16_rounds_to_nearest_even_and_packing_puts_each_value_in_its_tile_slo
 
 
 def test_amx_is_taken_by_default_dot_products_where_they_pay_and_the_environment_can_ask_for_less(monkeypatch):
+    monkeypatch.delenv("TAGGER_CPU", raising=False)
     monkeypatch.setattr(fused._fastscan, "bf16_kernel", lambda: 1)
     for pays in (False, True):
         monkeypatch.setattr(bf16, "dot_products_pay", lambda: pays)
@@ -56,6 +57,10 @@ def test_amx_is_taken_by_default_dot_products_where_they_pay_and_the_environment
         bf16.bf16_kernel.cache_clear()
         monkeypatch.setenv("TAGGER_BF16_KERNEL", wanted)
         assert bf16.bf16_kernel() == expected
+    monkeypatch.setenv("TAGGER_BF16_KERNEL", "amx")  # as a CPU without bf16: none, whatever is asked
+    monkeypatch.setenv("TAGGER_CPU", "avx2")
+    bf16.bf16_kernel.cache_clear()
+    assert bf16.bf16_kernel() == 0
     bf16.bf16_kernel.cache_clear()
 
 

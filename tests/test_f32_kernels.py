@@ -32,6 +32,7 @@ def test_float32_packing_puts_each_value_in_its_panel_and_starts_on_a_cache_line
 
 
 def test_the_best_kernel_is_taken_by_default_and_the_environment_can_ask_for_less(monkeypatch):
+    monkeypatch.delenv("TAGGER_CPU", raising=False)
     monkeypatch.setattr(fused._fastscan, "f32_kernel", lambda: 3)
     for wanted, expected in [("", 3), ("avx2", 2), ("generic", 1), ("none", 0), ("nonsense", 3)]:
         kernels.f32_kernel.cache_clear()
@@ -41,6 +42,10 @@ def test_the_best_kernel_is_taken_by_default_and_the_environment_can_ask_for_les
     monkeypatch.setenv("TAGGER_F32_KERNEL", "avx512")
     kernels.f32_kernel.cache_clear()
     assert kernels.f32_kernel() == 1
+    monkeypatch.setattr(fused._fastscan, "f32_kernel", lambda: 3)  # as an AVX2 CPU: AVX2 at most
+    monkeypatch.setenv("TAGGER_CPU", "avx2")
+    kernels.f32_kernel.cache_clear()
+    assert kernels.f32_kernel() == 2
     kernels.f32_kernel.cache_clear()
     assert not kernels.NUMPY and Kernel(f32=2) and Kernel(bf16=1).table_type is np.uint16
     assert Kernel(f32=2).name == "f32-avx2" and kernels.NUMPY.name == "numpy"

@@ -15,7 +15,10 @@ from tests.helpers import reference_lstm
 
 HAS = int(fused._fastscan.i8_kernel()) if fused._fastscan is not None else 0
 pytestmark = pytest.mark.skipif(not HAS, reason="no int8 kernel on this CPU (AVX2 on x86-64)")
-I8 = Kernel(f32=int(fused._fastscan.f32_kernel()) if fused._fastscan is not None else 0, i8=HAS)
+F32 = int(fused._fastscan.f32_kernel()) if fused._fastscan is not None else 0
+I8 = Kernel(f32=F32, i8=HAS)
+#: every int8 kernel this CPU runs (AVX2's; AVX-VNNI's where it has them)
+EVERY = [pytest.param(Kernel(f32=F32, i8=k), id=fused.I8_KERNELS[k]) for k in range(1, HAS + 1)]
 
 
 def unpacked(packed: packing.Packed) -> np.ndarray:
@@ -47,8 +50,9 @@ def test_int8_packing_keeps_each_value_in_its_place_at_its_columns_scale():
     assert codes.tolist() == [0, 1, 33, 64, 65, 96, 127, 127]  # 64 + round(63 x), within 0 … 127
 
 
+@pytest.mark.parametrize("kernel", EVERY)
 @pytest.mark.parametrize("m,k,n", [(1, 4, 16), (37, 305, 100), (70, 64, 48), (97, 128, 640), (200, 33, 7)])
-def test_products_are_the_integer_arithmetic_and_near_float64(m, k, n):
+def test_products_are_the_integer_arithmetic_and_near_float64(kernel, m, k, n):
     rng = np.random.default_rng(m + k + n)
     x = np.tanh(rng.standard_normal((m, k))).astype(np.float32)
     w = (rng.standard_normal((k, n)) * 0.2).astype(np.float32)
@@ -57,7 +61,7 @@ def test_products_are_the_integer_arithmetic_and_near_float64(m, k, n):
     a = np.full((m, packed.k), 64, dtype=np.uint8)
     a[:, :k] = packing.codes(x, packed.scale)
     out = np.full((m, n), np.nan, dtype=np.float32)
-    kernels.product(I8, a, packed, out, bias)
+    kernels.product(kernel, a, packed, out, bias)
     expected = integer_product(x, packed)[:, :n] + bias
     np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
     exact = x.astype(np.float64) @ w + bias
@@ -93,8 +97,9 @@ def test_a_product_of_two_directions_lands_in_its_blocks_and_a_shortcut_term_add
     np.testing.assert_array_equal(gx, before)  # nothing else moved
 
 
+@pytest.mark.parametrize("kernel", EVERY)
 @pytest.mark.parametrize("hidden,shortcut,batch", [(16, False, 19), (12, True, 1), (40, True, 130)])
-def test_a_whole_layer_is_the_lstm_whose_state_is_rounded_to_the_codes(hidden, shortcut, batch):
+def test_a_whole_layer_is_the_lstm_whose_state_is_rounded_to_the_codes(kernel, hidden, shortcut, batch):
     rng = np.random.default_rng(hidden)
     steps, bound = 6, 2.0 if shortcut else 1.0
     width = (5 if shortcut else 4) * hidden
@@ -108,7 +113,7 @@ def test_a_whole_layer_is_the_lstm_whose_state_is_rounded_to_the_codes(hidden, s
     assert packed.corr.shape == packed.deq.shape == (2 * packed.n,)
     out = np.full((steps, 2, batch, hidden), np.nan, dtype=np.float32)
     xs = np.full((steps * batch, 2 * hidden), 255, dtype=np.uint8)
-    kernels.scan(I8, gx, packed, hidden, k, mask, out, xs, steps, batch)
+    kernels.scan(kernel, gx, packed, hidden, k, mask, out, xs, steps, batch)
     # the float64 LSTM with the kernel's weights (bytes / column scale) and its state as codes
     column = [1 / (packed.deq[d * packed.n : d * packed.n + width] * packed.scale) for d in range(2)]
     weights = np.stack([unpacked(packing.Packed(packed.tiles[d * packed.n // 16 : (d + 1) * packed.n // 16], hidden,
@@ -125,18 +130,33 @@ def test_a_whole_layer_is_the_lstm_whose_state_is_rounded_to_the_codes(hidden, s
     rows_[:, :width] = gx[0].reshape(-1, width)
     rows_[:, block : block + width] = gx[1][::-1].reshape(-1, width)
     out2, xs2 = np.full_like(out, np.nan), np.zeros_like(xs)
-    kernels.scan(I8, rows_, packed, hidden, k, mask, out2, xs2, steps, batch, block)
+    kernels.scan(kernel, rows_, packed, hidden, k, mask, out2, xs2, steps, batch, block)
     np.testing.assert_array_equal(out2, out)
     np.testing.assert_array_equal(xs2, xs)
+    out3, xs3 = np.full_like(out, np.nan), np.zeros_like(xs)  # the same integer sums by AVX2's products
+    kernels.scan(Kernel(f32=F32, i8=1), gx, packed, hidden, k, mask, out3, xs3, steps, batch)
+    np.testing.assert_array_equal(out3, out)
+    np.testing.assert_array_equal(xs3, xs)
     with pytest.raises(ValueError):  # float32 outputs for the int8 scan
         kernels.scan(I8, gx, packed, hidden, k, mask, out, xs.astype(np.float32), steps, batch)
 
 
 def test_the_int8_kernel_is_taken_where_the_cpu_has_it_and_the_environment_can_refuse_it(monkeypatch):
-    for wanted, expected in [("", HAS), ("avx2", HAS), ("none", 0), ("nonsense", HAS)]:
+    monkeypatch.delenv("TAGGER_CPU", raising=False)
+    monkeypatch.setattr(fused._fastscan, "i8_kernel", lambda: 2)
+    for wanted, expected in [("", 2), ("avx-vnni", 2), ("avx2", 1), ("none", 0), ("nonsense", 2)]:
         kernels.i8_kernel.cache_clear()
         monkeypatch.setenv("TAGGER_I8_KERNEL", wanted)
         assert kernels.i8_kernel() == expected
+    monkeypatch.setenv("TAGGER_I8_KERNEL", "")
+    for cpu, expected in [("avx2", 1), ("avx-vnni", 2)]:  # as such a CPU: no more than it has
+        monkeypatch.setenv("TAGGER_CPU", cpu)
+        kernels.i8_kernel.cache_clear()
+        assert kernels.i8_kernel() == expected
+    monkeypatch.setattr(fused._fastscan, "i8_kernel", lambda: 1)
+    monkeypatch.setenv("TAGGER_I8_KERNEL", "avx-vnni")
+    kernels.i8_kernel.cache_clear()
+    assert kernels.i8_kernel() == 1
     kernels.i8_kernel.cache_clear()
     with pytest.raises(ValueError):  # one the CPU lacks is refused in C
         fused._fastscan.i8_product(HAS + 1, 1, 1, 1, 1, 4, 1, 1, 1, 0, 0, 1, 1, 16, 0, 16, 0, 0, 16)

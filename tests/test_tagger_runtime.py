@@ -161,7 +161,7 @@ I8 = int(fused._fastscan.i8_kernel()) if fused._fastscan else 0
 def test_the_int8_kernel_gives_the_float32_labels_but_for_a_few(trained, name):
     exact = runtime.load(trained[name])
     low = runtime.load(trained[name], Kernel(f32=int(fused._fastscan.f32_kernel()), i8=I8))
-    assert low.kernel.name == "i8-avx2" and low.arrays.layers[0].packed_h.tiles.dtype == np.int8
+    assert low.kernel.name == f"i8-{fused.I8_KERNELS[I8]}" and low.arrays.layers[0].packed_h.tiles.dtype == np.int8
     assert low.packed_first.tiles.dtype == np.int8 and low.packed_first.scale == 1.0  # rows at a scale per word
     sentences = [s.words for s in _sentences()]
     columns = MODELS[name][0].split(",")

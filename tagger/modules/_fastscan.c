@@ -574,8 +574,8 @@ static PyObject *f32_scan(PyObject *self, PyObject *args) {
  * 2·127·127 < 2^15, so AVX2's vpmaddubsw never saturates. Whole LSTM layers as the float32 scan
  * above, the state quantised after each step, the cell in float32.
  * ------------------------------------------------------------------------------------------- */
-enum { I8_NONE = 0, I8_AVX2 = 1 };
-#define I8_ROWS 4 /* rows a block: 8 accumulators of 8 lanes, the weights, a broadcast and the ones */
+enum { I8_NONE = 0, I8_AVX2 = 1, I8_VNNI = 2 };
+#define I8_MAX_ROWS 6 /* rows a block, at most */
 
 typedef struct {
     const int32_t *corr;
@@ -596,10 +596,15 @@ typedef struct {
 } ScanI8;
 
 #ifdef HAVE_F32_X86
+#include <cpuid.h>
 #include <immintrin.h>
+#if (defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11)
+#define HAVE_I8_VNNI 1
+#define T_VNNI __attribute__((target("avx2,fma,avxvnni")))
+#endif
 /* rows m0 … of product columns n0 … n0 + 15 from the int32 sums blk (16 a row), dequantised */
 INLINE void i8_sink(const Sink *s, const I8Cols *q, int64_t m0, int64_t n0, const int32_t *blk, int64_t mrows) {
-    float f[I8_ROWS * 16];
+    float f[I8_MAX_ROWS * 16];
     const int32_t *corr = q->corr + n0;
     const float *deq = q->deq + n0;
     if (q->rows)
@@ -625,36 +630,47 @@ INLINE void i8_codes(int64_t n, const float *restrict x, float s, uint8_t *restr
 static __thread uint32_t *i8_packed;
 static __thread size_t i8_packed_bytes;
 
-/* blk [I8_ROWS × 16] = I8_ROWS rows of A, packed (4 bytes of k a row, the rows side by side), ·
- * one panel of B ([K/4][16][4] bytes): per 4 k and 8 columns one vpmaddubsw (byte pairs to
- * int16), one vpmaddwd by ones (to int32) and one add */
-T_AVX2 static inline __attribute__((always_inline)) void i8_block_avx2(const uint32_t *restrict ap,
-                                                                         const int8_t *restrict b, int64_t kq,
-                                                                         int32_t *blk) {
-    __m256i acc[I8_ROWS][2];
-    for (int r = 0; r < I8_ROWS; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int64_t q = 0; q < kq; q++) {
-        const __m256i w0 = _mm256_loadu_si256((const __m256i *)(b + 64 * q));
-        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(b + 64 * q + 32));
-        for (int r = 0; r < I8_ROWS; r++) {
-            const __m256i a = _mm256_set1_epi32((int)ap[q * I8_ROWS + r]);
-            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(a, w0), ones));
-            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(a, w1), ones));
-        }
+/* blk [R × 16] = R rows of A, packed (4 bytes of k a row, the rows side by side), · one panel of
+ * B ([K/4][16][4] bytes), per 4 k and 8 columns: with AVX2, one vpmaddubsw (byte pairs to int16),
+ * one vpmaddwd by ones (to int32) and one add (4 rows: 8 accumulators, the weights, a broadcast
+ * and the ones in 16 registers); with AVX-VNNI one vpdpbusd (6 rows) */
+typedef void (*I8Block)(const uint32_t *restrict ap, const int8_t *restrict b, int64_t kq, int32_t *blk);
+
+#define I8_BLOCK(NAME, TARGET, R, MAC)                                                                     \
+    TARGET static inline __attribute__((always_inline)) void NAME(const uint32_t *restrict ap, const int8_t *restrict b, \
+                                                                int64_t kq, int32_t *blk) {                       \
+        __m256i acc[R][2];                                                                                 \
+        for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();                        \
+        const __m256i ones = _mm256_set1_epi16(1);                                                         \
+        (void)ones;                                                                                        \
+        for (int64_t q = 0; q < kq; q++) {                                                                 \
+            const __m256i w0 = _mm256_loadu_si256((const __m256i *)(b + 64 * q));                          \
+            const __m256i w1 = _mm256_loadu_si256((const __m256i *)(b + 64 * q + 32));                     \
+            for (int r = 0; r < R; r++) {                                                                  \
+                const __m256i a = _mm256_set1_epi32((int)ap[q * R + r]);                                   \
+                acc[r][0] = MAC(acc[r][0], a, w0);                                                         \
+                acc[r][1] = MAC(acc[r][1], a, w1);                                                         \
+            }                                                                                              \
+        }                                                                                                  \
+        for (int r = 0; r < R; r++) {                                                                      \
+            _mm256_storeu_si256((__m256i *)(blk + 16 * r), acc[r][0]);                                     \
+            _mm256_storeu_si256((__m256i *)(blk + 16 * r + 8), acc[r][1]);                                 \
+        }                                                                                                  \
     }
-    for (int r = 0; r < I8_ROWS; r++) {
-        _mm256_storeu_si256((__m256i *)(blk + 16 * r), acc[r][0]);
-        _mm256_storeu_si256((__m256i *)(blk + 16 * r + 8), acc[r][1]);
-    }
-}
+#define I8_MAC_AVX2(acc, a, w) _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a, w), ones))
+I8_BLOCK(i8_block_avx2, T_AVX2, 4, I8_MAC_AVX2)
+#ifdef HAVE_I8_VNNI
+#define I8_MAC_VNNI(acc, a, w) _mm256_dpbusd_avx_epi32(acc, a, w)
+I8_BLOCK(i8_block_vnni, T_VNNI, 6, I8_MAC_VNNI)
+#endif
 
 /* A [m rows of lda bytes, codes] · B (nb panels of kq·4 rows) into the sink, as f32_gemm_body:
- * F32_ROWS rows of A packed at a time, against each panel in turn. -1 without the memory. */
-T_AVX2 static int i8_gemm_avx2(int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
-                               const I8Cols *cols, const Sink *sink) {
-    int32_t blk[I8_ROWS * 16];
-    const size_t need = sizeof(uint32_t) * (size_t)(F32_ROWS + I8_ROWS) * (size_t)kq;
+ * F32_ROWS rows of A packed at a time, R rows a block, against each panel in turn. -1 without
+ * the memory. (Inlined into each kernel's own function, where block is known.) */
+INLINE int i8_gemm_body(I8Block block, const int R, int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda,
+                        const int8_t *b, const I8Cols *cols, const Sink *sink) {
+    int32_t blk[I8_MAX_ROWS * 16];
+    const size_t need = sizeof(uint32_t) * (size_t)(F32_ROWS + R) * (size_t)kq;
     if (need > i8_packed_bytes) {
         free(i8_packed);
         i8_packed = malloc(need);
@@ -663,21 +679,21 @@ T_AVX2 static int i8_gemm_avx2(int64_t m, int64_t nb, int64_t kq, const uint8_t 
     }
     uint32_t *ap = i8_packed;
     for (int64_t start = 0; start < m; start += F32_ROWS) {
-        const int64_t rows = m - start < F32_ROWS ? m - start : F32_ROWS, blocks = (rows + I8_ROWS - 1) / I8_ROWS;
+        const int64_t rows = m - start < F32_ROWS ? m - start : F32_ROWS, blocks = (rows + R - 1) / R;
         for (int64_t q = 0; q < blocks; q++)
-            for (int r = 0; r < I8_ROWS; r++) {
-                uint32_t *to = ap + q * kq * I8_ROWS + r;
-                const int64_t row = q * I8_ROWS + r;
+            for (int r = 0; r < R; r++) {
+                uint32_t *to = ap + q * kq * R + r;
+                const int64_t row = q * R + r;
                 if (row < rows) {
                     const uint8_t *from = a + (start + row) * lda;
-                    for (int64_t k = 0; k < kq; k++) memcpy(to + k * I8_ROWS, from + 4 * k, 4);
-                } else for (int64_t k = 0; k < kq; k++) to[k * I8_ROWS] = 0x40404040u; /* code 64: zero */
+                    for (int64_t k = 0; k < kq; k++) memcpy(to + k * R, from + 4 * k, 4);
+                } else for (int64_t k = 0; k < kq; k++) to[k * R] = 0x40404040u; /* code 64: zero */
             }
         for (int64_t j = 0; j < nb; j++)
             for (int64_t q = 0; q < blocks; q++) {
-                i8_block_avx2(ap + q * kq * I8_ROWS, b + j * kq * 64, kq, blk);
-                const int64_t left = rows - q * I8_ROWS;
-                i8_sink(sink, cols, start + q * I8_ROWS, 16 * j, blk, left < I8_ROWS ? left : I8_ROWS);
+                block(ap + q * kq * R, b + j * kq * 64, kq, blk);
+                const int64_t left = rows - q * R;
+                i8_sink(sink, cols, start + q * R, 16 * j, blk, left < R ? left : R);
             }
     }
     return 0;
@@ -685,7 +701,7 @@ T_AVX2 static int i8_gemm_avx2(int64_t m, int64_t nb, int64_t kq, const uint8_t 
 
 /* one bidirectional layer, as f32_scan_body, each step's product h_{t-1} · W_h from the state's
  * codes; xs gets the outputs' codes (the next products' left side), out (if not NULL) the floats */
-T_AVX2 static int i8_scan_avx2(const ScanI8 *s) {
+INLINE int i8_scan_body(I8Block block, const int R, const ScanI8 *s) {
     const int64_t T = s->steps, B = s->batch, H = s->hidden, G = (s->nsig + 1) * H, nb = s->gp / 16;
     const size_t cbytes = (size_t)(B * H) * 4, zbytes = (size_t)(B * s->gp) * 4, hbytes = (size_t)H * 4;
     char *space = thread_scratch(cbytes + zbytes + hbytes + (size_t)(B * H));
@@ -697,7 +713,8 @@ T_AVX2 static int i8_scan_avx2(const ScanI8 *s) {
         memset(c, 0, cbytes);
         for (int64_t t = 0; t < T; t++) {
             if (t) {
-                if (i8_gemm_avx2(B, nb, H / 4, codes, H, s->w + d * nb * H * 16, &s->cols[d], &sink)) return -1;
+                if (i8_gemm_body(block, R, B, nb, H / 4, codes, H, s->w + d * nb * H * 16, &s->cols[d], &sink))
+                    return -1;
             } else memset(z, 0, zbytes);
             for (int64_t b = 0; b < B; b++) {
                 const int64_t at = (t * 2 + d) * B + b, from = d == 0 ? t : T - 1 - t;
@@ -717,15 +734,51 @@ T_AVX2 static int i8_scan_avx2(const ScanI8 *s) {
     }
     return 0;
 }
+
+/* each kernel's product and scan, compiled for its instructions */
+T_AVX2 static int i8_gemm_avx2(int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
+                               const I8Cols *cols, const Sink *sink) {
+    return i8_gemm_body(i8_block_avx2, 4, m, nb, kq, a, lda, b, cols, sink);
+}
+T_AVX2 static int i8_scan_avx2(const ScanI8 *s) { return i8_scan_body(i8_block_avx2, 4, s); }
+#ifdef HAVE_I8_VNNI
+T_VNNI static int i8_gemm_vnni(int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
+                               const I8Cols *cols, const Sink *sink) {
+    return i8_gemm_body(i8_block_vnni, 6, m, nb, kq, a, lda, b, cols, sink);
+}
+T_VNNI static int i8_scan_vnni(const ScanI8 *s) { return i8_scan_body(i8_block_vnni, 6, s); }
 #endif
 
-/* the int8 kernel this CPU runs: AVX2 on x86-64, none elsewhere (not measured to pay there) */
+static int i8_gemm(int which, int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
+                   const I8Cols *cols, const Sink *sink) {
+#ifdef HAVE_I8_VNNI
+    if (which == I8_VNNI) return i8_gemm_vnni(m, nb, kq, a, lda, b, cols, sink);
+#endif
+    return i8_gemm_avx2(m, nb, kq, a, lda, b, cols, sink);
+}
+
+static int i8_scan_layer(const ScanI8 *s) {
+#ifdef HAVE_I8_VNNI
+    if (s->which == I8_VNNI) return i8_scan_vnni(s);
+#endif
+    return i8_scan_avx2(s);
+}
+#endif
+
+/* the int8 kernel this CPU runs: AVX-VNNI (CPUID leaf 7.1, EAX bit 4: Intel's cores since Alder
+ * Lake, AMD's since Zen 5) or AVX2 on x86-64, none elsewhere (not measured to pay there) */
 static int i8_best(void) {
 #ifdef HAVE_F32_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) return I8_AVX2;
+    if (!__builtin_cpu_supports("avx2")) return I8_NONE;
+#ifdef HAVE_I8_VNNI
+    unsigned int eax, ebx, ecx, edx;
+    if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4))) return I8_VNNI;
 #endif
+    return I8_AVX2;
+#else
     return I8_NONE;
+#endif
 }
 
 static PyObject *i8_kernel(PyObject *self, PyObject *args) { return PyLong_FromLong(i8_best()); }
@@ -742,7 +795,7 @@ static PyObject *i8_product(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iLLLKLKKKKiKLLKLLLL", &which, &m, &nb, &kq, &a, &lda, &b, &corr, &deq, &by_row, &s.add,
                           &out, &s.rows, &s.ldc, &bias, &s.block, &s.stride, &s.offset, &s.count))
         return NULL;
-    if (which != I8_AVX2 || which > i8_best() || !a || !b || !corr || !deq || !out || m < s.rows || m < 0 ||
+    if (which < I8_AVX2 || which > i8_best() || !a || !b || !corr || !deq || !out || m < s.rows || m < 0 ||
         nb <= 0 || kq <= 0 || lda < 4 * kq || s.block <= 0 || s.block % 16 || s.count < 0 || s.count > s.block) {
         PyErr_SetString(PyExc_ValueError, "i8_product: bad arguments");
         return NULL;
@@ -754,7 +807,7 @@ static PyObject *i8_product(PyObject *self, PyObject *args) {
     const I8Cols cols = {(const int32_t *)(uintptr_t)corr, (const float *)(uintptr_t)deq,
                          (const float *)(uintptr_t)by_row};
     Py_BEGIN_ALLOW_THREADS
-    status = i8_gemm_avx2(m, nb, kq, (const uint8_t *)(uintptr_t)a, lda, (const int8_t *)(uintptr_t)b, &cols, &s);
+    status = i8_gemm(which, m, nb, kq, (const uint8_t *)(uintptr_t)a, lda, (const int8_t *)(uintptr_t)b, &cols, &s);
     Py_END_ALLOW_THREADS
 #endif
     if (status) return PyErr_NoMemory();
@@ -771,7 +824,7 @@ static PyObject *i8_scan(PyObject *self, PyObject *args) {
                           &out, &xs, &s.ldx))
         return NULL;
     const int64_t G = (s.nsig + 1) * s.hidden;
-    if (s.which != I8_AVX2 || s.which > i8_best() || s.nsig < 3 || s.hidden <= 0 || s.hidden % 4 || s.gp % 16 ||
+    if (s.which < I8_AVX2 || s.which > i8_best() || s.nsig < 3 || s.hidden <= 0 || s.hidden % 4 || s.gp % 16 ||
         s.gp < G || !gx || !w || !corr || !deq || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) ||
         (s.masked && !mask) || s.kmode < 0 || s.kmode > 1 || s.steps <= 0 || s.batch <= 0 || !(s.scale > 0) ||
         (s.sentence && (s.gdir < G || s.ldg < s.gdir + G))) {
@@ -792,7 +845,7 @@ static PyObject *i8_scan(PyObject *self, PyObject *args) {
     int status = -1;
 #ifdef HAVE_F32_X86
     Py_BEGIN_ALLOW_THREADS
-    status = i8_scan_avx2(&s);
+    status = i8_scan_layer(&s);
     Py_END_ALLOW_THREADS
 #endif
     if (status) return PyErr_NoMemory();
@@ -1388,7 +1441,7 @@ static PyMethodDef methods[] = {
     {"f32_kernel", f32_kernel, METH_NOARGS, "The best float32 kernel this CPU runs: 1 plain C, 2 AVX2, 3 AVX-512."},
     {"f32_product", f32_product, METH_VARARGS, "A float32 product with a packed right side into a sink (skip_lstm runtime)."},
     {"f32_scan", f32_scan, METH_VARARGS, "A whole bidirectional LSTM layer in float32."},
-    {"i8_kernel", i8_kernel, METH_NOARGS, "The int8 kernel this CPU runs: 0 none, 1 AVX2."},
+    {"i8_kernel", i8_kernel, METH_NOARGS, "The int8 kernel this CPU runs: 0 none, 1 AVX2, 2 AVX-VNNI."},
     {"i8_product", i8_product, METH_VARARGS, "An int8 product with a packed right side into a sink (skip_lstm runtime)."},
     {"i8_scan", i8_scan, METH_VARARGS, "A whole bidirectional LSTM layer with int8 recurrent products."},
     {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},

@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from tagger.modules.fused import FUSED, KERNELS, _fastscan, asked
-from tagger.options import as_avx2
+from tagger.options import as_cpu
 from tagger.modules.packing import Packed, directions, from_bf16, pack, recurrent, to_bf16, up  # noqa: F401 - here as before
 
 
@@ -133,8 +133,8 @@ def bf16_kernel() -> int:
     (:func:`dot_products_pay`; docs/benchmarks.md, "Tagging speed"). The
     environment variable ``TAGGER_BF16_KERNEL`` (a name of KERNELS) asks for one: ``none`` turns
     them off, ``avx512-bf16`` takes those dot products even where AMX is; no more than the CPU has.
-    None under ``TAGGER_CPU=avx2`` (:func:`tagger.options.as_avx2`)."""
-    if not FUSED or as_avx2():
+    None under ``TAGGER_CPU`` (:func:`tagger.options.as_cpu`)."""
+    if not FUSED or as_cpu():
         return 0
     has = int(_fastscan.bf16_kernel())
     wanted = asked("TAGGER_BF16_KERNEL", KERNELS, has)

@@ -3,15 +3,17 @@ interface over three kinds (``tagger/modules/_fastscan.c``): the bf16 kernels (A
 AVX512-BF16 dot products, :mod:`tagger.runtime.bf16`) where the CPU multiplies bf16 natively,
 float32 kernels everywhere else (AVX-512, AVX2 with FMA, or plain C that the compiler vectorised
 for the CPU it was built on: NEON on aarch64), and beside them, on x86-64 CPUs with AVX2 and no
-native bf16, int8 kernels (7-bit codes of the layers' outputs times 8-bit weights, int32 sums:
-about 1.4× the float32 kernels' speed for the whole `tagger tag`, docs/benchmarks.md). All take
+native bf16, int8 kernels (7-bit codes of the layers' outputs times 8-bit weights, int32 sums, by
+AVX2's byte products or AVX-VNNI's dot products: about 1.4× the float32 kernels' speed for the
+whole `tagger tag` with AVX2's, docs/benchmarks.md). All take
 a right-hand side packed once per model (:mod:`tagger.modules.packing`) and scan a whole
 bidirectional LSTM layer in one C call, the GIL released, so that batches in threads run side by
 side.
 
 Which kernel runs is chosen here, by what the CPU has (:func:`f32_kernel`, :func:`i8_kernel`,
 :func:`tagger.runtime.bf16.bf16_kernel`; ``--precision fp32`` keeps to float32), or by the
-environment: ``TAGGER_CPU=avx2`` runs as a CPU with AVX2 alone would (to measure it on another);
+environment: ``TAGGER_CPU=avx2`` (or ``avx-vnni``) runs as a CPU with AVX2 alone (or with AVX-VNNI)
+would, to measure it on another;
 ``TAGGER_F32_KERNEL`` (a name of :data:`F32_KERNELS`: ``none`` goes back to the per-time-step
 path of :mod:`tagger.runtime.scan`), ``TAGGER_I8_KERNEL`` (``none``: float32 products) and
 ``TAGGER_BF16_KERNEL`` ask for one.
@@ -26,7 +28,7 @@ import numpy as np
 
 from tagger.modules.fused import F32_KERNELS, FUSED, I8_KERNELS, KERNELS, _fastscan, asked
 from tagger.modules.packing import Packed
-from tagger.options import as_avx2
+from tagger.options import as_cpu
 from tagger.runtime import bf16
 
 
@@ -168,12 +170,15 @@ def _scan_i8(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.nda
 @lru_cache(maxsize=1)
 def i8_kernel() -> int:
     """The int8 kernel the runtime may use (beside the float32 one), an index of
-    :data:`I8_KERNELS` (0: none): AVX2 on x86-64 (asked once, by CPUID); elsewhere none, as
-    not measured to pay there. ``TAGGER_I8_KERNEL`` (a name of I8_KERNELS) asks for one, no more
-    than the CPU has: ``none`` turns it off."""
+    :data:`I8_KERNELS` (0: none): AVX-VNNI's dot products or AVX2's on x86-64 (asked once, by
+    CPUID; AVX2's under ``TAGGER_CPU=avx2``); elsewhere none, as not measured to pay there.
+    ``TAGGER_I8_KERNEL`` (a name of I8_KERNELS) asks for one, no more than the CPU has: ``none``
+    turns them off."""
     if not FUSED:
         return 0
     has = int(_fastscan.i8_kernel())
+    if as_cpu() == "avx2":
+        has = min(has, I8_KERNELS.index("avx2"))
     wanted = asked("TAGGER_I8_KERNEL", I8_KERNELS, has)
     return has if wanted is None else wanted
 
@@ -182,12 +187,12 @@ def i8_kernel() -> int:
 def f32_kernel() -> int:
     """The float32 kernel the runtime uses where bf16 is not chosen, an index of
     :data:`F32_KERNELS` (0: none, products a time step at a time in numpy): the best this CPU
-    runs (asked once, by CPUID; AVX2 at most under ``TAGGER_CPU=avx2``, :func:`tagger.options.as_avx2`).
+    runs (asked once, by CPUID; AVX2 at most under ``TAGGER_CPU``, :func:`tagger.options.as_cpu`).
     ``TAGGER_F32_KERNEL`` (a name of F32_KERNELS) asks for one, no more than the CPU has."""
     if not FUSED:
         return 0
     has = int(_fastscan.f32_kernel())
-    if as_avx2():
+    if as_cpu():
         has = min(has, F32_KERNELS.index("avx2"))
     wanted = asked("TAGGER_F32_KERNEL", F32_KERNELS, has)
     return has if wanted is None else wanted
