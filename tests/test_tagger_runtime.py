@@ -180,6 +180,21 @@ def test_the_int8_kernel_gives_the_float32_labels_but_for_a_few(trained, name):
     assert difference.max() < 0.05 * scale and difference.mean() < 0.005 * scale
 
 
+@pytest.mark.skipif(not F32, reason="the C steps are not built")
+def test_the_first_layers_rows_shared_out_among_the_pools_threads_are_the_same(trained):
+    kinds = [Kernel(f32=F32[-1].values[0])] + ([Kernel(f32=F32[-1].values[0], i8=I8)] if I8 else [])
+    forms = list(dict.fromkeys(w for s in _sentences() for w in s.words))
+    assert len(forms) >= 3 * runtime.PART_ROWS  # three parts and more
+    for kernel in kinds:
+        model = runtime.load(trained["three"], kernel)
+        f = model.features(forms)[1:]
+        alone, shared = (np.full((len(f), model.first.shape[1]), np.nan, np.float32) for _ in range(2))
+        model.first_products(f, alone)
+        with runtime.Pool(2) as pool:
+            model.first_products(f, shared, pool)
+        np.testing.assert_array_equal(shared, alone)
+
+
 def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monkeypatch):
     header = read_archive(trained["upos"], peek=True)
     monkeypatch.setattr(runtime, "f32_kernel", lambda: 2)

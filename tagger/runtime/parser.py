@@ -21,7 +21,6 @@ order, so a near tie could in principle go the other way.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from typing import Any, Sequence
 
@@ -31,7 +30,7 @@ from tagger.models.transition_parser.export import ParserArrays, config_of, expo
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID
 from tagger.modules.fused import _fastscan
 from tagger.runtime.kernels import NUMPY, Kernel
-from tagger.runtime.skip_lstm import FORMAT_VERSIONS, NumpyTagger, Tagging, length_batches
+from tagger.runtime.skip_lstm import FORMAT_VERSIONS, NumpyTagger, Pool, Tagging, length_batches
 from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
 from tagger.transitions.features import token_slots
 from tagger.transitions.pseudo_projective import deprojectivise
@@ -84,13 +83,13 @@ class NumpyParser:
         self.plain_labels, self.lifted_from = arrays.plain_labels, arrays.lifted_from
         self.lifts = any(head is not None for head in self.lifted_from)
 
-    def start(self, sentences: Sequence[Sequence[str]], pool: ThreadPoolExecutor | None = None) -> Tagging:
+    def start(self, sentences: Sequence[Sequence[str]], pool: Pool | None = None) -> Tagging:
         """Begins parsing ``sentences`` as :meth:`NumpyTagger.start` begins tagging them (their
         batches handed to ``pool`` if one is given); the trees come from :meth:`finish`."""
         batches = length_batches(sentences, MAX_TOKENS)
         words = None
         if _fastscan is not None:
-            words = self.encoder.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
+            words = self.encoder.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))), pool)
         run = lambda batch: self.parse([sentences[i] for i in batch], words)  # noqa: E731
         trees = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
         return Tagging(sentences, batches, run, trees)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import chain
 from typing import Any, Callable, Iterator, Sequence, TextIO
@@ -25,7 +24,7 @@ from tagger import archive, formats
 from tagger.runtime import skip_lstm, tokenizer
 from tagger.modules.fused import _fastscan  # the C steps; without them, numpy throughout
 from tagger.runtime.kernels import Kernel
-from tagger.runtime.skip_lstm import Tagging, kernel_for, usable_cores
+from tagger.runtime.skip_lstm import Pool, Tagging, kernel_for, usable_cores
 from tagger.corpus.batching import chunks_until_error, read_ahead
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
@@ -95,7 +94,7 @@ class Chain:
         columns = [column for model in self.models for column in model.output_columns]
         self.output_columns = list(dict.fromkeys(columns))  # each once; a later stage's labels win, as torch's
 
-    def start(self, sentences: Sequence[Sequence[str]], pool: ThreadPoolExecutor | None = None) -> list[Tagging]:
+    def start(self, sentences: Sequence[Sequence[str]], pool: Pool | None = None) -> list[Tagging]:
         return [model.start(sentences, pool) for model in self.models]
 
     def finish(self, taggings: list[Tagging]) -> list[dict[str, list]]:
@@ -197,7 +196,7 @@ def _tag_here(model: Chain, sentences: Iterator[Sentence], output: str | None, o
     # --threads batches at once in the pool (without it, one a core, as torch's path runs them);
     # reading (a thread of its own), the word rows of the next chunk and writing the last go on
     # beside them in this thread
-    pool = ThreadPoolExecutor(max(threads or usable_cores(), 1)) if _fastscan is not None else None
+    pool = Pool(max(threads or usable_cores(), 1)) if _fastscan is not None else None
     try:
         with _output(output) as stream, fewer_collections():
             check_output(model.output_columns, output_format, supertag_in)

@@ -63,6 +63,9 @@ KERNEL_MAX_TOKENS = 1024
 #: ... and with the float32 kernels (5,000 EWT train sentences, AVX2, one thread: 6.98 s of CPU at
 #: 512, 6.47 at 1024, 6.61 at 2048, 6.34 at 4096; fewer, larger batches leave threads less to share)
 F32_MAX_TOKENS = 2048
+#: The first layer's per-word products of a chunk's new words run in the pool in at most PARTS parts
+#: of at least PART_ROWS rows (:meth:`NumpyTagger.first_products`).
+PARTS, PART_ROWS = 8, 256
 #: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
 #: "Tagging speed": past about this, importing torch pays for itself).
 SWITCH_TOKENS = 25_000
@@ -129,6 +132,15 @@ def length_batches(sentences: Sequence[Sequence[str]], most: int) -> list[list[i
     return [batch for batch in batches if batch]
 
 
+class Pool(ThreadPoolExecutor):
+    """The threads a chunk's batches run in, and how many there are: with more than one, the first
+    layer's per-word products are shared out among them too (:meth:`NumpyTagger.first_products`)."""
+
+    def __init__(self, threads: int):
+        super().__init__(threads)
+        self.threads = threads
+
+
 @dataclass
 class WordTables:
     """The first layer's per-word products: ``rows`` form → row, ``tables`` [U+1, d·2·G] (the
@@ -190,10 +202,10 @@ class NumpyTagger:
         without the GIL)."""
         if threads <= 1 or _fastscan is None:
             return self.finish(self.start(sentences))
-        with ThreadPoolExecutor(threads) as pool:
+        with Pool(threads) as pool:
             return self.finish(self.start(sentences, pool))
 
-    def start(self, sentences: Sequence[Sequence[str]], pool: ThreadPoolExecutor | None = None) -> "Tagging":
+    def start(self, sentences: Sequence[Sequence[str]], pool: Pool | None = None) -> "Tagging":
         """Begins tagging ``sentences``: the first layer's rows for their words, their batches,
         and (with the C steps) the batches handed to ``pool`` to run, if one is given; the labels
         come from :meth:`finish`. While a chunk's batches run, the next chunk can be started
@@ -202,7 +214,7 @@ class NumpyTagger:
         batches = length_batches(sentences, most)
         words = None
         if _fastscan is not None:  # the first layer's per-word products once per word, kept across calls
-            words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
+            words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))), pool)
         run = lambda batch: self.scores([sentences[i] for i in batch], words)  # noqa: E731 - [T, B, S]
         scores = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
         return Tagging(sentences, batches, run, scores)
@@ -261,11 +273,12 @@ class NumpyTagger:
                 x = np.concatenate([h[:, 0], h[:, 1][rev, cols]], -1)  # [T, B, 2H] in sentence order
         return x @ self.w_out + self.b_out
 
-    def word_rows(self, forms: list[str]) -> "WordTables":
+    def word_rows(self, forms: list[str], pool: Pool | None = None) -> "WordTables":
         """The first layer's per-word products with rows for every form of ``forms`` (row 0: no
         word). Rows are kept across calls, so that a stream's frequent words are computed once,
         up to :data:`KEPT_BYTES`; past that the table starts again from ``forms``. A row depends
-        on its word alone (each product row is one word's features times the weights)."""
+        on its word alone (each product row is one word's features times the weights). With a
+        ``pool`` of several threads, the products run there, in parts (:meth:`first_products`)."""
         kept = self.kept
         table_type = self.kernel.table_type  # bf16 bits for the bf16 kernels
         row_bytes = self.first.shape[1] * np.dtype(table_type).itemsize + (
@@ -285,17 +298,38 @@ class NumpyTagger:
             return kept
         start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
         f = self.features(new)[1:]
-        if self.kernel.i8:  # codes at a scale per word
-            codes, by_row = row_codes(f, self.packed_first.k)
-            kernels.product(self.kernel, codes, self.packed_first, kept.tables[start:stop], by_row=by_row)
-        elif self.kernel:
-            kernels.product(self.kernel, self.kernel.left(f), self.packed_first, kept.tables[start:stop])
-        else:
-            np.matmul(f, self.first, out=kept.tables[start:stop])
+        self.first_products(f, kept.tables[start:stop], pool)
         if kept.gate_in is not None:
             np.matmul(f, self.gates_w, out=kept.gate_in[start:stop])
         kept.rows.update(zip(new, range(start, stop)))
         return kept
+
+    def first_products(self, f: np.ndarray, out: np.ndarray, pool: Pool | None = None) -> None:
+        """``out`` [U, d·2·G] = the first layer's products of the words' features ``f`` [U, F]: by the
+        kernel (the int8 one from codes at a scale per word), in parts of at least
+        :data:`PART_ROWS` rows in the ``pool`` if it has several threads and the kernel is not
+        bf16 (they would otherwise wait while this one computes them: on EWT train, two threads,
+        close to half their time; with one, it runs batches while this thread computes them),
+        else numpy."""
+        if not self.kernel:
+            np.matmul(f, self.first, out=out)
+            return
+        if self.kernel.i8:
+            left, by_row = row_codes(f, self.packed_first.k)
+        else:
+            left, by_row = self.kernel.left(f), None
+        shared = pool is not None and pool.threads > 1 and not self.kernel.bf16  # (bf16 rows come in tiles)
+        parts = max(1, min(PARTS, len(f) // PART_ROWS)) if shared else 1
+        if parts == 1:
+            kernels.product(self.kernel, left, self.packed_first, out, by_row=by_row)
+            return
+
+        def run(start: int, stop: int) -> None:
+            kernels.product(self.kernel, left[start:stop], self.packed_first, out[start:stop],
+                            by_row=None if by_row is None else by_row[start:stop])
+        bounds = [len(f) * i // parts for i in range(parts + 1)]
+        for done in [pool.submit(run, a, b) for a, b in zip(bounds, bounds[1:])]:
+            done.result()
 
     def scores_fused(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
         """:meth:`scores` with the C steps of the torch path (:mod:`tagger.modules._fastscan`)
