@@ -181,3 +181,20 @@ def test_rows_of_any_range_are_coded_at_a_scale_per_row_and_scaled_back():
     assert (np.abs(out - exact).max(1) <= 0.03 * np.abs(exact).max(1) + 1e-9).all() and not out[3].any()
     with pytest.raises(ValueError):  # a factor per row for a float32 product
         kernels.product(Kernel(f32=I8.f32), x, packing.pack(w, f32=True), out, by_row=by_row)
+
+
+def test_a_model_whose_layers_are_not_four_cells_wide_apart_keeps_to_float32(sample_tagger):
+    from dataclasses import asdict
+
+    from tagger import model_file
+    from tagger.models.skip_lstm import SkipLSTMTagger, TaggerConfig
+    from tagger.runtime import skip_lstm
+
+    plain = model_file.read_archive(sample_tagger)
+    config = TaggerConfig(**{**plain["config"], "hidden": 10})  # rows of 20 codes: not a multiple of 4 bytes
+    state = {k: v.numpy() for k, v in SkipLSTMTagger(config, plain["vocabs"]).state_dict().items()}
+    model = skip_lstm.NumpyTagger(asdict(config), plain["vocabs"], state, I8)
+    assert model.kernel == Kernel(f32=I8.f32) and model.arrays.layers[0].packed_h.tiles.dtype == np.float32
+    assert len(model.tag([["a", "b", "c"], ["d"]])) == 2
+    same = skip_lstm.NumpyTagger(plain["config"], plain["vocabs"], plain["state_dict"], I8)
+    assert same.kernel == I8  # 16 cells: int8
