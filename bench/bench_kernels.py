@@ -64,7 +64,7 @@ def products(has: int, f32: int, i8: int) -> dict:
         quantised = packing.pack_i8(w, packing.scale_for(1.0))  # the layers' outputs, within ±1, as codes
         codes = np.full((m, quantised.k), packing.ZERO, dtype=np.uint8)  # K padded to 4
         codes[:, :k] = packing.codes(np.tanh(x), quantised.scale)
-        for number in range(1, i8 + 1):
+        for number in [k for k in range(1, i8 + 1) if fused._fastscan.i8_kernel_runs(k)]:
             way = kernels.Kernel(f32=f32, i8=number)
             row[way.name] = round(
                 flops / bf16.best_seconds(lambda: kernels.product(way, codes, quantised, result), 20) / 1e9, 1)
@@ -78,7 +78,7 @@ def whole(model: str, repeats: int, has: int, f32: int, i8: int) -> dict:
     ways += [(f"bf16 kernel {fused.KERNELS[k]}", {"TAGGER_BF16_KERNEL": fused.KERNELS[k]}, []) for k in range(1, has + 1)]
     ways += [("torch's bf16 (no kernel)", {"TAGGER_BF16_KERNEL": "none"}, [])]
     ways += [(f"int8 kernel {fused.I8_KERNELS[k]}, as such a CPU", {"TAGGER_CPU": fused.I8_KERNELS[k]}, [])
-             for k in range(1, i8 + 1)]
+             for k in range(1, i8 + 1) if fused._fastscan.i8_kernel_runs(k)]
     seconds: dict[str, list[float]] = {name: [] for name, _, _ in ways}
     for _ in range(repeats):  # interleaved
         for name, env, extra in ways:

@@ -54,9 +54,11 @@ class TagRequest:
 
 
 #: ``TAGGER_CPU`` values: run as a CPU with AVX2 and FMA alone (AMD's before Zen 4, Intel's before
-#: Alder Lake without AVX-512), or with AVX-VNNI too (Intel's laptop and desktop cores since Alder
-#: Lake) would: no native bf16, no AVX-512 kernels. To measure on another CPU what such a CPU runs.
-AS_CPUS = ("avx2", "avx-vnni")
+#: Alder Lake without AVX-512), with AVX-VNNI too (Intel's laptop and desktop cores since Alder
+#: Lake), or with AVX-512 and its VNNI but no bf16 (Intel's servers from Cascade Lake to Ice Lake)
+#: would: no native bf16 (and no AVX-512 kernels but for the last). To measure on another CPU
+#: what such a CPU runs (:data:`tagger.runtime.kernels.AS_CPU_KERNELS`).
+AS_CPUS = ("avx2", "avx-vnni", "avx512-vnni")
 
 
 def as_cpu() -> str:

@@ -574,8 +574,8 @@ static PyObject *f32_scan(PyObject *self, PyObject *args) {
  * 2·127·127 < 2^15, so AVX2's vpmaddubsw never saturates. Whole LSTM layers as the float32 scan
  * above, the state quantised after each step, the cell in float32.
  * ------------------------------------------------------------------------------------------- */
-enum { I8_NONE = 0, I8_AVX2 = 1, I8_VNNI = 2 };
-#define I8_MAX_ROWS 6 /* rows a block, at most */
+enum { I8_NONE = 0, I8_AVX2 = 1, I8_VNNI = 2, I8_VNNI512 = 3 };
+#define I8_MAX_ROWS 12 /* rows a block, at most */
 
 typedef struct {
     const int32_t *corr;
@@ -601,6 +601,7 @@ typedef struct {
 #if (defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11)
 #define HAVE_I8_VNNI 1
 #define T_VNNI __attribute__((target("avx2,fma,avxvnni")))
+#define T_VNNI512 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vnni")))
 #endif
 /* rows m0 … of product columns n0 … n0 + 15 from the int32 sums blk (16 a row), dequantised */
 INLINE void i8_sink(const Sink *s, const I8Cols *q, int64_t m0, int64_t n0, const int32_t *blk, int64_t mrows) {
@@ -662,6 +663,19 @@ I8_BLOCK(i8_block_avx2, T_AVX2, 4, I8_MAC_AVX2)
 #ifdef HAVE_I8_VNNI
 #define I8_MAC_VNNI(acc, a, w) _mm256_dpbusd_avx_epi32(acc, a, w)
 I8_BLOCK(i8_block_vnni, T_VNNI, 6, I8_MAC_VNNI)
+
+/* AVX512-VNNI: one register a row holds the panel's 16 columns, one vpdpbusd per 4 k (12 rows) */
+T_VNNI512 static inline __attribute__((always_inline)) void i8_block_vnni512(const uint32_t *restrict ap,
+                                                                               const int8_t *restrict b, int64_t kq,
+                                                                               int32_t *blk) {
+    __m512i acc[12];
+    for (int r = 0; r < 12; r++) acc[r] = _mm512_setzero_si512();
+    for (int64_t q = 0; q < kq; q++) {
+        const __m512i w = _mm512_loadu_si512((const void *)(b + 64 * q));
+        for (int r = 0; r < 12; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32((int)ap[q * 12 + r]), w);
+    }
+    for (int r = 0; r < 12; r++) _mm512_storeu_si512((void *)(blk + 16 * r), acc[r]);
+}
 #endif
 
 /* A [m rows of lda bytes, codes] · B (nb panels of kq·4 rows) into the sink, as f32_gemm_body:
@@ -747,12 +761,18 @@ T_VNNI static int i8_gemm_vnni(int64_t m, int64_t nb, int64_t kq, const uint8_t 
     return i8_gemm_body(i8_block_vnni, 6, m, nb, kq, a, lda, b, cols, sink);
 }
 T_VNNI static int i8_scan_vnni(const ScanI8 *s) { return i8_scan_body(i8_block_vnni, 6, s); }
+T_VNNI512 static int i8_gemm_vnni512(int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda,
+                                     const int8_t *b, const I8Cols *cols, const Sink *sink) {
+    return i8_gemm_body(i8_block_vnni512, 12, m, nb, kq, a, lda, b, cols, sink);
+}
+T_VNNI512 static int i8_scan_vnni512(const ScanI8 *s) { return i8_scan_body(i8_block_vnni512, 12, s); }
 #endif
 
 static int i8_gemm(int which, int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
                    const I8Cols *cols, const Sink *sink) {
 #ifdef HAVE_I8_VNNI
     if (which == I8_VNNI) return i8_gemm_vnni(m, nb, kq, a, lda, b, cols, sink);
+    if (which == I8_VNNI512) return i8_gemm_vnni512(m, nb, kq, a, lda, b, cols, sink);
 #endif
     return i8_gemm_avx2(m, nb, kq, a, lda, b, cols, sink);
 }
@@ -760,25 +780,43 @@ static int i8_gemm(int which, int64_t m, int64_t nb, int64_t kq, const uint8_t *
 static int i8_scan_layer(const ScanI8 *s) {
 #ifdef HAVE_I8_VNNI
     if (s->which == I8_VNNI) return i8_scan_vnni(s);
+    if (s->which == I8_VNNI512) return i8_scan_vnni512(s);
 #endif
     return i8_scan_avx2(s);
 }
 #endif
 
-/* the int8 kernel this CPU runs: AVX-VNNI (CPUID leaf 7.1, EAX bit 4: Intel's cores since Alder
- * Lake, AMD's since Zen 5) or AVX2 on x86-64, none elsewhere (not measured to pay there) */
-static int i8_best(void) {
+/* whether this CPU runs int8 kernel `which`: AVX2; AVX-VNNI (CPUID leaf 7.1, EAX bit 4: Intel's
+ * cores since Alder Lake); AVX512-VNNI (Intel's servers since Cascade Lake, AMD's since Zen 4).
+ * None off x86-64 (not measured to pay there). */
+static int i8_runs(int which) {
 #ifdef HAVE_F32_X86
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2")) return I8_NONE;
+    if (!__builtin_cpu_supports("avx2")) return 0;
+    if (which == I8_AVX2) return 1;
 #ifdef HAVE_I8_VNNI
     unsigned int eax, ebx, ecx, edx;
-    if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4))) return I8_VNNI;
+    if (which == I8_VNNI) return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4));
+    if (which == I8_VNNI512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vnni");
 #endif
-    return I8_AVX2;
-#else
+#endif
+    (void)which;
+    return 0;
+}
+
+/* the best int8 kernel this CPU runs (the widest) */
+static int i8_best(void) {
+    for (int which = I8_VNNI512; which > I8_NONE; which--)
+        if (i8_runs(which)) return which;
     return I8_NONE;
-#endif
+}
+
+static PyObject *i8_kernel_runs(PyObject *self, PyObject *args) {
+    int which;
+    if (!PyArg_ParseTuple(args, "i", &which)) return NULL;
+    return PyBool_FromLong(i8_runs(which));
 }
 
 static PyObject *i8_kernel(PyObject *self, PyObject *args) { return PyLong_FromLong(i8_best()); }
@@ -795,7 +833,7 @@ static PyObject *i8_product(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iLLLKLKKKKiKLLKLLLL", &which, &m, &nb, &kq, &a, &lda, &b, &corr, &deq, &by_row, &s.add,
                           &out, &s.rows, &s.ldc, &bias, &s.block, &s.stride, &s.offset, &s.count))
         return NULL;
-    if (which < I8_AVX2 || which > i8_best() || !a || !b || !corr || !deq || !out || m < s.rows || m < 0 ||
+    if (!i8_runs(which) || !a || !b || !corr || !deq || !out || m < s.rows || m < 0 ||
         nb <= 0 || kq <= 0 || lda < 4 * kq || s.block <= 0 || s.block % 16 || s.count < 0 || s.count > s.block) {
         PyErr_SetString(PyExc_ValueError, "i8_product: bad arguments");
         return NULL;
@@ -824,7 +862,7 @@ static PyObject *i8_scan(PyObject *self, PyObject *args) {
                           &out, &xs, &s.ldx))
         return NULL;
     const int64_t G = (s.nsig + 1) * s.hidden;
-    if (s.which < I8_AVX2 || s.which > i8_best() || s.nsig < 3 || s.hidden <= 0 || s.hidden % 4 || s.gp % 16 ||
+    if (!i8_runs(s.which) || s.nsig < 3 || s.hidden <= 0 || s.hidden % 4 || s.gp % 16 ||
         s.gp < G || !gx || !w || !corr || !deq || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) ||
         (s.masked && !mask) || s.kmode < 0 || s.kmode > 1 || s.steps <= 0 || s.batch <= 0 || !(s.scale > 0) ||
         (s.sentence && (s.gdir < G || s.ldg < s.gdir + G))) {
@@ -1441,7 +1479,8 @@ static PyMethodDef methods[] = {
     {"f32_kernel", f32_kernel, METH_NOARGS, "The best float32 kernel this CPU runs: 1 plain C, 2 AVX2, 3 AVX-512."},
     {"f32_product", f32_product, METH_VARARGS, "A float32 product with a packed right side into a sink (skip_lstm runtime)."},
     {"f32_scan", f32_scan, METH_VARARGS, "A whole bidirectional LSTM layer in float32."},
-    {"i8_kernel", i8_kernel, METH_NOARGS, "The int8 kernel this CPU runs: 0 none, 1 AVX2, 2 AVX-VNNI."},
+    {"i8_kernel", i8_kernel, METH_NOARGS, "The best int8 kernel this CPU runs: 0 none, 1 AVX2, 2 AVX-VNNI, 3 AVX512-VNNI."},
+    {"i8_kernel_runs", i8_kernel_runs, METH_VARARGS, "Whether this CPU runs int8 kernel N."},
     {"i8_product", i8_product, METH_VARARGS, "An int8 product with a packed right side into a sink (skip_lstm runtime)."},
     {"i8_scan", i8_scan, METH_VARARGS, "A whole bidirectional LSTM layer with int8 recurrent products."},
     {"window_sum", window_sum, METH_VARARGS, "The first layer's input projection from per-word products (input_layer.py)."},

@@ -28,7 +28,7 @@ F32_KERNELS = ("none", "generic", "avx2", "avx512")
 
 #: The int8 kernels of ``_fastscan`` (products and whole-layer scans with 7-bit activations and
 #: 8-bit weights), by number: :func:`tagger.runtime.kernels.i8_kernel` chooses one.
-I8_KERNELS = ("none", "avx2", "avx-vnni")
+I8_KERNELS = ("none", "avx2", "avx-vnni", "avx512-vnni")
 
 
 

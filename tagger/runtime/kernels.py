@@ -167,20 +167,28 @@ def _scan_i8(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.nda
                       xs.shape[1])
 
 
+#: Per ``TAGGER_CPU`` value (:func:`tagger.options.as_cpu`), the best float32 and int8 kernels such a CPU runs.
+AS_CPU_KERNELS = {"avx2": ("avx2", "avx2"), "avx-vnni": ("avx2", "avx-vnni"), "avx512-vnni": ("avx512", "avx512-vnni")}
+
+
 @lru_cache(maxsize=1)
 def i8_kernel() -> int:
     """The int8 kernel the runtime may use (beside the float32 one), an index of
-    :data:`I8_KERNELS` (0: none): AVX-VNNI's dot products or AVX2's on x86-64 (asked once, by
-    CPUID; AVX2's under ``TAGGER_CPU=avx2``); elsewhere none, as not measured to pay there.
+    :data:`I8_KERNELS` (0: none): AVX512-VNNI's dot products, AVX-VNNI's or AVX2's on x86-64 (the
+    widest the CPU has, asked once by CPUID; no more than ``TAGGER_CPU``'s); elsewhere none, as not
+    measured to pay there.
     ``TAGGER_I8_KERNEL`` (a name of I8_KERNELS) asks for one, no more than the CPU has: ``none``
     turns them off."""
     if not FUSED:
         return 0
     has = int(_fastscan.i8_kernel())
-    if as_cpu() == "avx2":
-        has = min(has, I8_KERNELS.index("avx2"))
+    if as_cpu():
+        has = min(has, I8_KERNELS.index(AS_CPU_KERNELS[as_cpu()][1]))
     wanted = asked("TAGGER_I8_KERNEL", I8_KERNELS, has)
-    return has if wanted is None else wanted
+    chosen = has if wanted is None else wanted
+    while chosen and not _fastscan.i8_kernel_runs(chosen):  # a CPU with AVX512-VNNI need not have AVX-VNNI
+        chosen -= 1
+    return chosen
 
 
 @lru_cache(maxsize=1)
@@ -193,7 +201,7 @@ def f32_kernel() -> int:
         return 0
     has = int(_fastscan.f32_kernel())
     if as_cpu():
-        has = min(has, F32_KERNELS.index("avx2"))
+        has = min(has, F32_KERNELS.index(AS_CPU_KERNELS[as_cpu()][0]))
     wanted = asked("TAGGER_F32_KERNEL", F32_KERNELS, has)
     return has if wanted is None else wanted
 
