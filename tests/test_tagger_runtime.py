@@ -210,12 +210,20 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
 
 
 def test_a_stream_is_tagged_with_fewer_collections_and_the_thresholds_come_back(trained, tmp_path, monkeypatch):
+    from tagger.corpus.batching import FEWER_COLLECTIONS
+    from tagger.runtime import tokenizer
+    from tagger.tokenization import stream
+
     before, seen = gc.get_threshold(), []
+    fewer = (max(before[0], FEWER_COLLECTIONS), *before[1:])
     monkeypatch.setattr(runtime.NumpyTagger, "finish", lambda self, tagging, finish=runtime.NumpyTagger.finish:
                         seen.append(gc.get_threshold()) or finish(self, tagging))
     counts = pipeline.tag_file([str(trained["upos"])], [str(_text_input(tmp_path))], str(tmp_path / "out.conllu"))
-    assert counts["sentences"] == 4 and seen == [(max(before[0], pipeline.FEWER_COLLECTIONS), *before[1:])]
-    assert gc.get_threshold() == before
+    assert counts["sentences"] == 4 and seen == [fewer] and gc.get_threshold() == before
+    monkeypatch.setattr(stream, "write_sentences", lambda *args, write=stream.write_sentences:
+                        seen.append(gc.get_threshold()) or write(*args))  # the tokenizer's runtime alone too
+    tokenizer.tag_file(str(trained["tokenizer"]), [str(_text_input(tmp_path))], str(tmp_path / "tokens.conllu"))
+    assert seen[1:] == [fewer] and gc.get_threshold() == before
 
 
 @pytest.mark.parametrize("name", ["upos", "three"])

@@ -13,7 +13,6 @@ written, then chunk by chunk; where :func:`kernel_for` says torch must multiply,
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ from tagger.runtime import skip_lstm, tokenizer
 from tagger.modules.fused import _fastscan  # the C steps; without them, numpy throughout
 from tagger.runtime.kernels import Kernel
 from tagger.runtime.skip_lstm import Pool, Tagging, kernel_for, usable_cores
-from tagger.corpus.batching import chunks_until_error, read_ahead
+from tagger.corpus.batching import chunks_until_error, fewer_collections, read_ahead
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import open_output
@@ -236,26 +235,6 @@ def _torch_models(paths: list[str], device: str, threads: int | None, precision:
     from tagger.inference import load_module
 
     return load_module(paths, device, threads, precision)[0]
-
-
-#: The first generation's threshold of Python's cyclic garbage collector while a stream is tagged
-#: here (the default is 700 new objects).
-FEWER_COLLECTIONS = 50_000
-
-
-@contextmanager
-def fewer_collections(threshold: int = FEWER_COLLECTIONS) -> Iterator[None]:
-    """Python's cyclic garbage collector less often, the thresholds restored after: a chunk read
-    ahead is some hundred thousand small objects that live until it is written (none of them in
-    cycles), and at the default thresholds they were collected 380 times over EWT train, older
-    generations too: 0.35 s of 4 (issue 33; two threads, AVX2 path, AMX Xeon), the other threads
-    waiting for the GIL meanwhile."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], threshold), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 @contextmanager

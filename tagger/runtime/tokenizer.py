@@ -26,6 +26,7 @@ import numpy as np
 from tagger import archive
 from tagger.archive import STORAGES as _STORAGES  # noqa: F401 - here as before
 from tagger.config import config_from_dict
+from tagger.corpus.batching import fewer_collections
 from tagger.errors import TaggerError
 from tagger.models.tokenizer.config import TokenizerConfig
 from tagger.models.tokenizer.export import export
@@ -234,7 +235,8 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, output_
     labeller = SwitchingLabeller(fast, load_full, switch_after)
     stream = open_output(output)
     try:
-        return write_sentences(counted(raw_sentences(labeller, source)), stream, output_format, chunk_size)
+        with fewer_collections():
+            return write_sentences(counted(raw_sentences(labeller, source)), stream, output_format, chunk_size)
     finally:
         if stream is not sys.stdout:
             stream.close()
