@@ -388,7 +388,7 @@ def test_text_read_write():
 def test_parse_column_spec():
     assert columns.parse_column_spec("form=2,tag=6") == {"form": 2, "tag": 6}
     assert columns.parse_column_spec(" form = 1 , head=3 ") == {"form": 1, "head": 3}
-    for bad in ("form", "form=x", "form=0", "tag=2", "form=1,form=2", "form=1,tag=1", "", "form=1,,"):
+    for bad in ("form", "form=x", "form=0", "tag=2", "form=1,form=2", "form=1,tag=1", "", "form=1,,", "form=²3"):
         with pytest.raises(TaggerError, match="bad column spec"):
             columns.parse_column_spec(bad)
 

@@ -41,7 +41,7 @@ def parse_column_spec(spec: str) -> dict[str, int]:
     columns: dict[str, int] = {}
     for item in spec.split(","):
         name, _, number = (part.strip() for part in item.partition("="))
-        if not _NAME.fullmatch(name) or not number.isdigit() or int(number) < 1:
+        if not _NAME.fullmatch(name) or not (number.isascii() and number.isdigit()) or int(number) < 1:
             raise TaggerError(f"bad column spec '{spec}': '{item.strip()}' is not name=N (N = 1, 2, ...)")
         if name in columns:
             raise TaggerError(f"bad column spec '{spec}': '{name}' given twice")
