@@ -4,19 +4,17 @@ AVX512-BF16 dot products, :mod:`tagger.runtime.bf16`) where the CPU multiplies b
 float32 kernels everywhere else (AVX-512, AVX2 with FMA, or plain C that the compiler vectorised
 for the CPU it was built on: NEON on aarch64), and beside them, on x86-64 CPUs with AVX2 and no
 native bf16, int8 kernels (7-bit codes of the layers' outputs times 8-bit weights, int32 sums, by
-AVX2's byte products or AVX-VNNI's dot products: about 1.4× the float32 kernels' speed for the
-whole `tagger tag` with AVX2's, docs/benchmarks.md). All take
-a right-hand side packed once per model (:mod:`tagger.modules.packing`) and scan a whole
-bidirectional LSTM layer in one C call, the GIL released, so that batches in threads run side by
-side.
+AVX2's byte products or AVX-VNNI's or AVX512-VNNI's dot products: 1.3–1.4× the float32 kernels'
+speed for the whole `tagger tag` with AVX2's, docs/benchmarks.md). All take a right-hand side
+packed once per model (:mod:`tagger.modules.packing`) and scan a whole bidirectional LSTM layer in
+one C call, the GIL released, so that batches in threads run side by side.
 
 Which kernel runs is chosen here, by what the CPU has (:func:`f32_kernel`, :func:`i8_kernel`,
 :func:`tagger.runtime.bf16.bf16_kernel`; ``--precision fp32`` keeps to float32), or by the
-environment: ``TAGGER_CPU=avx2`` (or ``avx-vnni``) runs as a CPU with AVX2 alone (or with AVX-VNNI)
-would, to measure it on another;
-``TAGGER_F32_KERNEL`` (a name of :data:`F32_KERNELS`: ``none`` goes back to the per-time-step
-path of :mod:`tagger.runtime.scan`), ``TAGGER_I8_KERNEL`` (``none``: float32 products) and
-``TAGGER_BF16_KERNEL`` ask for one.
+environment: ``TAGGER_CPU`` (``avx2``, ``avx-vnni``, ``avx512-vnni``) runs as such a CPU would, to
+measure it on another (:data:`AS_CPU_KERNELS`); ``TAGGER_F32_KERNEL`` (a name of
+:data:`F32_KERNELS`: ``none`` goes back to the per-time-step path of :mod:`tagger.runtime.scan`),
+``TAGGER_I8_KERNEL`` (``none``: float32 products) and ``TAGGER_BF16_KERNEL`` ask for one.
 """
 
 from __future__ import annotations
@@ -36,9 +34,9 @@ from tagger.runtime import bf16
 class Kernel:
     """How the runtime multiplies: by the bf16 kernel ``bf16`` (an index of :data:`KERNELS`), or
     the float32 kernel ``f32`` (an index of :data:`F32_KERNELS`), or (both 0, false) by numpy a
-    time step at a time; with ``i8`` (an index of :data:`I8_KERNELS`, beside an ``f32``) the
-    recurrent layers' products and the output's by the int8 kernel, the first layer's per-word
-    rows (from embeddings of any range) in float32."""
+    time step at a time; with ``i8`` (an index of :data:`I8_KERNELS`, beside an ``f32``) every
+    product by the int8 kernel: the layers' outputs as codes at a fixed scale, the first layer's
+    per-word rows (from embeddings of any range) at a scale per word."""
 
     bf16: int = 0
     f32: int = 0
@@ -129,10 +127,7 @@ def scan(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray
         _scan_i8(kernel, gx, w_h, hidden, k, mask, out, xs, steps, batch, block)
         return
     width = w_h.cols
-    if block == 0 and gx.shape != (2, steps, batch, width):
-        raise ValueError("scan: gx in scan order is [2, T, B, G]")
-    if block and (gx.ndim != 2 or gx.shape[0] < steps * batch or block < width or gx.shape[1] < block + width):
-        raise ValueError("scan: gx in sentence order is [T·B, 2·block]")
+    _check_gates(gx, steps, batch, width, block)
     if (width % hidden or not 4 <= width // hidden <= 5 or w_h.k != hidden or w_h.tiles.dtype != np.float32
             or w_h.tiles.shape != (2 * w_h.n // 16, hidden, 16) or xs.shape[0] < steps * batch
             or xs.shape[1] < 2 * hidden or xs.dtype != np.float32 or not xs.flags.c_contiguous
@@ -145,15 +140,20 @@ def scan(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray
                        xs.shape[1])
 
 
+def _check_gates(gx: np.ndarray, steps: int, batch: int, width: int, block: int) -> None:
+    """A ValueError unless ``gx`` is a layer's input projections as :func:`scan` reads them."""
+    if block == 0 and gx.shape != (2, steps, batch, width):
+        raise ValueError("scan: gx in scan order is [2, T, B, G]")
+    if block and (gx.ndim != 2 or gx.shape[0] < steps * batch or block < width or gx.shape[1] < block + width):
+        raise ValueError("scan: gx in sentence order is [T·B, 2·block]")
+
+
 def _scan_i8(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray | None, mask: np.ndarray | None,
              out: np.ndarray | None, xs: np.ndarray, steps: int, batch: int, block: int) -> None:
     """:func:`scan` with W_h packed for the int8 kernel (:func:`tagger.modules.packing.recurrent`):
     ``xs`` the outputs' codes at W_h's scale (:meth:`Kernel.rows`)."""
     width = w_h.cols
-    if block == 0 and gx.shape != (2, steps, batch, width):
-        raise ValueError("scan: gx in scan order is [2, T, B, G]")
-    if block and (gx.ndim != 2 or gx.shape[0] < steps * batch or block < width or gx.shape[1] < block + width):
-        raise ValueError("scan: gx in sentence order is [T·B, 2·block]")
+    _check_gates(gx, steps, batch, width, block)
     if (not kernel.i8 or width % hidden or not 4 <= width // hidden <= 5 or w_h.k != hidden or hidden % 4
             or w_h.tiles.shape != (2 * w_h.n // 16, hidden // 4, 16, 4) or xs.shape[0] < steps * batch
             or xs.shape[1] < 2 * hidden or xs.dtype != np.uint8 or not xs.flags.c_contiguous

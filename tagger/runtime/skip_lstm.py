@@ -305,12 +305,12 @@ class NumpyTagger:
         return kept
 
     def first_products(self, f: np.ndarray, out: np.ndarray, pool: Pool | None = None) -> None:
-        """``out`` [U, d·2·G] = the first layer's products of the words' features ``f`` [U, F]: by the
-        kernel (the int8 one from codes at a scale per word), in parts of at least
-        :data:`PART_ROWS` rows in the ``pool`` if it has several threads and the kernel is not
-        bf16 (they would otherwise wait while this one computes them: on EWT train, two threads,
-        close to half their time; with one, it runs batches while this thread computes them),
-        else numpy."""
+        """``out`` [U, d·2·G] = the first layer's products of the words' features ``f`` [U, F]:
+        numpy's without a kernel, else the kernel's (the int8 one from codes at a scale per word).
+        With a ``pool`` of several threads and a float32 or int8 kernel, they run there, in parts
+        of at least :data:`PART_ROWS` rows: its threads would otherwise wait for this one (on EWT
+        train, two threads, close to half their time). With one, this thread computes them while
+        the pool's runs batches."""
         if not self.kernel:
             np.matmul(f, self.first, out=out)
             return
