@@ -469,15 +469,17 @@ def usable_cores() -> int:
 def products(header: dict[str, Any] | None, precision: str, small: bool) -> Kernel | None:
     """How an input is tagged: None by torch, or here by a :class:`~tagger.runtime.kernels.Kernel`:
     float32 (the C kernels of :func:`~tagger.runtime.kernels.f32_kernel`, or numpy a time step at
-    a time where they are not built or are turned off) or bf16
+    a time where they are not built or are turned off), int8 beside float32, or bf16
     (:func:`tagger.runtime.bf16.bf16_kernel`).
 
     ``--precision bf16``, and ``auto`` on a large input: the bf16 kernels wherever they run (a
     CPU with AMX or AVX512-BF16; docs/benchmarks.md, "Tagging speed": faster than torch's bf16
     products at any size); ``fp32``: float32 here (a small input, the first line at once: numpy a
-    step at a time, the model's right sides not packed). Otherwise float32 here with the C steps
-    built, where torch would multiply in float32 too (``auto`` on a CPU without native bf16), or
-    for models of at most :data:`NUMPY_HIDDEN` cells a layer; torch for the rest (``bf16``
+    step at a time, the model's right sides not packed). Otherwise, with the C steps built, on a
+    CPU without native bf16 (where torch would multiply in float32) ``auto`` takes the int8
+    kernels beside the float32 ones where they run (:func:`~tagger.runtime.kernels.i8_kernel`:
+    x86-64 with AVX2), float32 elsewhere; on a CPU with native bf16 but no bf16 kernel, float32
+    here for models of at most :data:`NUMPY_HIDDEN` cells a layer; torch for the rest (``bf16``
     without the kernels)."""
     if not supported(header):
         return None
