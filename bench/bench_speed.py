@@ -11,7 +11,8 @@ single figure, the CPU, whether it multiplies bf16 natively, and the load averag
 On a shared machine the wall times move with the other jobs; the CPU seconds of both sides
 (``ours_cpu_s``: the whole `tagger tag` process, all its threads; ``nltk_cpu_s``) and their
 ratio (``cpu_time_ratio``) move less, and with one thread they are what a quiet machine's wall
-times would be.
+times would be. To measure here what another kind of CPU runs, set ``TAGGER_CPU`` (``avx2``,
+``avx-vnni``, ``avx512-vnni``: tagger.options.as_cpu) for the run or for a ``--variant``.
 """
 
 from __future__ import annotations
