@@ -571,7 +571,8 @@ static PyObject *f32_scan(PyObject *self, PyObject *args) {
  * signed bytes, a scale per column, packed [N/16][K/4][16][4] (tagger/modules/packing.py,
  * pack_i8), int32 sums; column n of the product is (Σ_k q_k w_kn − corr[n])·deq[n], corr[n] =
  * 64·Σ_k w_kn, deq[n] = 1 / (s · the column's scale). A byte pair's products sum to at most
- * 2·127·127 < 2^15, so AVX2's vpmaddubsw never saturates. Whole LSTM layers as the float32 scan
+ * 2·127·127 < 2^15, so AVX2's vpmaddubsw never saturates; AVX-VNNI's and AVX512-VNNI's vpdpbusd
+ * sum four into int32 exactly. All three give the same sums. Whole LSTM layers as the float32 scan
  * above, the state quantised after each step, the cell in float32.
  * ------------------------------------------------------------------------------------------- */
 enum { I8_NONE = 0, I8_AVX2 = 1, I8_VNNI = 2, I8_VNNI512 = 3 };
@@ -634,7 +635,7 @@ static __thread size_t i8_packed_bytes;
 /* blk [R × 16] = R rows of A, packed (4 bytes of k a row, the rows side by side), · one panel of
  * B ([K/4][16][4] bytes), per 4 k and 8 columns: with AVX2, one vpmaddubsw (byte pairs to int16),
  * one vpmaddwd by ones (to int32) and one add (4 rows: 8 accumulators, the weights, a broadcast
- * and the ones in 16 registers); with AVX-VNNI one vpdpbusd (6 rows) */
+ * and the ones in 16 registers); with AVX-VNNI one vpdpbusd (6 rows); AVX512-VNNI's below */
 typedef void (*I8Block)(const uint32_t *restrict ap, const int8_t *restrict b, int64_t kq, int32_t *blk);
 
 #define I8_BLOCK(NAME, TARGET, R, MAC)                                                                     \
