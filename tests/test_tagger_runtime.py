@@ -190,7 +190,13 @@ def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monke
         assert runtime.products(header, "auto", small=False) == (Kernel(bf16=kernel) if kernel else Kernel(f32=2, i8=1))
         assert runtime.products(header, "bf16", small=False) == (Kernel(bf16=kernel) if kernel else None)
         assert runtime.products(read_archive(trained["plain"], peek=True), "fp32", small=True) is None
-    monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: True)  # AVX512-BF16 alone (no kernel): torch for wide models
+    monkeypatch.setattr(runtime, "cpu_has_bf16", lambda: True)
+    monkeypatch.setattr(runtime, "bf16_kernel", lambda: 1)  # AVX512-BF16's dot products, but VNNI's int8 ones win
+    for i8, expected in [(3, Kernel(f32=2, i8=3)), (2, Kernel(f32=2, i8=2)), (1, Kernel(bf16=1))]:
+        monkeypatch.setattr(runtime.kernels, "i8_kernel", lambda: i8)
+        assert runtime.products(header, "auto", small=False) == expected
+        assert runtime.products(header, "bf16", small=False) == Kernel(bf16=1)  # bf16 asked: bf16
+    monkeypatch.setattr(runtime.kernels, "i8_kernel", lambda: 1)  # AVX512-BF16 alone (no kernel): torch for wide models
     monkeypatch.setattr(runtime, "bf16_kernel", lambda: 0)
     assert runtime.products(header, "auto", small=False) == here  # hidden 16 ≤ NUMPY_HIDDEN
     wide = {**header, "config": {**header["config"], "hidden": 128}}
