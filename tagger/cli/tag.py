@@ -50,7 +50,8 @@ OPTIONS = (
     click.option("--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
                  help="Inference matrix products: bf16 (inputs rounded to bfloat16, sums in float32) or fp32; "
                       "auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32, and a "
-                      "tagger's (or parser's encoder's) products on a large input in int8 where the CPU has AVX2."),
+                      "tagger's (or parser's encoder's) products on a large input in int8 on an x86 CPU without "
+                      "AMX that has VNNI, or AVX2 and no native bf16."),
     click.option("--on-error", type=click.Choice(ON_ERROR), default="fail", show_default=True,
                  help="Malformed input sentence: fail (stop after writing what came before), or skip it "
                       "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
