@@ -1,7 +1,9 @@
-"""bf16 values and the tiles the bf16 product kernels of ``tagger/modules/_fastscan.c`` read a
-right-hand side from, in numpy alone: what a model's exporter (:mod:`tagger.models.skip_lstm.export`)
-packs once per model, and :mod:`tagger.runtime.bf16` multiplies by. bf16 values are numpy
-``uint16`` holding the top half of the float32 bits."""
+"""bf16 values, the int8 kernels' codes, and the tiles the product kernels of
+``tagger/modules/_fastscan.c`` (bf16, float32, int8) read a right-hand side from, in numpy alone:
+what a model's exporter (:mod:`tagger.models.skip_lstm.export`) packs once per model, and
+:mod:`tagger.runtime.bf16` and :mod:`tagger.runtime.kernels` multiply by. bf16 values are numpy
+``uint16`` holding the top half of the float32 bits; int8 codes are ``uint8``, 7 bits of a value
+at a known scale (:func:`codes`)."""
 
 from __future__ import annotations
 
