@@ -509,6 +509,4 @@ def kernel_for(precision: str, small: bool, hidden: int | None) -> Kernel | None
         return Kernel(f32=here.f32, i8=i8)
     if number:
         return Kernel(bf16=number)
-    if not cpu_has_bf16():
-        return here
-    return here if hidden is not None and hidden <= NUMPY_HIDDEN else None
+    return here if not cpu_has_bf16() or (hidden is not None and hidden <= NUMPY_HIDDEN) else None
