@@ -199,7 +199,9 @@ def test_a_short_ewt_run_learns_and_decodes_the_three_columns(ewt_multi):
     folder, summary, records = ewt_multi
     assert summary["dev_metric"] == "mean accuracy" and set(records[-1]["parts"]) == {"upos", "xpos", "feats"}
     best = max(records, key=lambda r: r["dev"])
-    assert summary["best_dev"] == pytest.approx(100 * best["dev"])
+    # each column's tag dictionary chosen on dev after training: the saved model's dev score, never below the epoch's
+    assert set(summary["decoding"]) == {"upos", "xpos", "feats"}
+    assert summary["best_dev"] >= 100 * best["dev"] - 1e-9
     assert best["dev"] == pytest.approx(sum(best["parts"].values()) / 3)
     # measured (seed 1): upos 0.76, xpos 0.72, feats 0.75; "_" everywhere would give feats 0.32 on these words
     assert best["parts"]["upos"] > 0.65 and best["parts"]["xpos"] > 0.6 and best["parts"]["feats"] > 0.6

@@ -494,3 +494,70 @@ def test_aux_column_is_learned_beside_the_column_and_never_output(tmp_path):
     assert loaded.decode(loaded.collate(sentences, with_gold=False)) == model.decode(model.collate(sentences, with_gold=False))
     with pytest.raises(TaggerError, match="aux_column must differ"):
         build_config(TaggerConfig, PRESETS, None, overrides=["aux_column=upos"])
+
+
+def test_subword_units_are_the_pieces_of_spaced_tokens_and_proper_affixes():
+    from tagger.corpus.features import subword_units
+
+    kinds = ("pieces", "suffixes", "prefixes")
+    assert subword_units("thành phố", ("pieces",), 4) == ["p:thành", "p:phố"]
+    assert subword_units("Hà  Nội", ("pieces",), 4) == ["p:hà", "p:nội"]  # lowercased, runs of spaces as one
+    assert subword_units("phố", ("pieces",), 4) == []  # one piece: the word embedding's
+    assert subword_units("Dogs", ("suffixes", "prefixes"), 3) == ["s:s", "s:gs", "s:ogs", "b:d", "b:do", "b:dog"]
+    assert subword_units("cat", ("suffixes",), 4) == ["s:t", "s:at"]  # never the whole word
+    assert subword_units("a", kinds, 4) == [] and subword_units("1984", ("suffixes",), 2) == ["s:9", "s:99"]
+    assert subword_units("New York", kinds, 2)[:2] == ["p:new", "p:york"]
+
+
+def test_subwords_auto_embeds_pieces_only_where_tokens_hold_spaces():
+    from collections import Counter
+
+    from tagger.models.skip_lstm.config import subword_kinds_for
+
+    auto = TaggerConfig()
+    assert subword_kinds_for(auto, Counter({"thành phố": 2, "và": 98})) == ("pieces",)  # 2% of tokens
+    assert subword_kinds_for(auto, Counter({"New York": 1, "the": 199})) == ()  # 0.5%
+    assert subword_kinds_for(TaggerConfig(subwords="suffixes"), Counter({"the": 1})) == ("suffixes",)
+    assert subword_kinds_for(TaggerConfig(subwords="pieces", subword_dim=0), Counter({"a b": 1})) == ()
+    assert subword_kinds_for(TaggerConfig(subwords=""), Counter({"a b": 1})) == ()
+    with pytest.raises(TaggerError, match="subwords must be"):
+        build_config(TaggerConfig, PRESETS, None, overrides=["subwords=syllables"])
+    plain = toy_model()  # English-like toy data: no unit vocabulary, no parameters, the features as before
+    assert "subwords" not in plain.vocabs and plain.input.subword is None and plain.collate(TOY).units is None
+
+
+SPACED = [
+    Sentence(["Thanh", "bắt chuyện", "với", "thành phố"], {"upos": ["PROPN", "VERB", "ADP", "NOUN"]}),
+    Sentence(["Hùng", "nói", "chuyện", "với", "bạn"], {"upos": ["PROPN", "VERB", "NOUN", "ADP", "NOUN"]}),
+    Sentence(["phố", "đông"], {"upos": ["NOUN", "ADJ"]}),
+]
+
+
+def test_subword_bags_average_the_known_units_of_each_distinct_word(tmp_path):
+    torch.manual_seed(0)
+    model = toy_model(SPACED, subword_dim=4).eval()
+    assert model.vocabs["subword_kinds"] == ["pieces"]  # auto: a third of the tokens hold a space
+    assert set(model.vocabs["subwords"][2:]) == {"p:bắt", "p:chuyện", "p:thành", "p:phố"}
+    assert model.input.subword.weight.shape == (6, 4)
+    assert model.input.feature_size == toy_model(SPACED, subwords="").input.feature_size + 4
+    batch = model.collate([Sentence(["chuyện phố", "bắt", "Thành Lạng"], {})], with_gold=False)
+    stoi = model.featurizer.units.stoi
+    assert batch.units.tolist() == [[0, 0], [stoi["p:chuyện"], stoi["p:phố"]], [0, 0], [stoi["p:thành"], 0]]
+    with torch.no_grad():
+        bags = model.input.bag(batch.units)
+        table = model.input.subword.weight
+        assert torch.allclose(bags[1], (table[stoi["p:chuyện"]] + table[stoi["p:phố"]]) / 2)
+        assert torch.equal(bags[2], torch.zeros(4)) and torch.allclose(bags[3], table[stoi["p:thành"]])
+    model.train()
+    batch = model.collate(SPACED)
+    model.loss(model(batch), batch).backward()
+    assert model.input.subword.weight.grad[2:].abs().sum(1).gt(0).all()  # every unit of the training words
+    assert model.input.subword.weight.grad[:2].abs().sum() == 0  # padding, UNK (an unknown unit is left out)
+    model.eval()
+    path = tmp_path / "units.tagger"
+    model_file.save(path, model, {})
+    loaded, _ = model_file.load(path)
+    unseen = [Sentence(["chuyện phố", "bắt", "Thành Lạng", "đông"], {})]
+    batch = model.collate(unseen, with_gold=False)
+    assert torch.equal(loaded.collate(unseen, with_gold=False).units, batch.units)
+    assert torch.allclose(loaded(batch), model(batch), atol=1e-6)

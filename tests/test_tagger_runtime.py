@@ -39,6 +39,9 @@ MODELS = {
     "deep": ("upos", ("layers=4", "hidden=12", "word_dim=8", "caps_dim=0", "char_length=3", "window=5",
                       "window_gates=false")),
     "plain": ("upos", ("skip=none", "hidden=16", "word_dim=16")),  # not computed here: torch runs it
+    "units": ("upos", ("hidden=16", "word_dim=16", "char_dim=4", "subwords=pieces,suffixes,prefixes", "subword_dim=8")),
+    # a tag dictionary in both columns, from words seen once (the decoding of every model: lexicon=auto's choice)
+    "lexicon": ("upos,xpos", ("hidden=16", "word_dim=16", "char_dim=4", "lexicon=1")),
 }
 
 
@@ -90,7 +93,7 @@ def _text_input(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["upos", "three", "deep"])
+@pytest.mark.parametrize("name", ["upos", "three", "deep", "units", "lexicon"])
 def test_numpy_labels_are_the_torch_models_labels(trained, name):
     numpy_model = runtime.load(trained[name])
     assert numpy_model is not None
@@ -106,6 +109,11 @@ def test_numpy_labels_are_the_torch_models_labels(trained, name):
     assert mine == theirs
     assert len({label for labels in mine for label in labels[columns[0]]}) >= 6  # a model that tells words apart
     assert mine[-1] == {c: [] for c in columns} and len(mine[-3][columns[0]]) == 150
+    if name == "lexicon":  # its dictionaries are the model's, and change labels here
+        assert numpy_model.arrays.lexicons == [torch_model.lexicons[key] for key in ("tags", "tags:xpos")]
+        free = runtime.from_archive({**runtime.read_archive(trained[name]), "config": {
+            **runtime.read_archive(trained[name])["config"], "lexicon": "0"}})
+        assert free.arrays.lexicons == [None, None] and free.tag([s.words for s in sentences]) != mine
 
 
 BF16 = [pytest.param(k, id=fused.KERNELS[k]) for k in range(1, (fused._fastscan.bf16_kernel() if fused._fastscan else 0) + 1)]
@@ -114,7 +122,7 @@ F32 = [pytest.param(k, id=fused.F32_KERNELS[k]) for k in range(1, (fused._fastsc
 
 @pytest.mark.skipif(not F32, reason="the C steps are not built")
 @pytest.mark.parametrize("kernel", F32)
-@pytest.mark.parametrize("name", ["upos", "three", "deep"])
+@pytest.mark.parametrize("name", ["upos", "three", "deep", "units", "lexicon"])
 def test_the_float32_kernels_give_the_labels_and_scores_of_numpy(trained, name, kernel):
     exact, fast = runtime.load(trained[name]), runtime.load(trained[name], Kernel(f32=kernel))
     assert fast.kernel == Kernel(f32=kernel) and exact.kernel == NUMPY
@@ -137,7 +145,7 @@ LOW = [pytest.param(Kernel(bf16=k), id=fused.KERNELS[k]) for k in range(1, len(B
 
 @pytest.mark.skipif(not LOW, reason="no bf16 or int8 kernel on this CPU")
 @pytest.mark.parametrize("kernel", LOW)
-@pytest.mark.parametrize("name", ["upos", "three", "deep"])
+@pytest.mark.parametrize("name", ["upos", "three", "deep", "units", "lexicon"])
 def test_the_bf16_and_int8_kernels_give_the_float32_labels_but_for_a_few(trained, name, kernel):
     exact, low = runtime.load(trained[name]), runtime.load(trained[name], kernel)
     assert low.kernel == kernel and exact.kernel == NUMPY

@@ -1,5 +1,5 @@
 """Per-word input features of the taggers (torch-free): normalised form, capitalisation class,
-first/last-character slots and the character CNN's spelling, and :class:`InputFeaturizer`,
+first/last-character slots, the character CNN's spelling and the subword units, and :class:`InputFeaturizer`,
 which turns a word into the ids the input layer reads (:mod:`tagger.modules.input_layer`)."""
 
 from __future__ import annotations
@@ -54,6 +54,31 @@ def spelling(word: str, longest: int) -> list[str]:
     return [CHAR_BOW, *word, CHAR_EOW]
 
 
+#: The kinds of subword units a tagger can embed (``TaggerConfig.subwords``, :func:`subword_units`).
+SUBWORD_KINDS = ("pieces", "suffixes", "prefixes")
+
+
+def subword_units(word: str, kinds: tuple[str, ...], length: int) -> list[str]:
+    """The subword units of ``word`` whose embeddings a tagger averages (:class:`InputFeaturizer`):
+    with ``pieces``, each space-separated piece of a token that has several (``thành phố``: a
+    Vietnamese word, ``20 000``), lowercased; with ``suffixes`` and ``prefixes``, the word's
+    (normalised, :func:`normalize`) last and first 1..``length`` characters, shorter than the word itself
+    (the whole word is the word embedding's). A unit names its kind: ``p:phố``, ``s:ing``, ``b:un``."""
+    units = []
+    if "pieces" in kinds and " " in word:
+        pieces = word.lower().split()
+        if len(pieces) > 1:
+            units += ["p:" + piece for piece in pieces]
+    if "suffixes" in kinds or "prefixes" in kinds:
+        form = normalize(word)
+        longest = min(length, len(form) - 1)
+        if "suffixes" in kinds:
+            units += ["s:" + form[-k:] for k in range(1, longest + 1)]
+        if "prefixes" in kinds:
+            units += ["b:" + form[:k] for k in range(1, longest + 1)]
+    return units
+
+
 _NO_IDS: list[int] = []  # shared by every memo entry without the CNN (never mutated)
 
 
@@ -61,18 +86,28 @@ class InputFeaturizer:
     """Turns words into the integer features :class:`InputLayer` reads (via Vocabs, plain Python).
 
     ``spell_length`` > 0 also gives the character CNN's ids (:func:`spelling`); 0: an empty list.
+    ``units`` (a vocabulary of subword units, :func:`subword_units` of ``kinds`` up to ``affix_length``
+    characters) also gives the ids of a word's known units; None: an empty list.
     """
 
-    def __init__(self, words: Vocab, chars: Vocab, char_length: int, spell_length: int = 0):
+    def __init__(self, words: Vocab, chars: Vocab, char_length: int, spell_length: int = 0,
+                 units: Vocab | None = None, kinds: tuple[str, ...] = (), affix_length: int = 0):
         self.words, self.chars, self.char_length, self.spell_length = words, chars, char_length, spell_length
-        self._cache: dict[str, tuple[int, int, list[int], list[int]]] = {}
+        self.units, self.kinds, self.affix_length = units, kinds, affix_length
+        self._cache: dict[str, tuple[int, int, list[int], list[int], list[int]]] = {}
 
-    def token(self, word: str) -> tuple[int, int, list[int], list[int]]:
-        """(word id, caps class, 2·l char ids, CNN char ids) for one token; memoised, the hot path of tagging."""
+    def token(self, word: str) -> tuple[int, int, list[int], list[int], list[int]]:
+        """(word id, caps class, 2·l char ids, CNN char ids, subword unit ids) for one token;
+        memoised, the hot path of tagging. Unknown units are left out."""
         hit = self._cache.get(word)
         if hit is None:
             spelled = self.chars.indices(spelling(word, self.spell_length)) if self.spell_length else _NO_IDS
-            hit = (self.words.index(normalize(word)), caps_class(word), self.chars.indices(char_slots(word, self.char_length)), spelled)
+            known = _NO_IDS
+            if self.units is not None:
+                stoi = self.units.stoi
+                known = [stoi[unit] for unit in subword_units(word, self.kinds, self.affix_length) if unit in stoi]
+            hit = (self.words.index(normalize(word)), caps_class(word), self.chars.indices(char_slots(word, self.char_length)),
+                   spelled, known)
             if len(self._cache) < 100_000:  # bounded: open-vocabulary streams must not grow memory
                 self._cache[word] = hit
         return hit

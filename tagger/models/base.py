@@ -206,6 +206,12 @@ class Model(Protocol):
         (the seq2seq parser's ``repaired``: outputs that needed repair into a tree); ``{}`` for most."""
         ...
 
+    def tune_decoding(self, dev: Sequence[Sentence]) -> dict[str, Any]:
+        """After training, with the weights saved as the best: set the decoding choices that the
+        ``dev`` sentences decide (a tagger's tag dictionary, :mod:`tagger.corpus.lexicon`), kept
+        in the vocabularies; returns them, for the summary (``{}`` where there are none)."""
+        ...
+
     def set_decoding(self, beam: int | None = None, constrained: bool | None = None) -> None:
         """Decode with a beam ``beam`` wide (1: greedy), and ``constrained`` to well-formed
         output or not, from now on (None: as it was). TaggerError where ``has_beam`` is False."""
@@ -316,6 +322,9 @@ class GreedyDecoding:
     name: ClassVar[str]
 
     def output_counts(self, predictions: Sequence[Any]) -> dict[str, int]:
+        return {}
+
+    def tune_decoding(self, dev: Sequence[Sentence]) -> dict[str, Any]:
         return {}
 
     def set_decoding(self, beam: int | None = None, constrained: bool | None = None) -> None:

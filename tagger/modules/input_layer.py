@@ -2,7 +2,8 @@
 combined over a context window with logistic gates.
 
 ``f_t = [E_w(w_t); E_a(a_t); E_c(chars_t)]`` (plus, optionally, ``CNN(spelling_t)``, a
-character-CNN encoding of the whole word, computed once per distinct word) and, for a window of d=3,
+character-CNN encoding of the whole word, and ``E_s(units_t)``, the mean embedding of the word's
+known subword units, each computed once per distinct word) and, for a window of d=3,
 ``x_t = [r_{-1} f_{t-1}; r_0 f_t; r_{+1} f_{t+1}]`` with ``r = σ(W_r [f_{t-1}; f_t; f_{t+1}] + b_r)``.
 """
 
@@ -32,11 +33,13 @@ class InputLayer(nn.Module):
     ``pretrained`` (rows, dim) adds a frozen table of pretrained vectors (fp16, a buffer) read by
     the same word ids, the first ``n_words`` of them the trained embedding's rows and the rest
     words it does not have (their trained part is UNK's): ``E_w(w) = E(w) + P v(w)``, ``P`` a
-    trained projection [dim → word_dim] (:meth:`add_pretrained`).
+    trained projection [dim → word_dim] (:meth:`add_pretrained`). ``subwords`` (units, dim)
+    adds the mean embedding of a word's known subword units (:meth:`bag`), last in the features.
     """
 
     def __init__(self, n_words: int, n_chars: int, word_dim: int, caps_dim: int, char_dim: int, char_length: int, window: int, window_gates: bool, init_scale: float = 0.1,
-                 cnn_filters: int = 0, cnn_width: int = 3, cnn_dim: int = 0, pretrained: tuple[int, int] = (0, 0)):
+                 cnn_filters: int = 0, cnn_width: int = 3, cnn_dim: int = 0, pretrained: tuple[int, int] = (0, 0),
+                 subwords: tuple[int, int] = (0, 0)):
         super().__init__()
         if window < 1 or window % 2 == 0:
             raise ValueError(f"window must be an odd number ≥ 1, not {window}")
@@ -45,7 +48,8 @@ class InputLayer(nn.Module):
         self.word = nn.Embedding(n_words, word_dim, padding_idx=0) if word_dim else None
         self.caps = nn.Embedding(6, caps_dim, padding_idx=0) if caps_dim else None
         self.char = nn.Embedding(n_chars, char_dim, padding_idx=0) if char_dim and char_length else None
-        self.feature_size = word_dim + caps_dim + (char_dim * 2 * char_length if self.char is not None else 0) + cnn_filters
+        self.feature_size = (word_dim + caps_dim + (char_dim * 2 * char_length if self.char is not None else 0) + cnn_filters
+                             + (subwords[1] if subwords[0] else 0))
         if self.feature_size == 0:
             raise ValueError("every input feature is switched off")
         self.window = window
@@ -74,6 +78,11 @@ class InputLayer(nn.Module):
         self.init_scale = init_scale
         if pretrained[0]:
             self.add_pretrained(torch.zeros(pretrained, dtype=torch.float16))
+        # Last of all, and only when used: without it, parameters and random draws are unchanged.
+        self.subword = nn.Embedding(subwords[0], subwords[1], padding_idx=0) if subwords[0] else None
+        if self.subword is not None:
+            nn.init.normal_(self.subword.weight, 0.0, init_scale)
+            self.subword.weight.data[0].zero_()
 
     @property
     def output_size(self) -> int:
@@ -134,10 +143,20 @@ class InputLayer(nn.Module):
         pooled = conv.masked_fill(~inside.unsqueeze(1), float("-inf")).amax(-1)  # [N, K]
         return torch.tanh(pooled.masked_fill(symbols == 0, 0.0))
 
-    def forward(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None) -> torch.Tensor:
+    def bag(self, units: torch.Tensor) -> torch.Tensor:
+        """The subword units' mean embedding: units [N, K] ids of each word's known units,
+        0-padded → [N, dim]; the zero vector for a word without any (and row 0, padding).
+        Run it on a batch's distinct words (``TaggerBatch.units``) and gather per token."""
+        assert self.subword is not None, "this input layer has no subword embedding"
+        counts = (units > 0).sum(1, keepdim=True).clamp(min=1)  # [N, 1]
+        return self.subword(units).sum(1) / counts.to(self.subword.weight.dtype)
+
+    def forward(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None,
+                bags: torch.Tensor | None = None) -> torch.Tensor:
         """words, caps: [T, B]; chars: [T, B, 2l]; spelling (with the CNN): [T, B, cnn_filters],
-        :meth:`spelling` gathered per token (time-major) → [T, B, window · feature_size]."""
-        f = self.features(words, caps, chars, spelling)
+        :meth:`spelling` gathered per token (time-major); bags (with subwords): [T, B, dim],
+        :meth:`bag` gathered per token → [T, B, window · feature_size]."""
+        f = self.features(words, caps, chars, spelling, bags)
         if self.window == 1:
             return f
         half = self.window // 2
@@ -151,7 +170,7 @@ class InputLayer(nn.Module):
 
     def project_by_type(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, types: torch.Tensor,
                         weight: torch.Tensor, bias: torch.Tensor, spelled: torch.Tensor | None = None,
-                        forms: list[str] | None = None) -> torch.Tensor:
+                        forms: list[str] | None = None, units: torch.Tensor | None = None) -> torch.Tensor:
         """``x_t · weight[d] + bias[d]`` for both directions, in scan order, without building x_t.
 
         With ``x_t = [r_j f_{t+j}]_j``, ``x_t W = Σ_j r_j(t) (f_{t+j} W_j)``, and the gates'
@@ -160,14 +179,14 @@ class InputLayer(nn.Module):
         applied to the tagger's first layer). No dropout: inference only. Given the batch's
         ``forms``, a word's products are also kept for later batches (:class:`WordRows`).
 
-        words, caps: [U+1]; chars: [U+1, 2l]; spelled (with the CNN): [U+1, L] for the batch's
-        distinct words (row 0: padding); forms: their U spellings; types: [T, B] rows of each
+        words, caps: [U+1]; chars: [U+1, 2l]; spelled (with the CNN): [U+1, L]; units (with
+        subwords): [U+1, K] for the batch's distinct words (row 0: padding); forms: their U spellings; types: [T, B] rows of each
         token; weight: [2, d·F, G]; bias: [2, 1, G] → [2, T, B, G], direction 1 reversed in time
         (what :class:`~tagger.modules.recurrent.BiLayer` scans).
         """
         def rows(index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
             pick = lambda t: t if index is None or t is None else t[index]  # noqa: E731
-            return self.word_products(pick(words), pick(caps), pick(chars), pick(spelled), weight)
+            return self.word_products(pick(words), pick(caps), pick(chars), pick(spelled), weight, pick(units))
 
         if forms is None or torch.is_grad_enabled():  # kept rows must hold no autograd history
             return self.gather_products(*rows(), types, bias)
@@ -220,12 +239,13 @@ class InputLayer(nn.Module):
         return out
 
     def word_products(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelled: torch.Tensor | None,
-                      weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                      weight: torch.Tensor, units: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """The per-word products of :meth:`project_by_type` for N words: ``f W_j`` for every
         (slot j, direction) [2d, N, G] (slot-major, each table contiguous) and ``f W_{r,j}``,
         the window gates' pre-activation terms, [N, d·d] (zero without gates)."""
         spelling = self.spelling(spelled) if self.cnn is not None else None
-        f = self.features(words, caps, chars, spelling)  # [N, F]
+        bags = self.bag(units) if self.subword is not None else None
+        f = self.features(words, caps, chars, spelling, bags)  # [N, F]
         d, size, width = self.window, self.feature_size, weight.shape[-1]
         # A weight in a lower dtype (inference, tagger.modules.precision): f is rounded to it, tables are float32.
         w = weight.view(2, d, size, width).transpose(0, 1)
@@ -253,9 +273,11 @@ class InputLayer(nn.Module):
             self._flat = (stamp, w.flatten(0, -3).permute(1, 0, 2).reshape(w.shape[-2], -1).contiguous())
         return self._flat[1]
 
-    def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None) -> torch.Tensor:
-        """f = [E_w(w); E_a(a); E_c(chars); spelling]: [..., feature_size] for ids of any leading
-        shape; ``spelling`` (:meth:`spelling`'s output, same leading shape) only with the CNN."""
+    def features(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None,
+                 bags: torch.Tensor | None = None) -> torch.Tensor:
+        """f = [E_w(w); E_a(a); E_c(chars); spelling; bags]: [..., feature_size] for ids of any
+        leading shape; ``spelling`` (:meth:`spelling`'s output, same leading shape) only with the
+        CNN, ``bags`` (:meth:`bag`'s) only with subwords."""
         parts = []
         if self.word is not None:
             parts.append(self.word_vectors(words))
@@ -267,6 +289,10 @@ class InputLayer(nn.Module):
             if spelling is None:
                 raise ValueError("this input layer has a character CNN: pass its spelling vectors")
             parts.append(spelling)
+        if self.subword is not None:
+            if bags is None:
+                raise ValueError("this input layer has a subword embedding: pass its bags")
+            parts.append(bags)
         return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
 
 

@@ -42,7 +42,8 @@ from tagger.runtime.kernels import NUMPY, Kernel, f32_kernel
 from tagger.config import config_from_dict
 from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
-from tagger.models.skip_lstm.config import FAST_PATH, RARE, TaggerConfig, lookup_words, supports_fast_path  # noqa: F401 - RARE here as before
+from tagger.models.skip_lstm.config import (FAST_PATH, RARE, TaggerConfig, lookup_words, subword_featurizing,
+                                            supports_fast_path)  # noqa: F401 - RARE here as before
 from tagger.models.skip_lstm.export import Layer, Output, TaggerArrays, export  # noqa: F401 - Layer here as before
 from tagger.options import cpu_has_bf16
 from tagger.runtime.scan import lstm_layer, sigmoid_
@@ -187,7 +188,7 @@ class NumpyTagger:
         self.output_columns = self.columns  # what write_chunk reads
         self.window, self.layers, self.first = arrays.window, arrays.layers, arrays.first
         self.featurizer = InputFeaturizer(Vocab.from_list(lookup_words(vocabs)), Vocab.from_list(vocabs["chars"]),
-                                          arrays.char_length)
+                                          arrays.char_length, 0, *subword_featurizing(config, vocabs))
         self.embeddings, self.gates_w, self.gates_b = arrays.embeddings, arrays.gates_w, arrays.gates_b
         self.labels, self.heads = arrays.labels, arrays.heads
         self.names = [np.array(labels, dtype=object) for labels in self.labels]  # to index by a batch's best
@@ -229,9 +230,20 @@ class NumpyTagger:
 
     def best(self, scores: np.ndarray, batch: list[int], sentences: Sequence[Sequence[str]],
              out: list[dict[str, list[str]]]) -> None:
-        """Each column's best labels from ``scores`` [T, B, S] into ``out`` for the sentences ``batch``."""
-        for column, (start, stop), labels in zip(self.columns, self.heads, self.names):
-            best = labels[scores[..., start:stop].argmax(-1).T].tolist()  # [B, T] label strings
+        """Each column's best labels from ``scores`` [T, B, S] into ``out`` for the sentences
+        ``batch``, where a column has a tag dictionary the best its words may have (:meth:`TagLexicon.fix`)."""
+        words = None
+        if any(self.arrays.lexicons):  # each token's word row [T, B] (0: padding)
+            token = self.featurizer.token
+            words = np.zeros(scores.shape[:2], dtype=np.intp)
+            for b, i in enumerate(batch):
+                words[: len(sentences[i]), b] = [token(word)[0] for word in sentences[i]]
+        for column, (start, stop), labels, lexicon in zip(self.columns, self.heads, self.names, self.arrays.lexicons):
+            head = scores[..., start:stop]
+            best = head.argmax(-1)
+            if lexicon is not None:
+                lexicon.fix(head.reshape(-1, stop - start), best.reshape(-1), words.reshape(-1))
+            best = labels[best.T].tolist()  # [B, T] label strings
             for i, row in zip(batch, best):
                 out[i][column] = row[: len(sentences[i])]
 
@@ -420,8 +432,9 @@ class NumpyTagger:
         return work
 
     def features(self, forms: list[str]) -> np.ndarray:
-        """f = [E_w(w); E_a(a); E_c(chars)] of each form, [U+1, F]; row 0 (no word) zero."""
-        words, caps, chars, _ = zip(*map(self.featurizer.token, forms))  # (no CNN spelling)
+        """f = [E_w(w); E_a(a); E_c(chars); E_s(units)] of each form, [U+1, F]; row 0 (no word)
+        zero; ``E_s``, with a subword embedding, the mean of the known units' rows."""
+        words, caps, chars, _, units = zip(*map(self.featurizer.token, forms))  # (no CNN spelling)
         ids = (np.array(words), np.array(caps), np.array(chars, dtype=np.intp).reshape(len(forms), -1))
         pretrained = self.arrays.pretrained
         if pretrained is not None:  # E(w) + P v(w); the words only the table holds read UNK's (1) E
@@ -429,6 +442,8 @@ class NumpyTagger:
         parts = [table[values].reshape(len(forms), -1) for table, values in zip(self.embeddings, ids) if table is not None]
         if pretrained is not None:
             parts[0] = parts[0] + pretrained[np.array(words)] @ self.arrays.project
+        if self.arrays.subwords is not None:
+            parts.append(bags(self.arrays.subwords, units))
         f = np.zeros((len(forms) + 1, sum(part.shape[1] for part in parts)), dtype=np.float32)
         f[1:] = np.concatenate(parts, -1)
         return f
@@ -456,6 +471,17 @@ class NumpyTagger:
                 term *= gates[:, :, j, None, None]
             out += term
         return out
+
+
+def bags(table: np.ndarray, units: Sequence[Sequence[int]]) -> np.ndarray:
+    """The mean of ``table``'s rows [N, dim] for each word's unit ids (zero where it has none),
+    as :meth:`tagger.modules.input_layer.InputLayer.bag` computes it."""
+    counts = np.fromiter(map(len, units), dtype=np.intp, count=len(units))
+    out = np.zeros((len(units), table.shape[1]), dtype=np.float32)
+    if counts.any():
+        np.add.at(out, np.repeat(np.arange(len(units)), counts), table[np.fromiter(chain.from_iterable(units), dtype=np.intp)])
+        out /= np.maximum(counts, 1)[:, None]
+    return out
 
 
 def usable_cores() -> int:

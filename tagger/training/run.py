@@ -29,7 +29,7 @@ from tagger.training import distributed
 from tagger.training.request import (HOLD_OUT_EVERY, SPLITS, TASKS, Data, DataSpec,  # noqa: F401
                                      TrainReporter, TrainRequest, configs, default_column, hold_out, overrides_of,
                                      read_data, read_sentences, split_files, where)
-from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
+from tagger.training.trainer import NothingTrained, RunOptions, TrainState, check_saved, evaluate, fit
 
 
 class Hook(Protocol):
@@ -245,9 +245,26 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
                                 net=net, shard=(context.rank, context.world))
     except NothingTrained as e:
         raise TaggerError(e.message, request.train.name) from None
+    summary = {**_summary(request, cls, state, data, context, notes), **extra}
     if context.is_main:
         check_saved(request.out, len(saves), state, training.max_epochs, resumed is not None)
-    return {**_summary(request, cls, state, data, context, notes), **extra}
+        tuned = tune_saved(request.out, data.dev, training, options)
+        if tuned is not None:
+            summary["best_dev"], summary["decoding"] = 100.0 * tuned[0], tuned[1]
+    return summary
+
+
+def tune_saved(path: str, dev: Sequence[Sentence], training: Any, options: RunOptions) -> tuple[float, dict[str, Any]] | None:
+    """The best model saved at ``path`` with the decoding choices its ``dev`` score decides
+    (:meth:`Model.tune_decoding`), saved again with its new dev score; (that score, the
+    choices), or None where there were none to make."""
+    best, meta = model_file.load(path, options.device)
+    decoding = best.tune_decoding(dev)
+    if not decoding:
+        return None
+    score = evaluate(best, dev, options.eval_max_tokens).score
+    model_file.save(path, best, {**meta, "dev_score": score, "decoding": decoding}, training)
+    return score, decoding
 
 
 def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, context: distributed.Context,

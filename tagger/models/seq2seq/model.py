@@ -424,6 +424,9 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         it needed repair)."""
         sentence.tree, prediction.repaired = self.tree(sentence, prediction)
 
+    def tune_decoding(self, dev: Sequence[Sentence]) -> dict[str, Any]:
+        return {}  # beam and constraint are chosen by the user (set_decoding)
+
     def output_counts(self, predictions: Sequence[Parse]) -> dict[str, int]:
         """``repaired``: how many of the annotated ``predictions`` needed repair into a tree."""
         return {"repaired": sum(bool(p.repaired) for p in predictions)}

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 from tagger.config import check_ranges, ranged
+from tagger.corpus.features import SUBWORD_KINDS
+from tagger.corpus.vocab import Vocab
 from tagger.modules.cellspec import COMPOSITIONS, CellSpec
 
 #: How a ``feats`` column is predicted (``feats_mode``): ``bundle``, one label per whole FEATS
@@ -32,6 +35,16 @@ class TaggerConfig:
     char_cnn_width: int = ranged(3, at_least=1)  # its convolution width, in characters (boundary symbols included)
     char_cnn_dim: int = ranged(0, at_least=0)  # its own character embedding size; 0 = the same size as char_dim
     char_cnn_max: int = ranged(20, at_least=1)  # characters it reads; longer words keep their first ⌈m/2⌉ and last ⌊m/2⌋
+    # subword units whose embeddings are averaged into each word's features, for words unseen in
+    # training (tagger.corpus.features.subword_units): "auto" = "pieces" where at least 1% of the
+    # training tokens hold a space (Vietnamese), else none; "" = none; or kinds, comma-separated
+    subwords: str = "auto"
+    subword_dim: int = ranged(32, at_least=0)  # their embedding size (0: off)
+    affix_length: int = ranged(4, at_least=1)  # suffixes and prefixes of 1..affix_length characters
+    # decoding with a tag dictionary (tagger.corpus.lexicon): a word seen at least N times in
+    # training is given only labels it was seen with there; "auto": N (or none) chosen per column
+    # on the dev data after training; "0": none
+    lexicon: str = "auto"
     window: int = ranged(3, at_least=1, odd=True)  # tokens read: the word and (window - 1) / 2 on each side
     window_gates: bool = True
     min_word_count: int = ranged(1, at_least=1)  # words seen fewer times are UNK
@@ -97,6 +110,11 @@ class TaggerConfig:
         if "," in self.aux_column:
             raise ValueError(f"aux_column names one column, not {self.aux_column!r}: to learn and output several, "
                              f"use --column {self.column},{self.aux_column}")
+        if self.subwords != "auto" and not set(self.subword_kinds) <= set(SUBWORD_KINDS):
+            raise ValueError(f"subwords must be auto, empty, or some of {', '.join(SUBWORD_KINDS)} separated by commas, "
+                             f"not {self.subwords!r}")
+        if self.lexicon != "auto" and not (self.lexicon.isascii() and self.lexicon.isdigit()):
+            raise ValueError(f"lexicon must be auto or a count (0: no tag dictionary), not {self.lexicon!r}")
         if self.vectors not in VECTORS:
             raise ValueError(f"vectors must be one of {', '.join(VECTORS)}, not {self.vectors!r}")
         if self.pretrained_dim and not self.word_dim:
@@ -122,9 +140,48 @@ class TaggerConfig:
                         self.skip_ungated, self.rhn_depth)
 
     @property
+    def subword_kinds(self) -> tuple[str, ...]:
+        """The kinds of ``subwords`` as given ("auto" is resolved from the data: :func:`subword_kinds_for`)."""
+        return tuple(kind.strip() for kind in self.subwords.split(",") if kind.strip())
+
+    @property
     def cnn_dim(self) -> int:
         """The character CNN's embedding size (``char_cnn_dim``, or ``char_dim`` when 0)."""
         return self.char_cnn_dim or self.char_dim
+
+
+#: ``subwords="auto"`` embeds the pieces of tokens with spaces where at least this share of the
+#: training tokens hold one (Vietnamese VTB: 27%; English EWT: 0.01%).
+AUTO_PIECES_SHARE = 0.01
+
+
+def subword_kinds_for(config: TaggerConfig, forms: Mapping[str, int]) -> tuple[str, ...]:
+    """The subword kinds a tagger of ``config`` embeds, trained on tokens of these ``forms`` and
+    counts: none without ``subword_dim``; for ``auto``, ``pieces`` where at least
+    :data:`AUTO_PIECES_SHARE` of the tokens hold a space."""
+    if not config.subword_dim:
+        return ()
+    if config.subwords != "auto":
+        return config.subword_kinds
+    total = sum(forms.values())
+    spaced = sum(n for form, n in forms.items() if " " in form)
+    return ("pieces",) if total and spaced >= AUTO_PIECES_SHARE * total else ()
+
+
+def subword_table(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]]) -> tuple[int, int]:
+    """(units, size) of a tagger's subword embedding (``vocabs["subwords"]``, set by the training
+    data), or (0, 0) without one."""
+    units = vocabs.get("subwords")
+    return (len(units), config.subword_dim) if units and config.subword_dim else (0, 0)
+
+
+def subword_featurizing(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]]
+                        ) -> tuple[Vocab | None, tuple[str, ...], int]:
+    """The subword arguments of :class:`~tagger.corpus.features.InputFeaturizer` for a tagger:
+    its units' vocabulary (None without a subword embedding), their kinds and ``affix_length``."""
+    if not subword_table(config, vocabs)[0]:
+        return None, (), 0
+    return Vocab.from_list(list(vocabs["subwords"])), tuple(vocabs["subword_kinds"]), config.affix_length
 
 
 #: How pretrained vectors (``--embeddings``) enter the model (``TaggerConfig.vectors``).

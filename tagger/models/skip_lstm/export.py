@@ -18,8 +18,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from tagger.corpus.lexicon import LEXICON, LEXICON_MIN, TagLexicon
 from tagger.corpus.vocab import PAD
-from tagger.models.skip_lstm.config import RARE, TaggerConfig
+from tagger.models.skip_lstm.config import RARE, TaggerConfig, subword_table
 from tagger.modules import packing
 
 #: The input layer's embeddings (word, capitalisation, characters), in the order of the features.
@@ -69,6 +70,10 @@ class TaggerArrays:
     #: words only it holds) and its projection [P, word_dim], or None
     pretrained: np.ndarray | None = field(default=None)
     project: np.ndarray | None = field(default=None)
+    #: the subword units' embedding [units, dim] (row 0 zero), last in the features, or None
+    subwords: np.ndarray | None = field(default=None)
+    #: each output column's tag dictionary (None: any label), over the word vocabulary's rows
+    lexicons: list[TagLexicon | None] = field(default_factory=list)
 
 
 def plain(value: Any) -> np.ndarray:
@@ -88,15 +93,17 @@ class Output:
     bias: np.ndarray  # [S]
 
 
-def expected_keys(config: TaggerConfig, output: bool = True) -> set[str]:
+def expected_keys(config: TaggerConfig, output: bool = True, subwords: bool = False) -> set[str]:
     """The state dict's names for a model of ``config`` on the fast path (``output``: with its
-    output layer)."""
+    output layer; ``subwords``: with a subword embedding, which the vocabularies decide:
+    :func:`~tagger.models.skip_lstm.config.subword_table`)."""
     d, layers = config.window, config.layers
     present = [config.word_dim > 0, config.caps_dim > 0, config.char_dim > 0 and config.char_length > 0]
     keys = {name for name, on in zip(EMBEDDINGS, present) if on} | ({"output.weight", "output.bias"} if output else set())
     keys |= {"input.gates.weight", "input.gates.bias"} if d > 1 and config.window_gates else set()
     keys |= {f"rnn.layers.{i}.{w}" for i in range(layers) for w in ("w_x", "w_h", "bias")}
     keys |= {"input.pretrained", "input.project.weight"} if config.pretrained_dim else set()
+    keys |= {"input.subword.weight"} if subwords else set()
     return keys | {f"rnn.layers.{i}.u_k" for i in range(2, layers)}
 
 
@@ -107,12 +114,13 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
     too, for the ``"bf16"``, the ``"f32"`` or the ``"i8"`` kernels (:func:`pack_for_kernels`);
     ``output``: an output layer in place of the state's (which then has none; no output columns).
     A ValueError when the weights are not those of this configuration."""
-    if set(state) != expected_keys(config, output is None):
+    units, unit_dim = subword_table(config, vocabs)
+    if set(state) != expected_keys(config, output is None, units > 0):
         raise ValueError("the weights are not those of this configuration")
     hidden, d, length = config.hidden, config.window, config.char_length
     sizes = [config.word_dim, config.caps_dim, config.char_dim]
     embeddings = [plain(state[name]) if name in state else None for name in EMBEDDINGS]
-    features = sizes[0] + sizes[1] + (2 * length * sizes[2] if embeddings[2] is not None else 0)
+    features = sizes[0] + sizes[1] + (2 * length * sizes[2] if embeddings[2] is not None else 0) + unit_dim
     if d < 1 or d % 2 == 0:
         raise ValueError("the window is an odd number of words")
     if d * features == hidden and config.layers > 1:
@@ -137,11 +145,16 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
             if special in names:
                 b_out[start + names.index(special)] = -np.inf
     arrays = TaggerArrays(columns, labels, heads, d, length, embeddings, first, gates_w, gates_b, layers, w_out, b_out)
+    arrays.lexicons = [lexicon_of(config, vocabs, key, len(names)) for key, names in zip(label_keys(columns), labels)]
     if config.pretrained_dim:
         arrays.pretrained = plain(state["input.pretrained"])
         arrays.project = np.ascontiguousarray(plain(state["input.project.weight"]).T)
         if arrays.project.shape != (config.pretrained_dim, config.word_dim):
             raise ValueError("the pretrained vectors' projection does not fit the configuration")
+    if units:
+        arrays.subwords = plain(state["input.subword.weight"])
+        if arrays.subwords.shape != (units, unit_dim):
+            raise ValueError("the subword embedding does not fit the vocabularies")
     if packed not in ("", "bf16", "f32", "i8"):
         raise ValueError(f"no kernels {packed!r}")
     if packed:
@@ -153,13 +166,26 @@ def _output_layer(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], sta
                   ) -> tuple[list[str], list[list[str]], list[tuple[int, int]], np.ndarray, np.ndarray]:
     """The tagger's own output layer: its columns, their labels and score ranges, ``w_out`` [2H, S], ``b_out`` [S]."""
     columns = config.columns
-    labels = [list(vocabs[key]) for key in ["tags"] + [f"tags:{column}" for column in columns[1:]]]
+    labels = [list(vocabs[key]) for key in label_keys(columns)]
     stops = np.cumsum([len(names) for names in labels]).tolist()
     total = stops[-1] + (len(vocabs["aux_tags"]) if config.aux_column else 0)
     w_out, b_out = np.ascontiguousarray(plain(state["output.weight"]).T), plain(state["output.bias"]).copy()
     if w_out.shape != (2 * config.hidden, total) or b_out.shape != (total,):
         raise ValueError("the output layer does not fit the vocabularies")
     return columns, labels, list(zip([0] + stops[:-1], stops)), w_out, b_out
+
+
+def lexicon_of(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], key: str, size: int) -> TagLexicon | None:
+    """The tag dictionary of the labels ``key`` as the model decodes with it, or None (as
+    :meth:`~tagger.models.skip_lstm.SkipLSTMTagger.set_lexicons`)."""
+    entries = vocabs.get(LEXICON + key)
+    least = int(vocabs.get(LEXICON_MIN + key, ["0" if config.lexicon == "auto" else config.lexicon])[0])
+    return TagLexicon(entries, size, least) if entries and least else None
+
+
+def label_keys(columns: Sequence[str]) -> list[str]:
+    """The vocabularies' keys of the labels of output ``columns`` (the first's ``tags``)."""
+    return ["tags"] + [f"tags:{column}" for column in columns[1:]]
 
 
 def _layer(state: Mapping[str, Any], i: int, inputs: int, hidden: int) -> Layer:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 from itertools import accumulate, chain
 from typing import Any, Iterable, Sequence
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -32,7 +33,13 @@ from tagger.evaluation.metrics import ColumnsMetric, TagMetric
 from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
-from tagger.models.skip_lstm.config import RARE, TaggerConfig, lookup_words
+from tagger.corpus.features import subword_units
+from tagger.corpus.lexicon import LEXICON, LEXICON_MIN
+from tagger.corpus.lexicon import build as build_lexicon
+from tagger.corpus.lexicon import choose as choose_lexicon
+from tagger.models.skip_lstm.config import (RARE, TaggerConfig, lookup_words, subword_featurizing, subword_kinds_for,
+                                            subword_table)
+from tagger.models.skip_lstm.export import lexicon_of
 from tagger.models.skip_lstm.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import StackedBiRNN
 
@@ -134,6 +141,7 @@ class TaggerBatch:
     more_tags: torch.Tensor | None = None  # [H-1, B, T] gold ids of the other heads, in order, -100 at padding
     soft: dict[str, SoftTargets] | None = None  # per column, the teachers' distributions (distillation); None: gold only
     sentences: list[list[str]] | None = None  # the words of each sentence, for a transformer under the model (else None)
+    units: torch.Tensor | None = None  # [U+1, K] ids of each word's known subword units, 0-padded; None without them
 
     def to(self, device: torch.device) -> "TaggerBatch":
         move = lambda t: t.to(device, non_blocking=True) if isinstance(t, (torch.Tensor, SoftTargets)) else t  # noqa: E731
@@ -180,7 +188,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         table = (len(lookup_words(vocabs)), config.pretrained_dim) if config.pretrained_dim else (0, 0)
         self.input = InputLayer(len(self.word_vocab), len(vocabs["chars"]), config.word_dim, config.caps_dim,
                                 config.char_dim, config.char_length, config.window, config.window_gates, config.init_scale,
-                                config.char_cnn, config.char_cnn_width, config.cnn_dim, table)
+                                config.char_cnn, config.char_cnn_width, config.cnn_dim, table, subword_table(config, vocabs))
         self.input_dropout = nn.Dropout(config.input_dropout)
         #: a pretrained transformer (tagger.modules.transformer.WordEncoder, rebuilt from the files in
         #: the vocabularies; its weights from the state dict or load_transformer) and its projection, or None
@@ -215,6 +223,9 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         for head in self.heads:
             if head.output:
                 self.output_heads.setdefault(head.column, []).append(head)
+        #: Per head key, its tag dictionary (tagger.corpus.lexicon), where training made one and it restricts words.
+        self.lexicons: dict[str, TagLexicon] = {}
+        self.set_lexicons()
 
     @staticmethod
     def heads_of(config: TaggerConfig, vocabs: dict[str, list[str]]) -> list[Head]:
@@ -286,21 +297,26 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         than ``rare_tag_count`` times become one RARE class (never output); a feature's values
         follow its "none" label ``_``.
         """
-        words, chars, aux = Counter(), Counter(), Counter()
+        words, chars, aux, forms = Counter(), Counter(), Counter(), Counter()
         columns = config.columns
         by_feature = [index > 0 and column == FEATS and config.feats_mode == "feature" for index, column in enumerate(columns)]
         counts: list[Counter] = [Counter() for _ in columns]
+        pairs: list[Counter] = [Counter() for _ in columns]  # (word form, label) counts, for the tag dictionaries
         features: dict[str, Counter] = {}
         for sentence in sentences:
-            for column, count, split in zip(columns, counts, by_feature):
+            for column, count, pair, split in zip(columns, counts, pairs, by_feature):
                 if not split:
-                    count.update(column_values(sentence, column))
+                    values = column_values(sentence, column)
+                    count.update(values)
+                    if config.lexicon != "0":
+                        pair.update(zip(map(normalize, sentence.words), values))
                     continue
                 for bundle in column_values(sentence, column):
                     for name, value in split_features(bundle).items():
                         features.setdefault(name, Counter())[value] += 1
             if config.aux_column:
                 aux.update(sentence.column(config.aux_column))
+            forms.update(sentence.words)
             for word in sentence.words:
                 words[normalize(word)] += 1
                 chars.update(char_slots(word, config.char_length))
@@ -326,6 +342,9 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
                                   f"so every tag would be rare and none could be predicted: lower it with "
                                   f"--set rare_tag_count=N (1 keeps every tag)", where)
             tag_lists[column_key(index, column)] = kept_tags.to_list() + ([RARE] if len(kept_tags) - 1 < len(tags) else [])
+            lexicon = build_lexicon(pairs[index], word_vocab, kept_tags) if config.lexicon != "0" else []
+            if any(lexicon):
+                tag_lists[LEXICON + column_key(index, column)] = lexicon
         vocabs = {
             "words": word_vocab.to_list(),
             "chars": Vocab.build(chars).to_list(),
@@ -335,6 +354,14 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         }
         if config.aux_column:
             vocabs["aux_tags"] = Vocab.build(aux, specials=(PAD,)).to_list()
+        kinds = subword_kinds_for(config, forms)
+        if kinds:
+            units: Counter = Counter()
+            for form, n in forms.items():
+                for unit in subword_units(form, kinds, config.affix_length):
+                    units[unit] += n
+            vocabs["subwords"] = Vocab.build(units).to_list()
+            vocabs["subword_kinds"] = list(kinds)
         if config.transformer:
             from tagger.modules.transformer import files, resolve
 
@@ -373,13 +400,17 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         for sentence, n in zip(sentences, lengths):
             types += map(row_of, sentence.words)
             types += padding[n:]
-        features = list(zip(*map(self.featurizer.token, forms))) or [(), (), (), ()]
-        words, caps, chars, spelled = ([first, *values] for first, values in
-                                       zip((0, 0, [0] * (2 * self.config.char_length), []), features))
+        features = list(zip(*map(self.featurizer.token, forms))) or [(), (), (), (), ()]
+        words, caps, chars, spelled, units = ([first, *values] for first, values in
+                                              zip((0, 0, [0] * (2 * self.config.char_length), [], []), features))
         spelled_ids = None
         if self.config.char_cnn:
             longest = max(map(len, spelled))
             spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
+        unit_ids = None
+        if self.input.subword is not None:
+            longest = max(map(len, units))
+            unit_ids = torch.tensor([ids + [0] * (longest - len(ids)) for ids in units], dtype=torch.long).view(len(units), longest)
         tags = more_tags = None
         if with_gold:
             golds = self.gold_ids(sentences, steps)
@@ -388,7 +419,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
                 more_tags = torch.stack(golds[1:])
         return TaggerBatch(_ids(types).view(len(sentences), steps), _ids(words), _ids(caps),
                            _ids(chain.from_iterable(chars)).view(len(chars), -1), _ids(lengths), tags, spelled_ids,
-                           forms, more_tags, None, [list(s.words) for s in sentences] if self.transformer else None)
+                           forms, more_tags, None, [list(s.words) for s in sentences] if self.transformer else None, unit_ids)
 
     def gold_ids(self, sentences: Sequence[Sentence], steps: int) -> list[torch.Tensor]:
         """Per head, the gold label ids ``[B, T]`` of ``sentences`` padded to ``steps`` (-100 at
@@ -431,7 +462,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
             first = self.rnn.layers[0]
             weight, size = first.input_weight(), self.input.output_size  # [2, D (+ transformer_dim), G]
             projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, weight[:, :size],
-                                                   first.bias, batch.spelled, batch.forms)
+                                                   first.bias, batch.spelled, batch.forms, batch.units)
             if extra is not None:  # its part of the input projection, per token (direction 1 reversed in time)
                 rows = torch.matmul(extra, weight[:, size:].float().unsqueeze(1)).to(projected.dtype)  # [2, T, B, G]
                 projected[0] += rows[0]
@@ -459,7 +490,8 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
             rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.config.rare_word_dropout)
             words = words.masked_fill(rare, self.word_vocab.unk_index)
         spelling = self.input.spelling(batch.spelled)[types] if self.config.char_cnn else None  # [T, B, K]
-        return self.input(words, batch.caps[types], batch.chars[types], spelling)  # [T, B, D]
+        bags = self.input.bag(batch.units)[types] if self.input.subword is not None else None  # [T, B, S]
+        return self.input(words, batch.caps[types], batch.chars[types], spelling, bags)  # [T, B, D]
 
     def loss(self, scores: torch.Tensor, batch: TaggerBatch) -> torch.Tensor:
         """The sum over the heads of each one's mean cross-entropy over the batch's tokens (the
@@ -503,9 +535,10 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     @torch.no_grad()
     def distributions(self, batch: TaggerBatch) -> dict[str, torch.Tensor]:
-        """Per column of :meth:`soft_columns`, its probabilities [B, T, C], padding and RARE excluded."""
+        """Per column of :meth:`soft_columns`, its probabilities [B, T, C], padding and RARE
+        excluded, and the labels its tag dictionary does not allow a word (as :meth:`distribution`)."""
         scores = self(batch).masked_fill(self.banned_all, float("-inf"))
-        return {column: scores[..., head.start : head.stop].softmax(-1)
+        return {column: self.as_allowed(scores[..., head.start : head.stop], batch, head).softmax(-1)
                 for column in self.soft_columns(self.config) for head in [self._whole_head(column)]}
 
     def _whole_head(self, column: str) -> Head:
@@ -517,15 +550,26 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     @torch.no_grad()
     def distribution(self, batch: TaggerBatch) -> torch.Tensor:
-        """Tag probabilities [B, T, n_tags] of the first column, padding and RARE excluded."""
-        return self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")).softmax(-1)
+        """Tag probabilities [B, T, n_tags] of the first column, padding and RARE excluded, and the
+        labels its tag dictionary does not allow a word (so the most probable is :meth:`decode`'s)."""
+        scores = self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf"))
+        return self.as_allowed(scores, batch, self.heads[0]).softmax(-1)
+
+    def as_allowed(self, scores: torch.Tensor, batch: TaggerBatch, head: Head) -> torch.Tensor:
+        """One head's ``scores`` [B, T, C] at -inf where its tag dictionary does not allow a word the label."""
+        lexicon = self.lexicons.get(head.key)
+        if lexicon is None:
+            return scores
+        words = batch.words[batch.types].flatten().cpu().numpy()
+        allowed = torch.from_numpy(lexicon.allowed[lexicon.sets(words)]).view(scores.shape).to(scores.device)
+        return scores.masked_fill(~allowed, float("-inf"))
 
     @torch.no_grad()
     def decode(self, batch: TaggerBatch) -> list[list[str]] | list[dict[str, list[str]]]:
         """The best tag of every token, as strings; for a model of several columns, per sentence
         ``{column: tags}`` for every column it outputs."""
         if len(self.output_heads) == 1:
-            best = self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")).argmax(-1).tolist()
+            best = self.best(self(batch)[..., : self.n_tags].masked_fill(self.banned, float("-inf")), batch, self.heads[0])
             itos = self.tag_vocab.itos
             return [[itos[i] for i in row[:n]] for row, n in zip(best, batch.lengths.tolist())]
         scores = self(batch).masked_fill(self.banned_all, float("-inf"))  # [B, T, S]
@@ -534,7 +578,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         for column, heads in self.output_heads.items():
             if heads[0].feature is None:
                 itos = self.labels[heads[0].key].itos
-                best = scores[..., heads[0].start : heads[0].stop].argmax(-1).tolist()  # [B, T]
+                best = self.best(scores[..., heads[0].start : heads[0].stop], batch, heads[0])  # [B, T]
                 for record, row, n in zip(out, best, lengths):
                     record[column] = [itos[i] for i in row[:n]]
                 continue
@@ -545,6 +589,58 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
                 record[column] = ["|".join([piece[i] for piece, i in zip(pieces, row) if i]) or NO_FEATURE
                                   for row in rows[:n]]
         return out
+
+    def set_lexicons(self) -> None:
+        """:attr:`lexicons` from the vocabularies: each head's tag dictionary from its least count
+        (chosen on dev, :meth:`tune_decoding`; else ``config.lexicon``, and none for ``auto``)."""
+        self.lexicons = {}
+        for head in self.heads:
+            lexicon = lexicon_of(self.config, self.vocabs, head.key, head.stop - head.start) if head.output else None
+            if lexicon is not None:
+                self.lexicons[head.key] = lexicon
+
+    @torch.no_grad()
+    def tune_decoding(self, dev: Sequence[Sentence]) -> dict[str, Any]:
+        """With ``lexicon=auto``, per column with a tag dictionary, the least count from which it
+        restricts words that tags ``dev`` best (:func:`tagger.corpus.lexicon.choose`), kept in the
+        vocabularies; returns ``{column: {"lexicon": count, "dev_right": {count: tokens right}}}``."""
+        heads = [head for head in self.heads if head.output and LEXICON + head.key in self.vocabs]
+        if self.config.lexicon != "auto" or not heads or not dev:
+            return {}
+        was_training = self.training
+        self.eval()
+        parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {head.key: [] for head in heads}
+        for start in range(0, len(dev), 64):
+            sentences = dev[start : start + 64]
+            batch = self.collate(sentences, with_gold=False)
+            scores = self(batch).masked_fill(self.banned_all, float("-inf")).float()
+            inside = (torch.arange(scores.shape[1]) < batch.lengths.unsqueeze(1)).flatten().numpy()  # [B·T]
+            words = batch.words[batch.types].flatten().numpy()[inside]
+            for head in heads:
+                stoi = self.labels[head.key].stoi
+                gold = [stoi.get(label, -1) for s in sentences for label in column_values(s, head.column)]
+                flat = scores[..., head.start : head.stop].flatten(0, 1).numpy()[inside]
+                parts[head.key].append((flat, words, np.array(gold, dtype=np.intp)))
+        chosen = {}
+        for head in heads:
+            flat, words, gold = (np.concatenate(arrays) for arrays in zip(*parts[head.key]))
+            least, right = choose_lexicon(self.vocabs[LEXICON + head.key], flat, words, gold)
+            self.vocabs[LEXICON_MIN + head.key] = [str(least)]
+            chosen[head.column] = {"lexicon": least, "dev_right": {str(k): n for k, n in right.items()}}
+        self.set_lexicons()
+        self.train(was_training)
+        return chosen
+
+    def best(self, scores: torch.Tensor, batch: TaggerBatch, head: Head) -> list[list[int]]:
+        """The best label ids [B, T] of one head from its ``scores`` [B, T, C], a label that the
+        head's tag dictionary does not allow a word replaced by its best allowed one."""
+        best = scores.argmax(-1)
+        lexicon = self.lexicons.get(head.key)
+        if lexicon is None:
+            return best.tolist()
+        words = batch.words[batch.types].flatten().cpu().numpy()  # [B·T] each token's word row (padding: 0)
+        fixed = lexicon.fix(scores.flatten(0, 1).float().cpu().numpy(), best.flatten().cpu().numpy(), words)
+        return fixed.reshape(best.shape).tolist()
 
     def feature_pieces(self, heads: list[Head]) -> list[list[str]]:
         """Per feature head, ``NAME=VALUE`` of each of its labels (``_`` for label 0, none)."""
@@ -586,7 +682,8 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     def _featurizer(self) -> InputFeaturizer:
         """Word ids over :func:`lookup_words` (the training words, then the frozen table's others)."""
         return InputFeaturizer(Vocab.from_list(lookup_words(self.vocabs)), Vocab.from_list(self.vocabs["chars"]),
-                               self.config.char_length, self.config.char_cnn_max if self.config.char_cnn else 0)
+                               self.config.char_length, self.config.char_cnn_max if self.config.char_cnn else 0,
+                               *subword_featurizing(self.config, self.vocabs))
 
     def load_embeddings(self, words: list[str], vectors: torch.Tensor) -> int:
         """Pretrained ``vectors`` of ``words`` (in the source's order, most frequent first): with

@@ -163,7 +163,7 @@ class TokenEncoder(nn.Module):
                 row = rows.get(word)
                 if row is None:
                     row = rows[word] = len(words)
-                    w, c, ch, sp = token(word)
+                    w, c, ch, sp, _ = token(word)
                     words.append(w)
                     caps.append(c)
                     chars.append(ch)
