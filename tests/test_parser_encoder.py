@@ -151,9 +151,9 @@ def tiny_tagger(**overrides) -> SkipLSTMTagger:
     return tagger
 
 
-@pytest.mark.parametrize("tag_dim", [0, 3])
-def test_an_encoder_from_a_tagger_takes_its_shape_vocabularies_and_weights(tag_dim: int) -> None:
-    tagger = tiny_tagger()
+@pytest.mark.parametrize("tag_dim,units", [(0, False), (3, False), (0, True)])
+def test_an_encoder_from_a_tagger_takes_its_shape_vocabularies_and_weights(tag_dim: int, units: bool) -> None:
+    tagger = tiny_tagger(**({"subwords": "suffixes", "subword_dim": 3} if units else {}))
     config = ParserConfig(**{**SMALL, "encoder": "none", "encoder_layers": 1, "encoder_tag_dim": tag_dim})
     vocabs = TransitionParser.vocabs_from(config, TRAIN[:2])
     parser = TransitionParser.with_encoder(config, vocabs, tagger)
@@ -161,6 +161,8 @@ def test_an_encoder_from_a_tagger_takes_its_shape_vocabularies_and_weights(tag_d
     assert (c.encoder, c.encoder_layers, c.encoder_hidden, c.encoder_window, c.encoder_char_cnn) == ("bilstm", 3, 6, 3, 4)
     assert c.encoder_tag_dim == tag_dim and c.hidden == 9  # the parser's own options stay
     assert parser.vocabs["encoder_words"] == tagger.vocabs["words"] and parser.vocabs["words"] == vocabs["words"]
+    assert parser.vocabs.get("encoder_subwords") == tagger.vocabs.get("subwords")  # the tagger's subword units, if any
+    assert (parser.encoder.input.subword is not None) == units
     mine = parser.encoder.state_dict()
     for name, value in tagger.state_dict().items():
         if name.startswith(("input.", "rnn.")):

@@ -96,3 +96,20 @@ def test_the_row_sums_refuse_an_index_outside_the_table() -> None:
     assert (out == 2).all()
     with pytest.raises(ValueError, match="outside the table"):
         fused._fastscan.bag_sum(1, 2, 16, 3, table.ctypes.data, index.ctypes.data, 1, out.ctypes.data)
+
+
+def test_an_encoder_with_subword_units_gives_the_torch_parsers_trees() -> None:
+    train = ewt(200)
+    config = ParserConfig(**SMALL, encoder_subwords="suffixes,prefixes", encoder_subword_dim=4)
+    model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
+    assert model.vocabs["encoder_subword_kinds"] == ["suffixes", "prefixes"] and "s:ing" in model.vocabs["encoder_subwords"]
+    randomise(model, seed=5)
+    model.eval()
+    assert model.encoder.input.subword.weight.shape[1] == 4
+    sentences = ewt(120)[100:] + [Sentence("Zqxvwt ÆØÅ-ø 1,234 ☃ McDonald'S".split())]
+    theirs = predict(model, sentences)
+    mine = runtime.NumpyParser(export(model.config, model.vocabs, model.state_dict()), KERNELS[-1].values[0]).tag(
+        [s.words for s in sentences])
+    assert [(m["head"], m["deprel"]) for m in mine] == [(list(h), list(r)) for h, r in theirs]
+    plain = TransitionParser(ParserConfig(**SMALL), TransitionParser.vocabs_from(ParserConfig(**SMALL), train))
+    assert "encoder_subwords" not in plain.vocabs and plain.encoder.input.subword is None  # auto: English has no spaced tokens

@@ -512,14 +512,14 @@ def test_subword_units_are_the_pieces_of_spaced_tokens_and_proper_affixes():
 def test_subwords_auto_embeds_pieces_only_where_tokens_hold_spaces():
     from collections import Counter
 
-    from tagger.models.skip_lstm.config import subword_kinds_for
+    from tagger.corpus.features import subword_kinds_for, subword_vocabs
 
-    auto = TaggerConfig()
-    assert subword_kinds_for(auto, Counter({"thành phố": 2, "và": 98})) == ("pieces",)  # 2% of tokens
-    assert subword_kinds_for(auto, Counter({"New York": 1, "the": 199})) == ()  # 0.5%
-    assert subword_kinds_for(TaggerConfig(subwords="suffixes"), Counter({"the": 1})) == ("suffixes",)
-    assert subword_kinds_for(TaggerConfig(subwords="pieces", subword_dim=0), Counter({"a b": 1})) == ()
-    assert subword_kinds_for(TaggerConfig(subwords=""), Counter({"a b": 1})) == ()
+    assert subword_kinds_for("auto", 32, Counter({"thành phố": 2, "và": 98})) == ("pieces",)  # 2% of tokens
+    assert subword_kinds_for("auto", 32, Counter({"New York": 1, "the": 199})) == ()  # 0.5%
+    assert subword_kinds_for("suffixes,prefixes", 32, Counter({"the": 1})) == ("suffixes", "prefixes")
+    assert subword_kinds_for("pieces", 0, Counter({"a b": 1})) == () and subword_kinds_for("", 8, Counter({"a b": 1})) == ()
+    units, kinds = subword_vocabs("auto", 8, 4, Counter({"thành phố": 2, "phố cổ": 3, "và": 5}))
+    assert kinds == ["pieces"] and units == ["<pad>", "<unk>", "p:phố", "p:cổ", "p:thành"]  # most frequent first
     with pytest.raises(TaggerError, match="subwords must be"):
         build_config(TaggerConfig, PRESETS, None, overrides=["subwords=syllables"])
     plain = toy_model()  # English-like toy data: no unit vocabulary, no parameters, the features as before

@@ -148,8 +148,9 @@ class InputLayer(nn.Module):
         0-padded → [N, dim]; the zero vector for a word without any (and row 0, padding).
         Run it on a batch's distinct words (``TaggerBatch.units``) and gather per token."""
         assert self.subword is not None, "this input layer has no subword embedding"
-        counts = (units > 0).sum(1, keepdim=True).clamp(min=1)  # [N, 1]
-        return self.subword(units).sum(1) / counts.to(self.subword.weight.dtype)
+        known = (units > 0).unsqueeze(-1)  # [N, K, 1] (row 0 is zero in training, but need not be)
+        rows = self.subword(units).masked_fill(~known, 0.0)
+        return rows.sum(1) / known.sum(1).clamp(min=1).to(rows.dtype)
 
     def forward(self, words: torch.Tensor, caps: torch.Tensor, chars: torch.Tensor, spelling: torch.Tensor | None = None,
                 bags: torch.Tensor | None = None) -> torch.Tensor:

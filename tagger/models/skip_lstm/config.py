@@ -150,24 +150,6 @@ class TaggerConfig:
         return self.char_cnn_dim or self.char_dim
 
 
-#: ``subwords="auto"`` embeds the pieces of tokens with spaces where at least this share of the
-#: training tokens hold one (Vietnamese VTB: 27%; English EWT: 0.01%).
-AUTO_PIECES_SHARE = 0.01
-
-
-def subword_kinds_for(config: TaggerConfig, forms: Mapping[str, int]) -> tuple[str, ...]:
-    """The subword kinds a tagger of ``config`` embeds, trained on tokens of these ``forms`` and
-    counts: none without ``subword_dim``; for ``auto``, ``pieces`` where at least
-    :data:`AUTO_PIECES_SHARE` of the tokens hold a space."""
-    if not config.subword_dim:
-        return ()
-    if config.subwords != "auto":
-        return config.subword_kinds
-    total = sum(forms.values())
-    spaced = sum(n for form, n in forms.items() if " " in form)
-    return ("pieces",) if total and spaced >= AUTO_PIECES_SHARE * total else ()
-
-
 def subword_table(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]]) -> tuple[int, int]:
     """(units, size) of a tagger's subword embedding (``vocabs["subwords"]``, set by the training
     data), or (0, 0) without one."""

@@ -33,12 +33,11 @@ from tagger.evaluation.metrics import ColumnsMetric, TagMetric
 from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
-from tagger.corpus.features import subword_units
+from tagger.corpus.features import subword_vocabs
 from tagger.corpus.lexicon import LEXICON, LEXICON_MIN
 from tagger.corpus.lexicon import build as build_lexicon
 from tagger.corpus.lexicon import choose as choose_lexicon
-from tagger.models.skip_lstm.config import (RARE, TaggerConfig, lookup_words, subword_featurizing, subword_kinds_for,
-                                            subword_table)
+from tagger.models.skip_lstm.config import RARE, TaggerConfig, lookup_words, subword_featurizing, subword_table
 from tagger.models.skip_lstm.export import lexicon_of
 from tagger.models.skip_lstm.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import StackedBiRNN
@@ -354,14 +353,9 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         }
         if config.aux_column:
             vocabs["aux_tags"] = Vocab.build(aux, specials=(PAD,)).to_list()
-        kinds = subword_kinds_for(config, forms)
-        if kinds:
-            units: Counter = Counter()
-            for form, n in forms.items():
-                for unit in subword_units(form, kinds, config.affix_length):
-                    units[unit] += n
-            vocabs["subwords"] = Vocab.build(units).to_list()
-            vocabs["subword_kinds"] = list(kinds)
+        units, kinds = subword_vocabs(config.subwords, config.subword_dim, config.affix_length, forms)
+        if units:
+            vocabs["subwords"], vocabs["subword_kinds"] = units, kinds
         if config.transformer:
             from tagger.modules.transformer import files, resolve
 

@@ -24,6 +24,9 @@ VOCAB_KEYS = ("encoder_words", "encoder_chars", "encoder_rare_word_from")
 #: The words only the encoder's frozen table of pretrained vectors holds (the tagger's ``pretrained``),
 #: after ``encoder_words``; there only when ``encoder_pretrained_dim`` is set.
 PRETRAINED_KEY = "encoder_pretrained"
+#: The encoder's subword units and their kinds (the tagger's ``subwords`` and ``subword_kinds``, or
+#: built as the tagger builds them); there only where it embeds them.
+SUBWORD_KEYS = ("encoder_subwords", "encoder_subword_kinds")
 #: The skip-LSTM tagger options the encoder fixes (to the tagger's defaults); a tagger with other
 #: values cannot give its encoder.
 FIXED = {"cell": "lstm", "gate": "recurrent", "skip_map": "identity", "skip_span": 1, "composition": "chain",
@@ -35,7 +38,8 @@ MIRRORED = {"encoder_word_dim": "word_dim", "encoder_caps_dim": "caps_dim", "enc
             "encoder_layers": "layers", "encoder_hidden": "hidden", "encoder_skip": "skip",
             "encoder_pretrained_dim": "pretrained_dim", "encoder_transformer": "transformer",
             "encoder_transformer_pooling": "transformer_pooling", "encoder_transformer_layers": "transformer_layers",
-            "encoder_transformer_tune": "transformer_tune", "encoder_transformer_dim": "transformer_dim"}
+            "encoder_transformer_tune": "transformer_tune", "encoder_transformer_dim": "transformer_dim",
+            "encoder_subwords": "subwords", "encoder_subword_dim": "subword_dim", "encoder_affix_length": "affix_length"}
 #: The files of the encoder's transformer (the tagger's ``transformer_files``), where it has one.
 TRANSFORMER_KEY = "encoder_transformer_files"
 
@@ -95,6 +99,11 @@ class ParserConfig:
     encoder_transformer_layers: str = "mix"
     encoder_transformer_tune: bool = False
     encoder_transformer_dim: int = ranged(256, at_least=1)
+    # the encoder's subword units (the tagger's subwords, subword_dim, affix_length: "auto" embeds the
+    # pieces of tokens with spaces where at least 1% of the training tokens hold one)
+    encoder_subwords: str = "auto"
+    encoder_subword_dim: int = ranged(32, at_least=0)
+    encoder_affix_length: int = ranged(4, at_least=1)
 
     def __post_init__(self) -> None:
         check_ranges(self)

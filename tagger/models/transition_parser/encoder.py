@@ -31,10 +31,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from tagger.corpus.features import subword_vocabs
 from tagger.corpus.records import Sentence
 from tagger.corpus.vocab import Vocab
-from tagger.models.transition_parser.config import (FIXED, MIRRORED, PRETRAINED_KEY, TRANSFORMER_KEY,  # noqa: F401 - here as before
-                                                    VOCAB_KEYS, ParserConfig)
+from tagger.models.transition_parser.config import (FIXED, MIRRORED, PRETRAINED_KEY,  # noqa: F401 - here as before
+                                                    SUBWORD_KEYS, TRANSFORMER_KEY, VOCAB_KEYS, ParserConfig)
 from tagger.models.transition_parser.ids import N_CHILD
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
@@ -55,6 +56,7 @@ class EncoderBatch:
     spelled: torch.Tensor | None = None  # [U+1, L] char ids for the character CNN (None without one)
     forms: list[str] | None = None  # the U distinct words (rows 1..U), as spelled
     sentences: list[list[str]] | None = None  # each sentence's words, for a transformer (else None)
+    units: torch.Tensor | None = None  # [U+1, K] ids of each word's known subword units, 0-padded (None without them)
 
     def to(self, device: torch.device, non_blocking: bool = True) -> "EncoderBatch":
         move = lambda t: t.to(device, non_blocking=non_blocking) if isinstance(t, torch.Tensor) else t  # noqa: E731
@@ -65,8 +67,9 @@ def encoder_vocabs(config: ParserConfig, sentences: Sequence[Sentence]) -> dict[
     """The encoder's vocabularies from the training sentences, as the tagger builds its own:
     normalised words (most frequent first, then where the words seen once start) and the
     characters of the first/last-l slots (with the CNN: of whole words, and its boundaries)."""
-    words, chars = Counter(), Counter()
+    words, chars, forms = Counter(), Counter(), Counter()
     for sentence in sentences:
+        forms.update(sentence.words)
         for word in sentence.words:
             words[normalize(word)] += 1
             chars.update(char_slots(word, config.encoder_char_length))
@@ -76,8 +79,12 @@ def encoder_vocabs(config: ParserConfig, sentences: Sequence[Sentence]) -> dict[
         chars.update((CHAR_BOW, CHAR_EOW))
     vocab = Vocab.build(words, config.min_word_count)
     rare_from = next((i for i, w in enumerate(vocab.itos) if words.get(w, 2) < 2), len(vocab))
-    return {"encoder_words": vocab.to_list(), "encoder_chars": Vocab.build(chars).to_list(),
-            "encoder_rare_word_from": [str(rare_from)]}
+    out = {"encoder_words": vocab.to_list(), "encoder_chars": Vocab.build(chars).to_list(),
+           "encoder_rare_word_from": [str(rare_from)]}
+    units, kinds = subword_vocabs(config.encoder_subwords, config.encoder_subword_dim, config.encoder_affix_length, forms)
+    if units:
+        out.update(zip(SUBWORD_KEYS, (units, kinds)))
+    return out
 
 
 def config_from_tagger(config: ParserConfig, tagger_config: Any) -> ParserConfig:
@@ -111,15 +118,19 @@ class TokenEncoder(nn.Module):
         self.word_vocab = Vocab.from_list(vocabs["encoder_words"])
         # word ids over the trained words, then the frozen table's others (as the tagger's)
         looked_up = list(vocabs["encoder_words"]) + (list(vocabs[PRETRAINED_KEY]) if c.encoder_pretrained_dim else [])
+        units = vocabs.get(SUBWORD_KEYS[0]) if c.encoder_subword_dim else None
         self.featurizer = InputFeaturizer(Vocab.from_list(looked_up), Vocab.from_list(vocabs["encoder_chars"]),
-                                          c.encoder_char_length, FIXED["char_cnn_max"] if c.encoder_char_cnn else 0)
+                                          c.encoder_char_length, FIXED["char_cnn_max"] if c.encoder_char_cnn else 0,
+                                          *((Vocab.from_list(units), tuple(vocabs[SUBWORD_KEYS[1]]), c.encoder_affix_length)
+                                            if units else ()))
         self.rare_word_from = int(vocabs["encoder_rare_word_from"][0])
         self.rare_word_dropout = c.rare_word_dropout
         self.char_length, self.cnn = c.encoder_char_length, bool(c.encoder_char_cnn)
         self.input = InputLayer(len(self.word_vocab), len(vocabs["encoder_chars"]), c.encoder_word_dim, c.encoder_caps_dim,
                                 c.encoder_char_dim, c.encoder_char_length, c.encoder_window, FIXED["window_gates"],
                                 INIT_SCALE, c.encoder_char_cnn, FIXED["char_cnn_width"], c.encoder_char_dim,
-                                (len(looked_up), c.encoder_pretrained_dim) if c.encoder_pretrained_dim else (0, 0))
+                                (len(looked_up), c.encoder_pretrained_dim) if c.encoder_pretrained_dim else (0, 0),
+                                (len(units), c.encoder_subword_dim) if units else (0, 0))
         #: the tagger's pretrained transformer and its projection (its files in the vocabularies), or None
         self.transformer = self.transformer_proj = None
         extra = c.encoder_transformer_dim if c.encoder_transformer else 0
@@ -154,7 +165,7 @@ class TokenEncoder(nn.Module):
         steps = max((len(s) for s in sentences), default=0)
         token = self.featurizer.token
         rows: dict[str, int] = {}
-        words, caps, chars, spelled = [0], [0], [[0] * (2 * self.char_length)], [[]]
+        words, caps, chars, spelled, units = [0], [0], [[0] * (2 * self.char_length)], [[]], [[]]
         types, gather = [], [0, 0]
         count = 2
         for sentence in sentences:
@@ -163,11 +174,12 @@ class TokenEncoder(nn.Module):
                 row = rows.get(word)
                 if row is None:
                     row = rows[word] = len(words)
-                    w, c, ch, sp, _ = token(word)
+                    w, c, ch, sp, un = token(word)
                     words.append(w)
                     caps.append(c)
                     chars.append(ch)
                     spelled.append(sp)
+                    units.append(un)
                 ids.append(row)
             types.append(ids + [0] * (steps - len(ids)))
             gather.append(1)
@@ -177,9 +189,13 @@ class TokenEncoder(nn.Module):
         if self.cnn:
             longest = max(map(len, spelled))
             spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
+        unit_ids = None
+        if self.input.subword is not None:
+            longest = max(map(len, units))
+            unit_ids = torch.tensor([ids + [0] * (longest - len(ids)) for ids in units], dtype=torch.long).view(len(units), longest)
         return EncoderBatch(torch.tensor(types, dtype=torch.long).view(len(sentences), steps), torch.tensor(words),
                             torch.tensor(caps), torch.tensor(chars), torch.tensor(gather), spelled_ids, list(rows),
-                            [list(s.words) for s in sentences] if self.transformer is not None else None)
+                            [list(s.words) for s in sentences] if self.transformer is not None else None, unit_ids)
 
     def forward(self, batch: EncoderBatch, tags: torch.Tensor, bases: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The vector of every global position of the parser batch [G, 2·encoder_hidden]: the
@@ -205,7 +221,8 @@ class TokenEncoder(nn.Module):
                 rare = (words >= self.rare_word_from) & (torch.rand(words.shape, device=words.device) < self.rare_word_dropout)
                 words = words.masked_fill(rare, self.word_vocab.unk_index)
             spelling = self.input.spelling(batch.spelled)[types] if self.cnn else None  # [T, B, K]
-            x = self.input(words, batch.caps[types], batch.chars[types], spelling)  # [T, B, D]
+            bags = self.input.bag(batch.units)[types] if self.input.subword is not None else None  # [T, B, S]
+            x = self.input(words, batch.caps[types], batch.chars[types], spelling, bags)  # [T, B, D]
             if tag_ids is not None:
                 x = torch.cat([x, self.tag_emb(tag_ids)], -1)
             if extra is not None:
@@ -225,7 +242,7 @@ class TokenEncoder(nn.Module):
         weight = first.input_weight()  # [2, D (+ tag_dim), G]
         size = self.input.output_size
         projected = self.input.project_by_type(batch.words, batch.caps, batch.chars, types, weight[:, :size], first.bias,
-                                               batch.spelled, batch.forms)
+                                               batch.spelled, batch.forms, batch.units)
         tag_dim = self.tag_emb.embedding_dim if self.tag_emb is not None else 0
         if tag_ids is not None:
             tag_rows = torch.matmul(self.tag_emb.weight, weight[:, size : size + tag_dim])  # [2, tags, G]

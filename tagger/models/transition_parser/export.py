@@ -27,9 +27,9 @@ import numpy as np
 
 from tagger.config import config_from_dict
 from tagger.errors import TaggerError
-from tagger.models.skip_lstm.config import TaggerConfig, supports_fast_path
+from tagger.models.skip_lstm.config import TaggerConfig, subword_table, supports_fast_path
 from tagger.models.skip_lstm.export import Output, expected_keys, plain
-from tagger.models.transition_parser.config import FIXED, MIRRORED, PRETRAINED_KEY, ParserConfig
+from tagger.models.transition_parser.config import FIXED, MIRRORED, PRETRAINED_KEY, SUBWORD_KEYS, ParserConfig
 from tagger.models.transition_parser.ids import LABEL_OFFSET, N_CHILD
 from tagger.transitions.arc_standard import mask_templates, n_actions, root_label
 from tagger.transitions.pseudo_projective import label_parts
@@ -95,8 +95,12 @@ def export(config: ParserConfig, vocabs: Mapping[str, Sequence[str]], state: Map
     tagger_config = encoder_config(config)
     encoder_state = {key[len(ENCODER_PREFIX):]: value for key, value in state.items()
                      if key.startswith(ENCODER_PREFIX) and key not in PARSER_KEYS}
+    encoder_vocabs = {"words": list(vocabs["encoder_words"]), "chars": list(vocabs["encoder_chars"]),
+                      "pretrained": list(vocabs.get(PRETRAINED_KEY, [])) if config.encoder_pretrained_dim else []}
+    if vocabs.get(SUBWORD_KEYS[0]):
+        encoder_vocabs.update(subwords=list(vocabs[SUBWORD_KEYS[0]]), subword_kinds=list(vocabs[SUBWORD_KEYS[1]]))
     if set(state) - {ENCODER_PREFIX + key for key in encoder_state} != PARSER_KEYS \
-            or set(encoder_state) != expected_keys(tagger_config, output=False):
+            or set(encoder_state) != expected_keys(tagger_config, output=False, subwords=subword_table(tagger_config, encoder_vocabs)[0] > 0):
         raise ValueError("the weights are not those of this configuration")
     k = config.encoder_slots
     slot_weight, bias = plain(state["slot_weight"]), plain(state["hidden.bias"])  # [2H, k, GH], [GH]
@@ -114,8 +118,6 @@ def export(config: ParserConfig, vocabs: Mapping[str, Sequence[str]], state: Map
         raise ValueError("the output layer does not fit the labels")
     templates = mask_templates(len(names), root_label(names))
     masks = np.where(np.array([list(t) for t in templates], dtype=bool), 0.0, -np.inf).astype(np.float32)
-    encoder_vocabs = {"words": list(vocabs["encoder_words"]), "chars": list(vocabs["encoder_chars"]),
-                      "pretrained": list(vocabs.get(PRETRAINED_KEY, [])) if config.encoder_pretrained_dim else []}
     return ParserArrays(tagger_config, encoder_vocabs, encoder_state,
                         Output(slot_weight.reshape(size, k * width), slot_bias.reshape(-1)), k,
                         np.ascontiguousarray(null_rows), np.ascontiguousarray(root_rows),

@@ -592,6 +592,10 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
                   "encoder_rare_word_from": list(source.vocabs.get("rare_word_from", [str(len(words))]))}
         if config.encoder_pretrained_dim:  # the tagger's frozen table comes too, with its words
             vocabs[encoding.PRETRAINED_KEY] = list(source.vocabs.get("pretrained", []))
+        for key, source_key in zip(encoding.SUBWORD_KEYS, ("subwords", "subword_kinds")):  # and its subword units
+            vocabs.pop(key, None)
+            if source.vocabs.get("subwords") and config.encoder_subword_dim:
+                vocabs[key] = list(source.vocabs[source_key])
         if config.encoder_transformer:  # and its transformer, with its files
             vocabs[encoding.TRANSFORMER_KEY] = list(source.vocabs["transformer_files"])
         model = cls(config, vocabs)
