@@ -59,14 +59,14 @@ def splits(folder: Path, out: Path) -> tuple[Path, Path, Path, str]:
     return train, held, test, f"dev's first {cut} sentences / its other {len(sentences) - cut}"
 
 
-def train_ours(train: Path, dev: Path, out: Path, minutes: float, threads: int) -> float | None:
-    """``tagger train --task pipeline``; its minutes (None: reused)."""
+def train_ours(train: Path, dev: Path, out: Path, minutes: float, threads: int, extra: list[str]) -> float | None:
+    """``tagger train --task pipeline`` (and ``extra`` arguments); its minutes (None: reused)."""
     if out.exists():
         return None
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "tagger", "train", "--task", "pipeline", "--train", str(train), "--dev",
                     str(dev), "--out", str(out), "--max-minutes", str(minutes), "--threads", str(threads), "--seed",
-                    "1", "--quiet"], check=True)
+                    "1", "--quiet", *extra], check=True)
     return round((time.perf_counter() - start) / 60, 1)
 
 
@@ -107,7 +107,7 @@ def treebank(name: str, args: argparse.Namespace) -> list[dict]:
     raw = out / "test.txt"
     raw.write_text(raw_text(test.read_text(encoding="utf-8")), encoding="utf-8")
     ours, theirs = out / "tagger.model", out / "udpipe1.model"
-    ours_minutes = train_ours(train, dev, ours, args.minutes, args.threads) if not args.ours else None
+    ours_minutes = train_ours(train, dev, ours, args.minutes, args.threads, args.set) if not args.ours else None
     ours = args.ours or ours
     udpipe_minutes = train_udpipe(train, dev, theirs) if not args.no_udpipe else None
     records = []
@@ -142,6 +142,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-udpipe", action="store_true", help="leave UDPipe 1 out")
+    parser.add_argument("--set", action="append", default=[], metavar="ARG",
+                        help="one more argument to our `tagger train` (repeatable), e.g. --set=--preset --set=bilstm-tags")
     parser.add_argument("--ours", metavar="MODEL", help="run this model file (or shipped name, e.g. en) as ours instead of training one")
     parser.add_argument("--udpipe-run", metavar="MODEL", help=argparse.SUPPRESS)  # a timed UDPipe process
     args = parser.parse_args()

@@ -297,6 +297,13 @@ class InputLayer(nn.Module):
         return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
 
 
+def padded_ids(rows: list[list[int]]) -> torch.Tensor:
+    """The id lists ``rows`` as one [N, L] tensor, 0-padded to the longest (L may be 0): the
+    per-word ids of the character CNN and of the subword units."""
+    longest = max(map(len, rows), default=0)
+    return torch.tensor([row + [0] * (longest - len(row)) for row in rows], dtype=torch.long).view(len(rows), longest)
+
+
 #: Without autograd, the per-word products are computed as one matrix product per this many
 #: words (the last block padded with zero rows): a matrix product's row can come out different in its last bits
 #: with another number of rows, and kept rows (:class:`WordRows`) are computed with whichever

@@ -42,8 +42,8 @@ from tagger.runtime.kernels import NUMPY, Kernel, f32_kernel
 from tagger.config import config_from_dict
 from tagger.corpus.vocab import Vocab
 from tagger.errors import TaggerError
-from tagger.models.skip_lstm.config import (FAST_PATH, RARE, TaggerConfig, lookup_words, subword_featurizing,
-                                            supports_fast_path)  # noqa: F401 - RARE here as before
+from tagger.models.skip_lstm.config import (FAST_PATH, RARE, TaggerConfig, lookup_words,  # noqa: F401 - RARE here as before
+                                            subword_featurizing, supports_fast_path)
 from tagger.models.skip_lstm.export import Layer, Output, TaggerArrays, export  # noqa: F401 - Layer here as before
 from tagger.options import cpu_has_bf16
 from tagger.runtime.scan import lstm_layer, sigmoid_

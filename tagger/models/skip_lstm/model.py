@@ -32,7 +32,7 @@ from tagger.errors import TaggerError
 from tagger.evaluation.metrics import ColumnsMetric, TagMetric
 from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
-from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
+from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize, padded_ids
 from tagger.corpus.features import subword_vocabs
 from tagger.corpus.lexicon import LEXICON, LEXICON_MIN
 from tagger.corpus.lexicon import build as build_lexicon
@@ -397,14 +397,8 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         features = list(zip(*map(self.featurizer.token, forms))) or [(), (), (), (), ()]
         words, caps, chars, spelled, units = ([first, *values] for first, values in
                                               zip((0, 0, [0] * (2 * self.config.char_length), [], []), features))
-        spelled_ids = None
-        if self.config.char_cnn:
-            longest = max(map(len, spelled))
-            spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
-        unit_ids = None
-        if self.input.subword is not None:
-            longest = max(map(len, units))
-            unit_ids = torch.tensor([ids + [0] * (longest - len(ids)) for ids in units], dtype=torch.long).view(len(units), longest)
+        spelled_ids = padded_ids(spelled) if self.config.char_cnn else None
+        unit_ids = padded_ids(units) if self.input.subword is not None else None
         tags = more_tags = None
         if with_gold:
             golds = self.gold_ids(sentences, steps)

@@ -37,7 +37,7 @@ from tagger.corpus.vocab import Vocab
 from tagger.models.transition_parser.config import (FIXED, MIRRORED, PRETRAINED_KEY,  # noqa: F401 - here as before
                                                     SUBWORD_KEYS, TRANSFORMER_KEY, VOCAB_KEYS, ParserConfig)
 from tagger.models.transition_parser.ids import N_CHILD
-from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize
+from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize, padded_ids
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 
 INIT_SCALE = 1.0  # the tagger's ``fast`` presets: N(0, 1/sqrt(fan_in)) weights, N(0, 1) embeddings
@@ -185,14 +185,8 @@ class TokenEncoder(nn.Module):
             gather.append(1)
             gather.extend(range(count, count + len(ids)))
             count += len(ids)
-        spelled_ids = None
-        if self.cnn:
-            longest = max(map(len, spelled))
-            spelled_ids = torch.tensor([sp + [0] * (longest - len(sp)) for sp in spelled])
-        unit_ids = None
-        if self.input.subword is not None:
-            longest = max(map(len, units))
-            unit_ids = torch.tensor([ids + [0] * (longest - len(ids)) for ids in units], dtype=torch.long).view(len(units), longest)
+        spelled_ids = padded_ids(spelled) if self.cnn else None
+        unit_ids = padded_ids(units) if self.input.subword is not None else None
         return EncoderBatch(torch.tensor(types, dtype=torch.long).view(len(sentences), steps), torch.tensor(words),
                             torch.tensor(caps), torch.tensor(chars), torch.tensor(gather), spelled_ids, list(rows),
                             [list(s.words) for s in sentences] if self.transformer is not None else None, unit_ids)
