@@ -257,7 +257,10 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
 def tune_saved(path: str, dev: Sequence[Sentence], training: Any, options: RunOptions) -> tuple[float, dict[str, Any]] | None:
     """The best model saved at ``path`` with the decoding choices its ``dev`` score decides
     (:meth:`Model.tune_decoding`), saved again with its new dev score; (that score, the
-    choices), or None where there were none to make."""
+    choices), or None where there were none to make, or ``path`` is no regular file (``--out
+    /dev/null``: written through, nothing to read back)."""
+    if not os.path.isfile(path):
+        return None
     best, meta = model_file.load(path, options.device)
     decoding = best.tune_decoding(dev)
     if not decoding:
