@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Sequence
 
@@ -146,11 +146,13 @@ class Pool(ThreadPoolExecutor):
 class WordTables:
     """The first layer's per-word products: ``rows`` form → row, ``tables`` [U+1, d·2·G] (the
     table of window slot j and direction at column block 2j + direction), ``gate_in`` [U+1, d·d]
-    the window gates' terms (None without window gates)."""
+    the window gates' terms (None without window gates), ``ids`` form → row of the word
+    vocabulary (what a tag dictionary reads)."""
 
     rows: dict[str, int]
     tables: np.ndarray
     gate_in: np.ndarray | None
+    ids: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -162,6 +164,7 @@ class Tagging:
     batches: list[list[int]]
     run: Any
     scores: list[Future] | None
+    words: "WordTables | None" = None  # the per-word rows its batches read (None: numpy's steps)
 
 
 class NumpyTagger:
@@ -218,26 +221,30 @@ class NumpyTagger:
             words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))), pool)
         run = lambda batch: self.scores([sentences[i] for i in batch], words)  # noqa: E731 - [T, B, S]
         scores = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
-        return Tagging(sentences, batches, run, scores)
+        return Tagging(sentences, batches, run, scores, words)
 
     def finish(self, tagging: "Tagging") -> list[dict[str, list[str]]]:
         """The labels of a chunk begun by :meth:`start` (its batches run here if no pool runs them)."""
         out: list[dict[str, list[str]]] = [{column: [] for column in self.columns} for _ in tagging.sentences]
         results = (s.result() for s in tagging.scores) if tagging.scores is not None else map(tagging.run, tagging.batches)
         for batch, scores in zip(tagging.batches, results):
-            self.best(scores, batch, tagging.sentences, out)
+            self.best(scores, batch, tagging.sentences, out, tagging.words)
         return out
 
     def best(self, scores: np.ndarray, batch: list[int], sentences: Sequence[Sequence[str]],
-             out: list[dict[str, list[str]]]) -> None:
+             out: list[dict[str, list[str]]], kept: "WordTables | None" = None) -> None:
         """Each column's best labels from ``scores`` [T, B, S] into ``out`` for the sentences
-        ``batch``, where a column has a tag dictionary the best its words may have (:meth:`TagLexicon.fix`)."""
+        ``batch``, where a column has a tag dictionary the best its words may have
+        (:meth:`TagLexicon.fix`; the words' rows in the vocabulary from ``kept``, else featurised)."""
         words = None
         if any(self.arrays.lexicons):  # each token's word row [T, B] (0: padding)
-            token = self.featurizer.token
-            words = np.zeros(scores.shape[:2], dtype=np.intp)
-            for b, i in enumerate(batch):
-                words[: len(sentences[i]), b] = [token(word)[0] for word in sentences[i]]
+            lookup = kept.ids.__getitem__ if kept is not None else (lambda word: self.featurizer.token(word)[0])
+            chosen = [sentences[i] for i in batch]
+            lengths = np.fromiter(map(len, chosen), dtype=np.intp, count=len(chosen))
+            flat = np.fromiter(map(lookup, chain.from_iterable(chosen)), dtype=np.intp, count=int(lengths.sum()))
+            words = np.zeros(scores.shape[1::-1], dtype=np.intp)  # [B, T]
+            words[np.arange(scores.shape[0]) < lengths[:, None]] = flat
+            words = words.T
         for column, (start, stop), labels, lexicon in zip(self.columns, self.heads, self.names, self.arrays.lexicons):
             head = scores[..., start:stop]
             best = head.argmax(-1)
@@ -309,7 +316,7 @@ class NumpyTagger:
         if not new:
             return kept
         start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
-        f = self.features(new)[1:]
+        f = self.features(new, kept.ids)[1:]
         self.first_products(f, kept.tables[start:stop], pool)
         if kept.gate_in is not None:
             np.matmul(f, self.gates_w, out=kept.gate_in[start:stop])
@@ -431,10 +438,13 @@ class NumpyTagger:
             work = self.local.work = bf16.Workspace()
         return work
 
-    def features(self, forms: list[str]) -> np.ndarray:
+    def features(self, forms: list[str], ids: dict[str, int] | None = None) -> np.ndarray:
         """f = [E_w(w); E_a(a); E_c(chars); E_s(units)] of each form, [U+1, F]; row 0 (no word)
-        zero; ``E_s``, with a subword embedding, the mean of the known units' rows."""
+        zero; ``E_s``, with a subword embedding, the mean of the known units' rows. Each form's
+        row of the word vocabulary goes into ``ids``, if given."""
         words, caps, chars, _, units = zip(*map(self.featurizer.token, forms))  # (no CNN spelling)
+        if ids is not None:
+            ids.update(zip(forms, words))
         ids = (np.array(words), np.array(caps), np.array(chars, dtype=np.intp).reshape(len(forms), -1))
         pretrained = self.arrays.pretrained
         if pretrained is not None:  # E(w) + P v(w); the words only the table holds read UNK's (1) E
