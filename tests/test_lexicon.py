@@ -80,3 +80,15 @@ def test_a_tagger_chooses_its_dictionary_on_dev_and_decodes_and_saves_with_it(tm
     assert "lexicon:tags" not in off.vocabs and off.tune_decoding(train) == {}
     fixed = toy_model(train, max_epochs=1, lexicon=2)
     assert fixed.lexicons["tags"].least == 2 and fixed.tune_decoding(train) == {}  # a count given: kept
+
+
+def test_the_summary_line_says_which_columns_decode_with_a_dictionary():
+    from tagger.cli.train import summary_line
+
+    summary = {"dev_metric": "mean accuracy", "best_dev": 91.5, "dev_held_out": False, "best_epoch": 4, "epochs": 5,
+               "updates": 50, "seconds": 12, "train_tokens_per_second": 900, "model": "m.tagger",
+               "decoding": {"upos": {"lexicon": 2}, "xpos": {"lexicon": 0}, "feats": {"lexicon": 1}}}
+    line = summary_line(summary)
+    assert "best dev mean accuracy 91.50 (with a tag dictionary for upos of words seen 2 times, " \
+           "feats of words seen 1 time or more) at epoch 4;" in line
+    assert "tag dictionary" not in summary_line({**summary, "decoding": {"upos": {"lexicon": 0}}})

@@ -203,6 +203,9 @@ def run_and_report(request: TrainRequest, quiet: bool, as_json: bool) -> None:
 def summary_line(summary: dict) -> str:
     """The one line that ends a run: best dev score (percent, with its metric), epochs, speed, model."""
     held = f" on {plural(summary['dev_sentences'], 'held-out training sentence')}" if summary["dev_held_out"] else ""
-    return (f"best dev {summary['dev_metric']} {summary['best_dev']:.2f}{held} at epoch {summary['best_epoch']}; "
+    chosen = [f"{column} of words seen {plural(choice['lexicon'], 'time')}" for column, choice in
+              summary.get("decoding", {}).items() if choice.get("lexicon")]
+    lexicon = f" (with a tag dictionary for {', '.join(chosen)} or more)" if chosen else ""
+    return (f"best dev {summary['dev_metric']} {summary['best_dev']:.2f}{held}{lexicon} at epoch {summary['best_epoch']}; "
             f"{plural(summary['epochs'], 'epoch')} ({plural(summary.get('updates', 0), 'update')}) in {summary['seconds']:.0f}s "
             f"({summary['train_tokens_per_second'] or 0:,} tok/s); model written to {summary['model']}")
