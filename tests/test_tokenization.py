@@ -284,3 +284,23 @@ def test_tokenised_input_is_told_from_raw_text_by_content(tmp_path):
     assert tokenised([str(named)], "auto")
     named.write_text("Raw text, a sentence.\n", encoding="utf-8")
     assert not tokenised([str(named)], "auto") and not tokenised([str(tmp_path / "missing")], "auto")
+
+
+def test_a_sentence_never_starts_with_a_closing_bracket_or_quotation_mark():
+    from tagger.tokenization.labels import MWT_SENTENCE_END
+    from tagger.tokenization.segment import closed_sentences
+
+    def labels(marks: str) -> bytes:
+        return bytes({".": INSIDE, "e": END, "s": SENTENCE_END, "m": MWT_END, "M": MWT_SENTENCE_END}[c] for c in marks)
+
+    # Japanese GSD test: the model ended a sentence before 。” (the quotation mark closes it)
+    assert closed_sentences("考えます。”教団", labels("...esee.")) == labels("...eese.")
+    assert closed_sentences("done.) Next.", labels("...es.....s")) == labels("...ees....s")  # stops at the space
+    assert closed_sentences("a.」』b", labels("eseee")) == labels("eeese")  # on past every closing mark
+    assert closed_sentences("a.)", labels("ese")) == labels("ees")
+    assert closed_sentences("du»", labels(".Me")) == labels(".ms")  # a multiword token's end stays one
+    for text, marks in (("no. (yes)", "es......e"), ("Hi. ”Yo", "es....e"), ("a.b", "ese")):
+        assert closed_sentences(text, labels(marks)) == labels(marks)  # an opening mark, a space, a letter
+    # through the tokenizer's output (the stand-in model ends a sentence at . ! ?, before the marks)
+    assert [s.words for s in _tokenize("He said: “Go.” And (so.) «Yes!»")] == [
+        ["He", "said", ":", "“", "Go", ".", "”"], ["And", "(", "so", ".", ")"], ["«", "Yes", "!", "»"]]

@@ -4,7 +4,8 @@ Rules (whatever the labels say): a token never holds white space (a token the mo
 end before a space ends there), but for one space between two of its characters where the model
 was trained on such tokens (``spaced_tokens``: Vietnamese ``thành phố``); a token never ends inside an extended grapheme cluster (an
 emoji ZWJ sequence, a flag, a letter and its combining marks: :func:`whole_clusters` moves such
-an end to the cluster's last character); a paragraph break (a blank line) and the end of the
+an end to the cluster's last character); a sentence never starts with a closing bracket or
+quotation mark (:func:`closed_sentences`); a paragraph break (a blank line) and the end of the
 text end a sentence, and so does a sentence's :data:`MAX_TOKENS`\\ th token; labels on white
 space are ignored.
 
@@ -26,7 +27,7 @@ from itertools import chain
 
 from tagger.corpus.records import Sentence
 from tagger.formats.text import MAX_WORDS
-from tagger.tokenization.labels import INSIDE, MWT_END, MWT_SENTENCE_END, PAR, SENTENCE_END, escape_spaces
+from tagger.tokenization.labels import END, INSIDE, MWT_END, MWT_SENTENCE_END, PAR, SENTENCE_END, escape_spaces
 from tagger.tokenization.multiword import Expander
 
 _RUN = re.compile(r"[^ \x00]+")
@@ -253,6 +254,32 @@ def joined(text: str, at: int, regional: int | None = None) -> bool:
 #: The pairs of Hangul syllable types that do not break (GB6, GB7, GB8).
 _HANGUL = ({("L", b) for b in ("L", "V", "LV", "LVT")} | {(a, b) for a in ("LV", "V") for b in ("V", "T")}
            | {("LVT", "T"), ("T", "T")})
+
+
+#: Sentence ends in the labels' bytes.
+_SENTENCE_ENDS = re.compile(b"[%c%c]" % (SENTENCE_END, MWT_SENTENCE_END))
+#: The Unicode categories of closing brackets and quotation marks: no gold sentence of the UD
+#: treebanks here starts with one, and a model that ends a sentence before ``。”`` or ``.)`` errs.
+_CLOSING = ("Pe", "Pf")
+
+
+def closed_sentences(norm: str, labels: bytes) -> bytes:
+    """``labels`` (of the normalised text ``norm``) with every sentence end that a closing bracket
+    or quotation mark follows directly (no space between: ``考えます。”教団``, ``done.)``) moved to
+    the end of the token that starts with it, and on past any more such tokens."""
+    ends = [match.start() for match in _SENTENCE_ENDS.finditer(labels)]
+    if not ends:
+        return labels
+    out = bytearray(labels)
+    last = len(out) - 1
+    for at in ends:
+        while at < last and out[at] in _ENDS_SENTENCE and unicodedata.category(norm[at + 1]) in _CLOSING:
+            out[at] = END if out[at] == SENTENCE_END else MWT_END
+            at += 1
+            while at < last and out[at] == INSIDE and norm[at + 1] not in " \x00":  # to the end of its token
+                at += 1
+            out[at] = MWT_SENTENCE_END if out[at] in _MULTIWORD else SENTENCE_END
+    return bytes(out)
 
 
 def whole_clusters(norm: str, labels: bytes | bytearray) -> bytes:

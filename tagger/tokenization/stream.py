@@ -27,7 +27,7 @@ from tagger.errors import TaggerError
 from tagger.formats.base import source_name
 from tagger.tokenization.labels import normalise
 from tagger.tokenization.multiword import Expander
-from tagger.tokenization.segment import MAX_TOKENS, Span, block, joined, segment, whole_clusters
+from tagger.tokenization.segment import MAX_TOKENS, Span, block, closed_sentences, joined, segment, whole_clusters
 
 #: Characters decoded and labelled at a time (a thousand windows: batches large enough that the
 #: recurrent scan's fixed cost per step is spread).
@@ -110,7 +110,8 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
             labels = labeller(norm + " ")[: len(norm)]  # followed, as in training ("Yes." → Yes .)
         else:
             labels = labeller(norm)
-        spans = segment(norm, whole_clusters(norm, bytes(labels)), new_par, max_tokens, spaced_tokens)
+        spans = segment(norm, closed_sentences(norm, whole_clusters(norm, bytes(labels))), new_par, max_tokens,
+                        spaced_tokens)
         emitted, carried = spans, len(text)
         if not final:
             emitted, carried = _split(spans, len(text), margin, max_carry)
