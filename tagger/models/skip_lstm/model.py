@@ -600,10 +600,10 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {head.key: [] for head in heads}
         for start in range(0, len(dev), 64):
             sentences = dev[start : start + 64]
-            batch = self.collate(sentences, with_gold=False)
-            scores = self(batch).masked_fill(self.banned_all, float("-inf")).float()
-            inside = (torch.arange(scores.shape[1]) < batch.lengths.unsqueeze(1)).flatten().numpy()  # [B·T]
-            words = batch.words[batch.types].flatten().numpy()[inside]
+            batch = self.collate(sentences, with_gold=False).to(self.banned_all.device)
+            scores = self(batch).masked_fill(self.banned_all, float("-inf")).float().cpu()
+            inside = (torch.arange(scores.shape[1]) < batch.lengths.cpu().unsqueeze(1)).flatten().numpy()  # [B·T]
+            words = batch.words[batch.types].flatten().cpu().numpy()[inside]
             for head in heads:
                 stoi = self.labels[head.key].stoi
                 gold = [stoi.get(label, -1) for s in sentences for label in column_values(s, head.column)]
