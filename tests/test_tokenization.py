@@ -304,3 +304,42 @@ def test_a_sentence_never_starts_with_a_closing_bracket_or_quotation_mark():
     # through the tokenizer's output (the stand-in model ends a sentence at . ! ?, before the marks)
     assert [s.words for s in _tokenize("He said: “Go.” And (so.) «Yes!»")] == [
         ["He", "said", ":", "“", "Go", ".", "”"], ["And", "(", "so", ".", ")"], ["«", "Yes", "!", "»"]]
+
+
+def test_known_words_with_a_space_are_learned_and_two_tokens_that_spell_one_are_joined():
+    from tagger.tokenization.joined import join_known, learn, tokens_of
+    from tagger.tokenization.labels import LABELS
+
+    def window(tokens: list[str]) -> tuple[list[str], list[str]]:  # one training window's characters and labels
+        chars, labels = [], []
+        for token in tokens:
+            chars += list(token) + [" "]
+            labels += [LABELS[INSIDE]] * (len(token) - 1) + [LABELS[END], "_"]
+        return chars, labels
+
+    chars, labels = window(["Ở", "thành phố", "Hà", "Nội", "có", "thành phố", "."])
+    assert tokens_of(chars, labels) == [("Ở", False), ("thành phố", True), ("Hà", True), ("Nội", True), ("có", True),
+                                        ("thành phố", True), (".", True)]
+    # whole twice, apart never: kept; "hà nội" seen apart only; the window's first and last tokens left out
+    assert learn([(chars, labels)]) == ["thành phố"]
+    assert learn([window(["a", "Hà Nội", "b"]), window(["a", "Hà", "Nội", "b"]), window(["x", "Hà Nội", "y"])]) == ["hà nội"]
+    assert learn([window(["a", "Hà Nội", "b"]), window(["a", "Hà", "Nội", "b"])]) == []  # as often apart: not kept
+
+    def labels_of(tokens: list[str]) -> tuple[str, bytes]:  # a model's output: each token ends, the last a sentence
+        text = " ".join(tokens)
+        out, at = [INSIDE] * len(text), 0
+        for token in tokens:
+            at += len(token)
+            out[at - 1] = END
+            at += 1
+        out[-1] = SENTENCE_END
+        return text, bytes(out)
+
+    words = frozenset(["thành phố", "hà nội"])
+    text, labels = labels_of(["Ở", "thành", "phố", "Hà", "Nội", "phố", "."])
+    joined = join_known(text, labels, words)
+    assert [i for i, label in enumerate(joined) if label != INSIDE] == [0, 10, 17, 21, 23]  # Ở|thành phố|Hà Nội|phố|.
+    text, labels = labels_of(["thành", "phố", "Hà"])
+    assert join_known(text, labels, words)[:5] == bytes([INSIDE] * 5) and join_known(text, labels, frozenset()) == labels
+    text, labels = labels_of(["phố", "thành", "phố", "phố"])  # left to right, a token joins once
+    assert [i for i, label in enumerate(join_known(text, labels, words)) if label != INSIDE] == [2, 12, 16]

@@ -321,3 +321,29 @@ def test_portuguese_contractions_become_their_words(tmp_path):
     assert tokens[0] == ["O", "livro", "do", "professor", "está", "na", "mesa", "."]
     assert "3-4\tdo\t" in produced and "\n3\tde\t" in produced and "\n4\to\t" in produced
     assert "\tà\t" in produced and "\ta\t" in produced
+
+
+def test_a_vietnamese_tokenizer_keeps_its_known_words_with_a_space_and_joins_them_in_its_output():
+    from tagger.models.tokenizer.config import TokenizerConfig
+    from tagger.models.tokenizer.model import Tokenizer
+    from tagger.tokenization.labels import END, INSIDE
+    from tagger.tokenization.multiword import Expander
+    from tagger.tokenization.stream import read_pieces, tokenize
+
+    sentences = list(formats.read(str(DATA / "tokenize-vi.conllu"), "conllu"))
+    vocabs = Tokenizer.vocabs_from(TokenizerConfig(), Tokenizer.training_units(TokenizerConfig(), sentences))
+    assert {"thành phố", "hà nội"} <= set(vocabs["joined_tokens"])
+    assert "joined_tokens" not in Tokenizer.vocabs_from(TokenizerConfig(), Tokenizer.training_units(
+        TokenizerConfig(), list(formats.read(str(DATA / "tokenize-pt.conllu"), "conllu"))))  # no spaced tokens
+
+    def every_space(norm: str) -> list[int]:  # a model that ends a token before every space and full stop, and at the end
+        return [END if i + 1 == len(norm) or norm[i + 1].isspace() or norm[i + 1] == "." else INSIDE
+                for i in range(len(norm))]
+
+    raw = _raw_text(DATA / "tokenize-vi.conllu")
+    pieces = lambda: read_pieces(io.BytesIO(raw.encode()), "<vi>")  # noqa: E731
+    joined = frozenset(vocabs["joined_tokens"])
+    split = [w for s in tokenize(pieces(), every_space, Expander([], []), spaced_tokens=True) for w in s.words]
+    words = [w for s in tokenize(pieces(), every_space, Expander([], []), spaced_tokens=True, joined=joined) for w in s.words]
+    assert "thành phố" not in split and "thành phố" in words and "Hà Nội" in words
+    assert len(words) < len(split)

@@ -34,6 +34,7 @@ from tagger.modules import packing
 from tagger.modules.fused import FUSED, _fastscan  # noqa: F401 - the taggers' C time step, where it is built
 from tagger.runtime import kernels
 from tagger.runtime.scan import lstm_layer, sigmoid_  # noqa: F401 - sigmoid_ here as before
+from tagger.tokenization.joined import JOINED
 from tagger.tokenization.labels import N_CATEGORIES, char_code, spaced_tokens
 from tagger.tokenization.multiword import Expander
 
@@ -93,6 +94,7 @@ class NumpyTokenizer:
         self.unknown = self.ids["<unk>"]
         self.expander = Expander(vocabs.get("mwt", []), vocabs.get("mwt_rules", []))
         self.spaced_tokens = spaced_tokens(vocabs)
+        self.joined = frozenset(vocabs.get(JOINED, ()))
         arrays = export(config, state)
         self.chars, self.categories = arrays.chars, arrays.categories
         #: per layer: (W_ih^T [2, D, 4H], W_hh^T [2, H, 4H], b [2, 1, 4H]) for both directions, gates i, f, o, g
@@ -191,7 +193,7 @@ class SwitchingLabeller:
 
     def __init__(self, fast: NumpyTokenizer, load_full: Callable[[], Any], switch_after: int = SWITCH_CHARS):
         self.fast, self.load_full, self.switch_after = fast, load_full, switch_after
-        self.expander, self.spaced_tokens = fast.expander, fast.spaced_tokens
+        self.expander, self.spaced_tokens, self.joined = fast.expander, fast.spaced_tokens, fast.joined
         self.full: Any = None
         self.done = 0
 

@@ -27,6 +27,7 @@ from tagger.errors import TaggerError
 from tagger.formats.base import source_name
 from tagger.tokenization.labels import normalise
 from tagger.tokenization.multiword import Expander
+from tagger.tokenization.joined import join_known
 from tagger.tokenization.segment import MAX_TOKENS, Span, block, closed_sentences, joined, segment, whole_clusters
 
 #: Characters decoded and labelled at a time (a thousand windows: batches large enough that the
@@ -91,12 +92,14 @@ CLUSTER = 64
 
 def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, source: str = "<stdin>",
              sent_ids: Iterator[int] | None = None, margin: int = MARGIN, max_carry: int = MAX_CARRY,
-             max_tokens: int = MAX_TOKENS, spaced_tokens: bool = False) -> Iterator[Sentence]:
+             max_tokens: int = MAX_TOKENS, spaced_tokens: bool = False, joined: frozenset[str] = frozenset()
+             ) -> Iterator[Sentence]:
     """The CoNLL-U sentences (:func:`tagger.tokenization.segment.block`) of one document given as
     consecutive ``pieces``; ``labeller`` labels a normalised text. ``sent_ids`` numbers the
     sentences (default 1, 2, ...; pass one counter to number several documents on); a sentence
     has at most ``max_tokens`` tokens; ``spaced_tokens``: tokens may hold a space
-    (:func:`~tagger.tokenization.segment.segment`)."""
+    (:func:`~tagger.tokenization.segment.segment`); ``joined``: words with a space inside that two
+    tokens are joined into (:func:`tagger.tokenization.joined.join_known`)."""
     sent_ids = sent_ids if sent_ids is not None else itertools.count(1)
     pending, first, new_par, line = "", True, True, 1
     iterator = iter(pieces)
@@ -110,7 +113,8 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
             labels = labeller(norm + " ")[: len(norm)]  # followed, as in training ("Yes." → Yes .)
         else:
             labels = labeller(norm)
-        spans = segment(norm, closed_sentences(norm, whole_clusters(norm, bytes(labels))), new_par, max_tokens,
+        labels = closed_sentences(norm, whole_clusters(norm, bytes(labels)))
+        spans = segment(norm, join_known(norm, labels, joined) if spaced_tokens else labels, new_par, max_tokens,
                         spaced_tokens)
         emitted, carried = spans, len(text)
         if not final:
@@ -220,11 +224,11 @@ def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
                 raise TaggerError(f"cannot read: {e.strerror}", name) from None
             with stream:
                 yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids,
-                                    spaced_tokens=tokenizer.spaced_tokens)
+                                    spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined)
         else:
             stream = getattr(item, "buffer", item)
             yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids,
-                                    spaced_tokens=tokenizer.spaced_tokens)
+                                spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined)
 
 
 def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",

@@ -39,6 +39,8 @@ from tagger.models.tokenizer.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 from tagger.tokenization.labels import (CATEGORIES, CATEGORIES_WITH_SCRIPTS, INSIDE, LABELS, N_CATEGORIES, PAR, SPACED,
                                         char_code, labelled_text, normalise, spaced_tokens, text_sentence)
+from tagger.tokenization.joined import JOINED
+from tagger.tokenization.joined import learn as learn_joined
 from tagger.tokenization.multiword import Expander, learn
 
 #: The columns of a training unit.
@@ -103,6 +105,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
         self.chars = Vocab.from_list(vocabs["chars"])
         self.expander = Expander(vocabs.get("mwt", []), vocabs.get("mwt_rules", []))
         self.spaced_tokens = spaced_tokens(vocabs)  # tokens may hold a space (Vietnamese)
+        self.joined = frozenset(vocabs.get(JOINED, ()))  # words with a space it joins (tagger.tokenization.joined)
         self.char_embedding = nn.Embedding(len(self.chars), config.char_dim, padding_idx=0)
         self.category_embedding = nn.Embedding(len(CATEGORIES_WITH_SCRIPTS if config.scripts else CATEGORIES),
                                                config.category_dim, padding_idx=0)
@@ -196,6 +199,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
                   "mwt": lexicon, "mwt_rules": rules}
         if spaced:
             vocabs[SPACED] = ["yes"]
+            vocabs[JOINED] = learn_joined((unit.words, unit.columns[BOUNDARY]) for unit in sentences)
         return vocabs
 
     def _code(self, char: str) -> int:
