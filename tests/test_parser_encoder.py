@@ -133,7 +133,7 @@ def test_config_is_checked_and_the_default_is_no_encoder() -> None:
                        ({"encoder": "bilstm", "encoder_slots": 19}, "encoder_slots"),
                        ({"encoder": "bilstm", "encoder_window": 2}, "odd"),
                        ({"encoder": "bilstm", "encoder_word_dim": 0, "encoder_caps_dim": 0, "encoder_char_dim": 0},
-                        "must read the words")):
+                        "must read the words"), ({"encoder_subwords": "syllables"}, "encoder_subwords must be")):
         with pytest.raises(ValueError, match=match):
             ParserConfig(**bad)
     config, training = build_configs(TransitionParser, TransitionParser.PRESETS, "bilstm")

@@ -86,6 +86,16 @@ def subword_units(word: str, kinds: tuple[str, ...], length: int) -> list[str]:
 AUTO_PIECES_SHARE = 0.01
 
 
+def named_kinds(subwords: str, option: str = "subwords") -> tuple[str, ...]:
+    """The kinds a ``subwords`` option names (``""``: none; "auto" is for :func:`subword_kinds_for`
+    to resolve); a ValueError, naming ``option``, for anything else."""
+    kinds = tuple(kind.strip() for kind in subwords.split(",") if kind.strip())
+    if subwords != "auto" and not set(kinds) <= set(SUBWORD_KINDS):
+        raise ValueError(f"{option} must be auto, empty, or some of {', '.join(SUBWORD_KINDS)} separated by commas, "
+                         f"not {subwords!r}")
+    return kinds
+
+
 def subword_kinds_for(subwords: str, size: int, forms: Mapping[str, int]) -> tuple[str, ...]:
     """The subword kinds a model embeds, its option ``subwords`` ("auto", "", or kinds separated by
     commas) and embedding ``size`` given, trained on tokens of these ``forms`` and counts: none
@@ -94,7 +104,7 @@ def subword_kinds_for(subwords: str, size: int, forms: Mapping[str, int]) -> tup
     if not size:
         return ()
     if subwords != "auto":
-        return tuple(kind.strip() for kind in subwords.split(",") if kind.strip())
+        return named_kinds(subwords)
     total = sum(forms.values())
     spaced = sum(n for form, n in forms.items() if " " in form)
     return ("pieces",) if total and spaced >= AUTO_PIECES_SHARE * total else ()

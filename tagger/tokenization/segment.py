@@ -276,7 +276,7 @@ def closed_sentences(norm: str, labels: bytes) -> bytes:
         while at < last and out[at] in _ENDS_SENTENCE and unicodedata.category(norm[at + 1]) in _CLOSING:
             out[at] = END if out[at] == SENTENCE_END else MWT_END
             at += 1
-            while at < last and out[at] == INSIDE and norm[at + 1] not in " \x00":  # to the end of its token
+            while at < last and out[at] == INSIDE and norm[at + 1] not in (" ", PAR):  # to the end of its token
                 at += 1
             out[at] = MWT_SENTENCE_END if out[at] in _MULTIWORD else SENTENCE_END
     return bytes(out)

@@ -114,8 +114,7 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
         else:
             labels = labeller(norm)
         labels = closed_sentences(norm, whole_clusters(norm, bytes(labels)))
-        spans = segment(norm, join_known(norm, labels, joined) if spaced_tokens else labels, new_par, max_tokens,
-                        spaced_tokens)
+        spans = segment(norm, join_known(norm, labels, joined), new_par, max_tokens, spaced_tokens)
         emitted, carried = spans, len(text)
         if not final:
             emitted, carried = _split(spans, len(text), margin, max_carry)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from tagger.config import check_ranges, ranged
-from tagger.corpus.features import SUBWORD_KINDS
+from tagger.corpus.features import named_kinds
 from tagger.corpus.vocab import Vocab
 from tagger.modules.cellspec import COMPOSITIONS, CellSpec
 
@@ -110,9 +110,7 @@ class TaggerConfig:
         if "," in self.aux_column:
             raise ValueError(f"aux_column names one column, not {self.aux_column!r}: to learn and output several, "
                              f"use --column {self.column},{self.aux_column}")
-        if self.subwords != "auto" and not set(self.subword_kinds) <= set(SUBWORD_KINDS):
-            raise ValueError(f"subwords must be auto, empty, or some of {', '.join(SUBWORD_KINDS)} separated by commas, "
-                             f"not {self.subwords!r}")
+        named_kinds(self.subwords)
         if self.lexicon != "auto" and not (self.lexicon.isascii() and self.lexicon.isdigit()):
             raise ValueError(f"lexicon must be auto or a count (0: no tag dictionary), not {self.lexicon!r}")
         if self.vectors not in VECTORS:
@@ -138,11 +136,6 @@ class TaggerConfig:
         """What each recurrent layer computes (docs/zoo.md)."""
         return CellSpec(self.cell, self.skip, self.gate, self.skip_map, self.forget_bias, self.skip_source, self.skip_mix,
                         self.skip_ungated, self.rhn_depth)
-
-    @property
-    def subword_kinds(self) -> tuple[str, ...]:
-        """The kinds of ``subwords`` as given ("auto" is resolved from the data: :func:`subword_kinds_for`)."""
-        return tuple(kind.strip() for kind in self.subwords.split(",") if kind.strip())
 
     @property
     def cnn_dim(self) -> int:

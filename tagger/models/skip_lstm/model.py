@@ -34,7 +34,7 @@ from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize, padded_ids
 from tagger.corpus.features import subword_vocabs
-from tagger.corpus.lexicon import LEXICON, LEXICON_MIN
+from tagger.corpus.lexicon import LEXICON, LEXICON_MIN, TagLexicon
 from tagger.corpus.lexicon import build as build_lexicon
 from tagger.corpus.lexicon import choose as choose_lexicon
 from tagger.models.skip_lstm.config import RARE, TaggerConfig, lookup_words, subword_featurizing, subword_table

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tagger.config import check_ranges, ranged
+from tagger.corpus.features import named_kinds
 
 ARCHS = ("ffn", "lstm", "gru", "elman")
 #: What training does with a tree arc-standard cannot build because it is non-projective.
@@ -107,6 +108,7 @@ class ParserConfig:
 
     def __post_init__(self) -> None:
         check_ranges(self)
+        named_kinds(self.encoder_subwords, "encoder_subwords")
         if self.arch not in ARCHS:
             raise ValueError(f"arch must be one of {', '.join(ARCHS)}, not {self.arch!r}")
         if not self.tag_column:
