@@ -16,7 +16,8 @@ from tagger.evaluation.metrics import BoundaryMetric
 from tagger.tokenization.labels import (END, INSIDE, MWT_END, PAR, SENTENCE_END, escape_spaces,
                                         labelled_text, normalise, rebuild_text, spacing_after, text_sentence,
                                         unescape_spaces)
-from tagger.tokenization.multiword import Expander, learn
+from tagger.tokenization.multiword import Expander, count_tokens, learn, learn_prefixes
+from tagger.tokenization.multiword import vocabs as multiword_vocabs
 from tagger.tokenization.segment import segment
 from tagger.tokenization.stream import read_pieces, tokenize
 
@@ -217,6 +218,41 @@ def test_multiword_lexicon_rules_and_case():
     assert expander.expand("ShouldN't") == ["Should", "N't"]  # the surface cut where the words join to it
     assert expander.unknown == 0
     assert expander.expand("bum") == ["bum"] and expander.unknown == 1  # the rule of "m" was seen once only
+
+
+def test_contractions_unseen_in_training_take_the_rule_whose_words_training_knows():
+    pairs = [("das", ["de", "as"]), ("das", ["de", "as"]), ("dos", ["de", "os"]), ("nela", ["em", "ela"]),
+             ("dela", ["de", "ela"]), ("pelo", ["por", "o"]), ("pelos", ["por", "os"]), ("matá-lo", ["matá", "lo"])]
+    lexicon, rules = learn(pairs)
+    tokens = ["essas\t3\t0", "aquele\t2\t0", "ela\t4\t0", "pele\t2\t0", "pelo\t1\t9", "nos\t5\t5"]
+    new = Expander(lexicon, rules, learn_prefixes(pairs), tokens)
+    old = Expander(lexicon, rules)  # a model from before session 23: suffix rules seen twice, the longest
+    assert old.expand("dessas") == ["desse", "as"]  # the rule of "das"
+    assert new.expand("dessas") == ["de", "essas"]  # the prefix rule of "d": both words known
+    assert new.expand("daquele") == ["de", "aquele"] and new.expand("Daquele") == ["De", "aquele"]
+    assert new.expand("nessa") == ["nessa"]  # "n" -> "em" needs the rest, "essa", to be a training word
+    assert new.expand("fazê-lo") == ["fazê", "lo"]  # a suffix rule seen once is enough now
+    assert old.expand("fazê-lo") == ["fazê-lo"]
+    # training decides where it saw the form at least twice, one way 90 % of the time
+    assert new.is_multiword("Pelo", False) and not new.is_multiword("pele", True)
+    assert new.is_multiword("nos", True) and not new.is_multiword("nos", False)  # as often both: the model's
+    assert not new.is_multiword("desse", False) and new.is_multiword("desse", True)  # unseen: the model's
+    assert old.is_multiword("pelo", False) is False
+
+
+def test_training_tokens_are_counted_from_the_windows_core_only():
+    text = "xx do mar, pele do"
+    chars = list(text)
+    labels = ["_"] * 2 + ["0", "0", "3", "0", "0", "0", "1", "1", "0", "0", "0", "0", "1", "0"] + ["_"] * 2
+    assert len(labels) == len(chars)
+    # "xx" lies in the context, "do" after it starts in the core; the last "do" ends in the context
+    assert count_tokens([(chars, labels)]) == [",\t1\t0", "do\t0\t1", "mar\t1\t0", "pele\t1\t0"]
+    # a token after a space of the context may have begun after a token end there (unknown): left out
+    assert count_tokens([(chars, ["_"] * 3 + labels[3:])]) == [",\t1\t0", "mar\t1\t0", "pele\t1\t0"]
+    windows = [(chars, labels)]
+    vocabs = multiword_vocabs([("do", ["de", "o"])], windows)
+    assert vocabs["mwt_prefix_rules"] == ["d\tde\t1"] and len(vocabs["mwt_tokens"]) == 4
+    assert multiword_vocabs([], windows)["mwt_tokens"] == []  # nothing to decide without multiword tokens
 
 
 def test_boundary_metric_scores_tokens_sentences_and_multiword_tokens():

@@ -317,10 +317,17 @@ def test_only_a_space_inside_a_token_makes_a_spaced_tokenizer():
 
 
 def test_portuguese_contractions_become_their_words(tmp_path):
-    _, tokens, produced = _learns("pt", tmp_path)
+    out, tokens, produced = _learns("pt", tmp_path)
     assert tokens[0] == ["O", "livro", "do", "professor", "está", "na", "mesa", "."]
     assert "3-4\tdo\t" in produced and "\n3\tde\t" in produced and "\n4\to\t" in produced
     assert "\tà\t" in produced and "\ta\t" in produced
+    vocabs = model_file.read_archive(out)["vocabs"]
+    assert "do\t0\t3" in vocabs["mwt_tokens"] and "d\tde\t7" in vocabs["mwt_prefix_rules"]
+    # "Do", capitalised, never seen: a multiword token since "do" was one in all of its 3 times in
+    # training, whatever the model marks
+    done = invoke("tag", "--model", out, "--threads", "1", stdin="Do livro.\n".encode())
+    assert done.exit_code == 0, done.stderr
+    assert "\n1-2\tDo\t" in done.stdout and "\n1\tDe\t" in done.stdout and "\n2\to\t" in done.stdout
 
 
 def test_a_vietnamese_tokenizer_keeps_its_known_words_with_a_space_and_joins_them_in_its_output():

@@ -92,7 +92,7 @@ class NumpyTokenizer:
         self.layers, self.hidden = config.layers, config.hidden
         self.ids = {char: i for i, char in enumerate(vocabs["chars"])}
         self.unknown = self.ids["<unk>"]
-        self.expander = Expander(vocabs.get("mwt", []), vocabs.get("mwt_rules", []))
+        self.expander = Expander.from_vocabs(vocabs)
         self.spaced_tokens = spaced_tokens(vocabs)
         self.joined = frozenset(vocabs.get(JOINED, ()))
         arrays = export(config, state)

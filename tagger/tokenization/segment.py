@@ -147,7 +147,7 @@ def block(text: str, span: Span, next_start: int, sent_id: int, expander: Expand
         after = text[stop : tokens[index + 1][0] if index < last else next_start]
         misc = "_" if after == " " and not (index == 0 and before) else _misc(after, before if index == 0 else "")
         n = len(words) + 1
-        if multiword:
+        if expander.is_multiword(form, multiword):
             parts = expander.expand(form)
             if len(parts) > 1:
                 lines.append(f"{n}-{n + len(parts) - 1}\t{form}{_BLANK}{misc}")

@@ -41,7 +41,7 @@ from tagger.tokenization.labels import (CATEGORIES, CATEGORIES_WITH_SCRIPTS, INS
                                         char_code, labelled_text, normalise, spaced_tokens, text_sentence)
 from tagger.tokenization.joined import JOINED
 from tagger.tokenization.joined import learn as learn_joined
-from tagger.tokenization.multiword import Expander, learn
+from tagger.tokenization.multiword import Expander, vocabs as multiword_vocabs
 
 #: The columns of a training unit.
 BOUNDARY, EXPANSION = "boundary", "expansion"
@@ -103,7 +103,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
         super().__init__()
         self.config, self.vocabs = config, vocabs
         self.chars = Vocab.from_list(vocabs["chars"])
-        self.expander = Expander(vocabs.get("mwt", []), vocabs.get("mwt_rules", []))
+        self.expander = Expander.from_vocabs(vocabs)
         self.spaced_tokens = spaced_tokens(vocabs)  # tokens may hold a space (Vietnamese)
         self.joined = frozenset(vocabs.get(JOINED, ()))  # words with a space it joins (tagger.tokenization.joined)
         self.char_embedding = nn.Embedding(len(self.chars), config.char_dim, padding_idx=0)
@@ -182,8 +182,8 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
     @classmethod
     def vocabs_from(cls, config: TokenizerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
         """Characters of the training units seen ``min_char_count`` times (after padding, the
-        unknown character and the paragraph break), and the multiword lexicon and rules
-        (:func:`tagger.tokenization.multiword.learn`)."""
+        unknown character and the paragraph break), and the multiword lexicon, rules and token
+        counts (:func:`tagger.tokenization.multiword.vocabs`)."""
         counts: Counter = Counter()
         pairs, spaced = [], False
         for unit in sentences:
@@ -194,9 +194,8 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
                     form, _, words = expansion.partition("\t")
                     pairs.append((form, words.split(" ")))
         counts.pop(PAR, None)
-        lexicon, rules = learn(pairs)
         vocabs = {"chars": Vocab.build(counts, config.min_char_count, specials=(PAD, UNK, PAR)).to_list(),
-                  "mwt": lexicon, "mwt_rules": rules}
+                  **multiword_vocabs(pairs, ((unit.words, unit.columns[BOUNDARY]) for unit in sentences))}
         if spaced:
             vocabs[SPACED] = ["yes"]
             vocabs[JOINED] = learn_joined((unit.words, unit.columns[BOUNDARY]) for unit in sentences)
