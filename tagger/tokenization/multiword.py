@@ -173,7 +173,7 @@ class Expander:
         """Whether the token ``form`` is a multiword token: as training had it where it saw the
         form at least :data:`DECIDE_MIN_COUNT` times, one way at least :data:`DECIDE_SHARE` of
         them; else ``marked``, the model's decision."""
-        counts = self.tokens.get(form.lower())
+        counts = self.tokens.get(form.lower()) if self.tokens else None
         if counts is None or sum(counts) < DECIDE_MIN_COUNT:
             return marked
         share = counts[1] / sum(counts)
