@@ -35,7 +35,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "bilstm": {"description": "FFN whose token slots read a 2-layer BiLSTM over the sentence (words, characters) "
                               "beside the word and tag embeddings (Kiperwasser & Goldberg 2016); Adam",
                "model": {"arch": "ffn", "encoder": "bilstm", "features": "beside"},
-               "training": {"optimizer": "adam", "lr": 0.001, "batch_size": 16}},
+               "training": {"optimizer": "adam", "lr": 0.001, "batch_size": 16, "max_epochs": 100}},
     "bilstm-words": {"based_on": "bilstm",
                      "description": "bilstm whose first 6 token slots (s0-s2, b0-b2) read the BiLSTM alone: no POS "
                                     "input, so no tagger errors to learn and nothing to jackknife; the pipeline's parser",
