@@ -119,3 +119,31 @@ def test_a_peek_is_read_once_per_file_and_anew_when_the_file_changes(sample_tagg
     assert again is not first and again["meta"]["note"] == "saved again"
     path.write_bytes(b"not a model")
     assert archive.read(path, peek=True) is None
+
+
+def test_only_a_few_hundred_tokens_skip_the_kernels_and_without_them_numpy_still_tags(sample_tagger, tmp_path,
+                                                                                      monkeypatch):
+    """Up to ``NUMPY_TOKENS`` numpy multiplies (the first line at once); past them, within one
+    chunk, the kernels do (their packing pays: docs/tagger.md); without kernels such an input is
+    still tagged here, by numpy, rather than by torch."""
+    from tagger.runtime import pipeline
+
+    asked: list[bool] = []
+
+    def spy(precision, small, hidden):
+        asked.append(small)
+        return real(precision, small, hidden)
+
+    real = pipeline.kernel_for
+    monkeypatch.setattr(pipeline, "kernel_for", spy)
+    small, larger = ROOT / "data" / "sample.conllu", ROOT / "data" / "ewt-dev.conllu"  # 54 and 1,299 tokens
+    for path in (small, larger):
+        pipeline.tag_file([str(sample_tagger)], [str(path)], str(tmp_path / f"{path.stem}.conllu"), threads=1,
+                          precision="fp32")
+    assert asked == [True, False]
+    monkeypatch.setattr(pipeline, "kernel_for", lambda precision, small, hidden: real(precision, small, hidden)
+                        if small else None)  # as where no kernel is built
+    counts = pipeline.tag_file([str(sample_tagger)], [str(larger)], str(tmp_path / "numpy.conllu"), threads=1,
+                               precision="fp32", load_torch=lambda *args: pytest.fail("torch was loaded"))
+    assert counts["tokens"] == 1299
+    assert (tmp_path / "numpy.conllu").read_bytes() == (tmp_path / "ewt-dev.conllu").read_bytes()  # fp32 both ways

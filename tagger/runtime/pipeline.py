@@ -120,9 +120,11 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     """``tagger tag --model M...`` with the default options: ``inputs`` (paths; none: stdin) to
     ``output`` (a path; None: stdout), what :meth:`tagger.api.Model.tag_file` writes, byte for
     byte (in fp32). An input of at most ``switch_tokens`` tokens and one chunk (``chunk_size``
-    sentences) is tagged here, the products by numpy (the first line at once), and so is one of
-    any length, chunk by chunk, where :func:`~tagger.runtime.skip_lstm.kernel_for` gives a kernel
-    (the C steps built); otherwise everything goes (the sentences read ahead, then the rest,
+    sentences) is tagged here, and so is one of any length, chunk by chunk, where
+    :func:`~tagger.runtime.skip_lstm.kernel_for` gives a kernel (the C steps built); the products
+    by numpy, a step at a time, for an input of at most
+    :data:`~tagger.runtime.skip_lstm.NUMPY_TOKENS` tokens (the first line at once) or where no
+    kernel is built; otherwise everything goes (the sentences read ahead, then the rest,
     streaming) to the torch model of the stages after the tokenizer (``device``, ``threads``,
     ``precision``: :func:`tagger.api.load`'s), and a tokenizer's text past
     :data:`~tagger.runtime.tokenizer.SWITCH_CHARS` to the torch tokenizer. None, having read
@@ -145,8 +147,11 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
         sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, torch_tokenizer), source)
     else:
         sentences = iter(formats.read(source, input_format, columns=columns or None))
-    ahead, failed, small = _first_chunk(sentences, chunk_size, switch_tokens)
+    ahead, failed, whole = _first_chunk(sentences, chunk_size, switch_tokens)
+    small = whole and sum(map(len, ahead)) <= skip_lstm.NUMPY_TOKENS
     kernel = kernel_for(precision, small, widest(stages))
+    if kernel is None and whole:  # no kernels built: numpy a step at a time rather than importing torch
+        kernel = kernel_for(precision, True, widest(stages))
     loaded = load(plain, kernel) if kernel is not None else None
     if kernel is None or loaded is None:  # the torch path, on everything
         from tagger.tagging import tag

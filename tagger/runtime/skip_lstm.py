@@ -70,6 +70,12 @@ PARTS, PART_ROWS = 8, 256
 #: Tokens tagged without torch; a longer input goes to torch whole (docs/benchmarks.md,
 #: "Tagging speed": past about this, importing torch pays for itself).
 SWITCH_TOKENS = 25_000
+#: An input of at most this many tokens is multiplied by numpy, a step at a time, in float32: its
+#: first line comes without packing the model for the kernels. Past it the kernels pay for their
+#: packing (session 23, AMX Xeon, the shipped pipeline, whole processes' CPU seconds, numpy /
+#: kernels: 0.46 / 0.49 for one sentence, 0.50 / 0.49 for ~100 tokens, 0.67 / 0.57 for ~800,
+#: 1.36 / 0.85 for ~6,500; the Japanese GSD pipeline on its test text, ~13,000 tokens: 1.57 / 0.78).
+NUMPY_TOKENS = 500
 
 
 def read_archive(path: str | os.PathLike, peek: bool = False) -> dict[str, Any] | None:
@@ -510,8 +516,8 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> Kern
 
     ``--precision bf16``, and ``auto`` on a large input: the bf16 kernels wherever they run (a
     CPU with AMX or AVX512-BF16; docs/benchmarks.md, "Tagging speed": faster than torch's bf16
-    products at any size); ``fp32``: float32 here (a small input, the first line at once: numpy a
-    step at a time, the model's right sides not packed). Otherwise, with the C steps built,
+    products at any size); ``fp32``: float32 here (a small input, of at most :data:`NUMPY_TOKENS`
+    tokens, the first line at once: numpy a step at a time, the model's right sides not packed). Otherwise, with the C steps built,
     ``auto`` takes: AMX's bf16 kernel where it runs; else the int8 kernels beside the float32
     ones (:func:`~tagger.runtime.kernels.i8_kernel`) where they are VNNI's dot products (faster
     than AVX512-BF16's: on the AMX Xeon, `fast`, two threads, 71,909 tokens/s against 42,783), or
