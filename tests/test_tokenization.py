@@ -255,6 +255,24 @@ def test_training_tokens_are_counted_from_the_windows_core_only():
     assert multiword_vocabs([], windows)["mwt_tokens"] == []  # nothing to decide without multiword tokens
 
 
+def test_spaced_punctuation_is_also_learned_unspaced():
+    from tagger.tokenization.labels import TextSentence, Token, labelled_text, tightened
+
+    forms = ["Hà Nội", "nói", '"', "xin", '"', "(", "1", ")", ".", "50", "%", "a", "/", "b", "?", "!"]
+    sentence = TextSentence([Token(f) for f in forms], 'Hà  Nội nói " xin " ( 1 ) . 50 % a / b ? !', False)
+    sentence.tokens[0] = Token("Hà  Nội")  # two spaces inside a token stay
+    sentence.text = 'Hà  Nội nói " xin " ( 1 ) . 50 % a / b ? !'
+    every = next(tightened([sentence], 1.0))
+    assert every.text == 'Hà  Nội nói " xin " (1). 50% a / b?!'  # ASCII quotes and slashes stay spaced
+    assert [t.space_after for t in every.tokens] == [True, True, True, True, True, False, False, False, True,
+                                                     False, True, True, True, False, False, True]
+    half = [s.text for s in tightened([sentence, sentence], 0.5)]
+    assert half == ['Hà  Nội nói " xin " ( 1) . 50% a / b ?!'] * 2  # every other one of its 6, in order
+    assert next(tightened([sentence], 0.0)) is sentence
+    labelled = labelled_text([every])
+    assert labelled.text == every.text and labelled.rebuilt == 0
+
+
 def test_boundary_metric_scores_tokens_sentences_and_multiword_tokens():
     norm = normalise("Il mange du pain. Bye")
     gold = _rule_labels(norm)

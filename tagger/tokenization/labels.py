@@ -168,6 +168,59 @@ def text_sentence(sentence: Sentence) -> TextSentence:
     return TextSentence(tokens, text, new_paragraph, sentence.source, sentence.line)
 
 
+#: Punctuation written against the token before it (full stops, commas, closing brackets and
+#: quotes) and against the token after it (opening ones): these characters and the categories
+#: Pe, Pf (closing) and Ps, Pi (opening). ASCII quotes open and close, so are neither.
+_CLOSING_CHARS, _OPENING_CHARS = frozenset(".,:;!?…%)]}»”’"), frozenset("([{«“‘")
+
+
+def _all(form: str, chars: frozenset[str], categories: tuple[str, str]) -> bool:
+    return all(char in chars or unicodedata.category(char) in categories for char in form)
+
+
+def tightened(sentences: Iterable[TextSentence], share: float) -> Iterator[TextSentence]:
+    """``sentences`` with ``share`` of the single spaces between a word and a closing punctuation
+    token after it (``Nội .``), or an opening one and the word after it (``( 1``), left out,
+    every ``1/share``-th such space in order (deterministic): a treebank whose text spaces its
+    punctuation (Vietnamese VTB) then also teaches the tokenizer text written without those
+    spaces, as most is. Sentences without such a space are given back as they are."""
+    if share <= 0:
+        yield from sentences
+        return
+    seen = 0.0
+    for sentence in sentences:
+        text = _aligned(sentence)
+        if text is None:
+            yield sentence
+            continue
+        gaps, at, cut = [], 0, False
+        tokens = sentence.tokens
+        for index, token in enumerate(tokens):
+            start = text.index(token.form, at)
+            gap = text[at:start]
+            if index and gap == " " and _tight_pair(tokens[index - 1].form, token.form):
+                seen += share
+                if seen >= 1:
+                    seen -= 1
+                    gap, cut = "", True
+            gaps.append(gap)
+            at = start + len(token.form)
+        if not cut:
+            yield sentence
+            continue
+        spaced = [bool(gap) for gap in gaps[1:]] + [tokens[-1].space_after]
+        yield TextSentence([Token(t.form, space, t.words) for t, space in zip(tokens, spaced)],
+                           "".join(gap + t.form for gap, t in zip(gaps, tokens)) + text[at:],
+                           sentence.new_paragraph, sentence.source, sentence.line)
+
+
+def _tight_pair(before: str, after: str) -> bool:
+    """Whether the space between tokens ``before`` and ``after`` is one most text leaves out: before
+    closing punctuation (``Nội .``, ``) .``), after opening punctuation (``( 1``)."""
+    closing, opening = _all(after, _CLOSING_CHARS, ("Pe", "Pf")), _all(before, _OPENING_CHARS, ("Ps", "Pi"))
+    return closing != opening
+
+
 @dataclass
 class LabelledText:
     """Text with one label per character (:data:`LABELS` indices), and at the last character of

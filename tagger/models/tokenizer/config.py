@@ -28,6 +28,11 @@ class TokenizerConfig:
     layers: int = ranged(1, at_least=1, at_most=8)
     recurrent: str = "torch"  # RECURRENT
     dropout: float = ranged(0.1, at_least=0, below=1)  # on the input and on the recurrent output
+    # training: this share of the single spaces before closing punctuation and after opening
+    # punctuation left out of the training text (tagger.tokenization.labels.tightened), so that a
+    # treebank spacing its punctuation (Vietnamese VTB) also teaches unspaced text; files written
+    # before it read 0, as they were trained
+    tight_punctuation: float = ranged(0.0, at_least=0, at_most=1)
 
     def __post_init__(self) -> None:
         check_ranges(self)

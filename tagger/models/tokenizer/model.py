@@ -38,7 +38,7 @@ from tagger.models.tokenizer.config import TokenizerConfig
 from tagger.models.tokenizer.presets import PRESETS, TRAINING_DEFAULTS
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 from tagger.tokenization.labels import (CATEGORIES, CATEGORIES_WITH_SCRIPTS, INSIDE, LABELS, N_CATEGORIES, PAR, SPACED,
-                                        char_code, labelled_text, normalise, spaced_tokens, text_sentence)
+                                        char_code, labelled_text, normalise, spaced_tokens, text_sentence, tightened)
 from tagger.tokenization.joined import JOINED
 from tagger.tokenization.joined import learn as learn_joined
 from tagger.tokenization.multiword import Expander, vocabs as multiword_vocabs
@@ -152,7 +152,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
         cut into windows (see the module text); a one-line error for sentences not read from CoNLL-U."""
         if not sentences:
             return []
-        labelled = labelled_text(text_sentence(s) for s in sentences)
+        labelled = labelled_text(tightened((text_sentence(s) for s in sentences), config.tight_punctuation))
         norm = normalise(labelled.text)
         size, context, window = config.segment, config.context, config.window
         count = -(-len(norm) // size)

@@ -13,7 +13,8 @@ PRESETS: dict[str, dict[str, Any]] = {
                        "script (Lo CJK, Lo HIRAGANA, ...), one bidirectional LSTM layer of 32 cells (torch.nn.LSTM), "
                        "windows of 240 characters with 16 of context on each side, Adam, up to 100 epochs (EWT test: "
                        "tokens F1 99.23, sentences 88.66; Japanese and Vietnamese: docs/tokenizer.md)",
-        "model": {"hidden": 32, "layers": 1, "segment": 240, "context": 16, "char_dim": 16, "scripts": True},
+        "model": {"hidden": 32, "layers": 1, "segment": 240, "context": 16, "char_dim": 16, "scripts": True,
+                  "tight_punctuation": 0.5},
         "training": {"optimizer": "adam", "lr": 0.005, "batch_size": 16, "max_epochs": 100, "patience": 5,
                      "halve_threshold": 0.002},
     },
