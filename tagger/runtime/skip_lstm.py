@@ -517,7 +517,8 @@ def products(header: dict[str, Any] | None, precision: str, small: bool) -> Kern
     ``--precision bf16``, and ``auto`` on a large input: the bf16 kernels wherever they run (a
     CPU with AMX or AVX512-BF16; docs/benchmarks.md, "Tagging speed": faster than torch's bf16
     products at any size); ``fp32``: float32 here (a small input, of at most :data:`NUMPY_TOKENS`
-    tokens, the first line at once: numpy a step at a time, the model's right sides not packed). Otherwise, with the C steps built,
+    tokens, the first line at once: numpy a step at a time, the model's right sides not packed).
+    Otherwise, with the C steps built,
     ``auto`` takes: AMX's bf16 kernel where it runs; else the int8 kernels beside the float32
     ones (:func:`~tagger.runtime.kernels.i8_kernel`) where they are VNNI's dot products (faster
     than AVX512-BF16's: on the AMX Xeon, `fast`, two threads, 71,909 tokens/s against 42,783), or

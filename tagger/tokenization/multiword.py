@@ -97,7 +97,8 @@ def learn_prefixes(pairs: Iterable[tuple[str, list[str]]]) -> list[str]:
         cut = len(low) - len(lowered[-1])
         if low.endswith(lowered[-1]) and 0 < cut <= MAX_SUFFIX:
             rules.setdefault(low[:cut], Counter())[" ".join(lowered[:-1])] += 1
-    return [f"{prefix}\t{counts.most_common(1)[0][0]}\t{sum(counts.values())}" for prefix, counts in sorted(rules.items())]
+    return [f"{prefix}\t{counts.most_common(1)[0][0]}\t{sum(counts.values())}"
+            for prefix, counts in sorted(rules.items())]
 
 
 def count_tokens(windows: Iterable[tuple[Sequence[str], Sequence[str]]]) -> list[str]:
