@@ -269,6 +269,9 @@ def test_spaced_punctuation_is_also_learned_unspaced():
     half = [s.text for s in tightened([sentence, sentence], 0.5)]
     assert half == ['Hà  Nội nói " xin " ( 1) . 50% a / b ?!'] * 2  # every other one of its 6, in order
     assert next(tightened([sentence], 0.0)) is sentence
+    unspaced = TextSentence([Token("a", False), Token("."), Token("b", False), Token("."), Token("c"),
+                             Token(".")], "a. b. c .", False)
+    assert [s.text for s in tightened([unspaced], 1.0)] == ["a. b. c ."]  # mostly unspaced already: as it is
     labelled = labelled_text([every])
     assert labelled.text == every.text and labelled.rebuilt == 0
 

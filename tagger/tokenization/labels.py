@@ -183,8 +183,10 @@ def tightened(sentences: Iterable[TextSentence], share: float) -> Iterator[TextS
     token after it (``Nội .``), or an opening one and the word after it (``( 1``), left out,
     every ``1/share``-th such space in order (deterministic): a treebank whose text spaces its
     punctuation (Vietnamese VTB) then also teaches the tokenizer text written without those
-    spaces, as most is. Sentences without such a space are given back as they are."""
-    if share <= 0:
+    spaces, as most is. A treebank that writes most such places without a space already teaches
+    both, and is given back as it is; so are sentences without such a space."""
+    sentences = list(sentences)
+    if share <= 0 or not _spaces_punctuation(sentences):
         yield from sentences
         return
     seen = 0.0
@@ -212,6 +214,17 @@ def tightened(sentences: Iterable[TextSentence], share: float) -> Iterator[TextS
         yield TextSentence([Token(t.form, space, t.words) for t, space in zip(tokens, spaced)],
                            "".join(gap + t.form for gap, t in zip(gaps, tokens)) + text[at:],
                            sentence.new_paragraph, sentence.source, sentence.line)
+
+
+def _spaces_punctuation(sentences: list[TextSentence]) -> bool:
+    """Whether the text of ``sentences`` puts a space at most of the places :func:`tightened` may
+    take one out (between tokens, by ``SpaceAfter``)."""
+    spaced = tight = 0
+    for sentence in sentences:
+        for before, after in zip(sentence.tokens, sentence.tokens[1:]):
+            if _tight_pair(before.form, after.form):
+                spaced, tight = spaced + before.space_after, tight + (not before.space_after)
+    return spaced > tight
 
 
 def _tight_pair(before: str, after: str) -> bool:
