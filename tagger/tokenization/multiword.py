@@ -130,9 +130,8 @@ def vocabs(pairs: Sequence[tuple[str, list[str]]], windows: Iterable[tuple[Seque
     :data:`PREFIX_RULES`, :data:`TOKENS`) from the training multiword tokens ``pairs`` and the
     training windows; the last two empty where training has no multiword token."""
     lexicon, rules = learn(pairs)
-    if not pairs:
-        return {LEXICON: lexicon, RULES: rules, PREFIX_RULES: [], TOKENS: []}
-    return {LEXICON: lexicon, RULES: rules, PREFIX_RULES: learn_prefixes(pairs), TOKENS: count_tokens(windows)}
+    return {LEXICON: lexicon, RULES: rules, PREFIX_RULES: learn_prefixes(pairs),
+            TOKENS: count_tokens(windows) if pairs else []}
 
 
 class Expander:
