@@ -440,7 +440,7 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
           jackknife_dir: str | os.PathLike | None = None, jobs: int | None = None, parsers: int = 1,
           checkpoint_dir: str | os.PathLike | None = None, checkpoint_minutes: float | None = None,
           resume: bool = False, on_epoch: Callable[[dict[str, Any]], None] | None = None,
-          encoder: str | None = None) -> dict[str, Any]:
+          encoder: str | None = None, tokenizer: bool = True, tokenizer_preset: str | None = None) -> dict[str, Any]:
     """``tagger train``: train a model on ``train`` (a file, a folder, or a list of files),
     keep the epoch that scores best on ``dev`` (default: every 20th training sentence held out)
     and write it to ``out``. The options are the command's; ``settings`` the ``--set`` values
@@ -457,7 +457,8 @@ def train(*, train: str | os.PathLike | Sequence[str | os.PathLike], out: str | 
         device=device, threads=threads, embeddings=embeddings, bootstrap=bootstrap, gates=gates, pos_model=pos_model,
         jackknife=jackknife, pos_preset=pos_preset, pos_config=pos_config, pos_overrides=_settings(pos_settings),
         jackknife_dir=jackknife_dir, jobs=jobs, parsers=parsers, checkpoint_dir=checkpoint_dir,
-        checkpoint_minutes=checkpoint_minutes, resume=resume, encoder=encoder)
+        checkpoint_minutes=checkpoint_minutes, resume=resume, encoder=encoder, tokenizer=tokenizer,
+        tokenizer_preset=tokenizer_preset)
     set_threads(threads)
     return run_train(request, _QuietReporter(on_epoch), _warn)
 

@@ -113,7 +113,10 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
               "--jackknife", "2",
               "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
               "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json"]
-    done = invoke(*common)
+    refused = invoke(*common, "--tokenizer-preset", "widest")  # said before anything trains
+    assert refused.exit_code == 1 and "tokenizer preset: unknown preset 'widest'" in refused.stderr
+    assert not (tmp_path / "en.model.jackknife").exists()
+    done = invoke(*common, "--tokenizer-preset", "wide")
     assert done.exit_code == 0, (done.stderr, done.exception)
     summary = json.loads(done.stdout)
     assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats"]
@@ -122,6 +125,7 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     model, meta = model_file.load(out)
     assert isinstance(model, Pipeline) and meta["parser_reads"] == "upos+feats"
     assert len(model.stages) == 3 and model.stages[0].name == "tokenizer" and meta["tokenizer"]
+    assert model.stages[0].config.hidden == 64  # --tokenizer-preset wide (the default, fast: 32)
     assert model.output_columns == ["upos", "xpos", "feats", "head", "deprel"] and model.input_columns == []
 
     raw = "I saw it. It was big.\n"

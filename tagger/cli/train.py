@@ -98,6 +98,9 @@ pipeline_options = stacked(
     click.option("--tokenizer/--no-tokenizer", default=True, show_default=True,
                  help="--task pipeline: also train a tokenizer (its first stage: the model then reads raw text) when the "
                       "training CoNLL-U has # text comments."),
+    click.option("--tokenizer-preset", metavar="NAME",
+                 help="--task pipeline: the tokenizer's preset (default: the tokenize task's; e.g. wide: more accurate, "
+                      "slower)."),
     click.option("--parsers", type=option_type("parsers"), default=1, show_default=True,
                  help="--task pipeline: train N parsers (seeds --seed, --seed + 1, ...) on the same tags and parse with all "
                       "of them (an ensemble, as tagger ensemble makes); with --jobs, that many train at once."),

@@ -8,7 +8,8 @@
    taggers of those columns each tag the fold they never saw, one more is trained on all of
    train and tags dev. The parser trains on those tags, as it will see them on new text.
 3. A tokenizer (``--task tokenize``), when the training CoNLL-U has ``# text`` comments and
-   ``--no-tokenizer`` is not given: trained with its own preset on the same train and dev.
+   ``--no-tokenizer`` is not given: trained with its own preset (``--tokenizer-preset``, else
+   the task's) on the same train and dev.
 4. One pipeline file (:func:`tagger.model_file.save_pipeline`): the tokenizer (if any), the
    all-train tagger, then the parser. ``tagger tag --model OUT`` fills every column in one
    process; with a tokenizer it reads raw text.
@@ -53,15 +54,16 @@ def has_text(request: TrainRequest) -> bool:
 
 def train_tokenizer(request: TrainRequest, work: Path, reporter: TrainReporter,
                     say: Callable[[str], None]) -> Path:
-    """The pipeline's tokenizer: ``work/tokenizer.model``, trained (with the tokenizer's preset,
-    on the request's train and dev, at most ``--max-epochs`` epochs as every stage) unless it
-    is there from an earlier run."""
+    """The pipeline's tokenizer: ``work/tokenizer.model``, trained (with ``--tokenizer-preset``,
+    else the tokenize task's preset, on the request's train and dev, at most ``--max-epochs``
+    epochs as every stage) unless it is there from an earlier run."""
     out = work / TOKENIZER
     if out.exists():
         say(f"pipeline: reusing the tokenizer {out}")
         return out
     say(f"pipeline: training the tokenizer {out}")
-    run.train(dataclasses.replace(request, task="tokenize", column=None, out=str(out), overrides=(), preset=None,
+    run.train(dataclasses.replace(request, task="tokenize", column=None, out=str(out), overrides=(),
+                                  preset=request.tokenizer_preset,
                                   config_file=None, arch=None, batch_size=None, patience=None,
                                   jackknife=None, tokenizer=False, embeddings=None, encoder=None,  # it reads characters
                                   options=dataclasses.replace(request.options, checkpoint_dir=None, resume=False)),
@@ -118,6 +120,14 @@ def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], N
     if request.bootstrap:
         raise TaggerError("--task pipeline trains an FFN or recurrent parser from scratch: for a bootstrapped one, "
                           "train it with --task dep --jackknife and chain it after the tagger")
+    if request.tokenizer_preset:  # the tokenizer trains last: a wrong name is said before the rest trains
+        from tagger.config import resolve_preset
+        from tagger.models import MODELS
+
+        try:
+            resolve_preset(MODELS[get_task("tokenize").model].PRESETS, request.tokenizer_preset)
+        except TaggerError as e:
+            raise TaggerError(f"tokenizer preset: {e}") from None
     columns = tagger_columns(request)
     settings, work = _settings(request, columns)
     if request.encoder:  # the transformer goes under the tagger; a parser with an encoder takes it from there

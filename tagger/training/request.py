@@ -120,6 +120,7 @@ class TrainRequest:
     jackknife: JackknifeSettings | None = None  # retag them with jackknifed taggers (tagger.training.jackknife)
     encoder_from: str | None = None  # a trained tagger whose encoder the model starts from (with_encoder)
     tokenizer: bool = True  # --task pipeline: add a tokenizer when the training CoNLL-U has # text
+    tokenizer_preset: str | None = None  # --task pipeline: the tokenizer's preset (None: the tokenize task's)
     parsers: int = 1  # --task pipeline: parsers trained (seeds seed, seed + 1, ...) and parsing as an ensemble
     options: RunOptions = field(default_factory=RunOptions)
 
@@ -166,7 +167,8 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
                   pos_model: str | None = None, jackknife: int | None = None, pos_preset: str | None = None,
                   pos_config: str | None = None, pos_overrides: Sequence[str] = (),
                   jackknife_dir: str | os.PathLike | None = None, jobs: int | None = None,
-                  encoder_from: str | None = None, tokenizer: bool = True, parsers: int = 1,
+                  encoder_from: str | None = None, tokenizer: bool = True, tokenizer_preset: str | None = None,
+                  parsers: int = 1,
                   checkpoint_dir: str | os.PathLike | None = None, checkpoint_minutes: float | None = None,
                   resume: bool = False, encoder: str | None = None) -> TrainRequest:
     """The :class:`TrainRequest` of ``tagger train``'s options (and :func:`tagger.train`'s):
@@ -178,6 +180,8 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
                   checkpoint_minutes=checkpoint_minutes)
     if gates and not bootstrap:
         raise TaggerError("gates: only with bootstrap (they name the gates it initialises from the FFN)")
+    if tokenizer_preset and not get_task(task).tagger_columns:
+        raise TaggerError("tokenizer_preset: only with --task pipeline (a tokenizer alone: --task tokenize --preset NAME)")
     if jackknife is None and get_task(task).tagger_columns:  # a pipeline: it jackknifes if its parser reads POS
         jackknife = PIPELINE_DECIDES
     if split:
@@ -193,7 +197,7 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
         max_epochs=max_epochs, batch_size=batch_size, patience=patience, embeddings=embeddings,
         bootstrap=bootstrap, gates=gates, pos_model=pos_model,
         jackknife=settings if jackknife is not None else None, encoder_from=encoder_from, tokenizer=tokenizer,
-        parsers=parsers,
+        tokenizer_preset=tokenizer_preset or None, parsers=parsers,
         options=RunOptions(seed=seed, device=device, max_minutes=max_minutes,
                            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
                            checkpoint_minutes=checkpoint_minutes, resume=resume))
