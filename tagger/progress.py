@@ -51,6 +51,18 @@ def make_console(stderr: bool = False) -> Console:
     return console
 
 
+def may_be_terminal() -> bool:
+    """Whether rich could take stderr for a terminal: it is one, or the environment says to
+    treat it as one (``FORCE_COLOR``, ``TTY_COMPATIBLE=1``, as rich reads them)."""
+    import sys
+
+    forced = os.environ.get("FORCE_COLOR") is not None or os.environ.get("TTY_COMPATIBLE") == "1"
+    try:
+        return forced or sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stderr
+        return False
+
+
 def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
@@ -140,8 +152,11 @@ def tagging_progress(inputs: Sequence[str], to_terminal: bool = False) -> Iterat
     pipe, no total) and the sentences tagged (:func:`advance`), polled as it is drawn (4 times a
     second, in rich's thread): the tagging loops do no more than count."""
     global _shown
+    if to_terminal or _shown is not None or not may_be_terminal():
+        yield  # (without importing rich: a tenth of a small input's whole process)
+        return
     console = make_console(stderr=True)
-    if to_terminal or not console.is_terminal or _shown is not None:
+    if not console.is_terminal:
         yield
         return
     shown = TagProgress(console, InputMeter(inputs))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -393,3 +394,18 @@ def test_tagging_a_small_input_imports_no_torch(trained, tmp_path, tokenizer):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert ("# text = I saw it\n1\tI\t_\t" in done.stdout) == tokenizer and "1\tI\t_\t" in done.stdout
+
+
+def test_tagger_tag_to_a_pipe_imports_no_rich(trained, tmp_path):
+    """``tagger tag`` whose stderr is no terminal shows no bar, and so does not import rich (a
+    tenth of a small input's process); ``FORCE_COLOR`` makes rich take stderr for a terminal, and
+    then it is asked."""
+    source = _text_input(tmp_path)
+    command = [sys.executable, "-X", "importtime", "-m", "tagger", "tag", "--model", str(trained["tokenizer"]), str(source)]
+    piped = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120,
+                           env={k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")})
+    assert piped.returncode == 0 and "# text = I saw it" in piped.stdout, piped.stderr
+    assert "| rich" not in piped.stderr and "| tagger.runtime" in piped.stderr
+    forced = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120,
+                            env={**os.environ, "FORCE_COLOR": "1"})
+    assert forced.returncode == 0 and "| rich.console" in forced.stderr
