@@ -54,7 +54,8 @@ def small_parser() -> TransitionParser:
 
 def test_which_parsers_it_takes() -> None:
     assert supported(ParserConfig(**SMALL))
-    for other in ({"features": "beside"}, {"arch": "lstm"}, {"encoder_tag_dim": 3}, {"encoder_char_cnn": 4},
+    assert supported(ParserConfig(**SMALL, encoder_tag_dim=3))  # bilstm-tags: the tags' rows join the first layer's
+    for other in ({"features": "beside"}, {"arch": "lstm"}, {"encoder_char_cnn": 4},
                   {"encoder_skip": "none"}):
         assert not supported(ParserConfig(**{**SMALL, **other})), other
     assert not supported(ParserConfig())  # the FFN over static word and tag embeddings: torch
@@ -113,3 +114,33 @@ def test_an_encoder_with_subword_units_gives_the_torch_parsers_trees() -> None:
     assert [(m["head"], m["deprel"]) for m in mine] == [(list(h), list(r)) for h, r in theirs]
     plain = TransitionParser(ParserConfig(**SMALL), TransitionParser.vocabs_from(ParserConfig(**SMALL), train))
     assert "encoder_subwords" not in plain.vocabs and plain.encoder.input.subword is None  # auto: English has no spaced tokens
+
+
+@pytest.mark.parametrize("c_states", STATES)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_an_encoder_reading_the_tags_gives_the_torch_parsers_trees(kernel: Kernel, c_states: bool, monkeypatch) -> None:
+    """``bilstm-tags``: the encoder reads ``upos+feats`` tags beside the words. Each tag's part of
+    the first layer's product is a row (``ParserArrays.tag_rows``), added to the words' window
+    sums; an unseen tag reads as ``<unk>``, as in torch; the trees are torch's. Without the tags
+    it refuses (no silently different trees)."""
+    monkeypatch.setattr(runtime, "C_STATES", c_states)
+    train = ewt(200)
+    config = ParserConfig(**SMALL, encoder_tag_dim=3, tag_column="upos+feats")
+    model = TransitionParser(config, TransitionParser.vocabs_from(config, train))
+    randomise(model, seed=7)
+    model.eval()
+    sentences = ewt(130)[100:]
+    odd = Sentence("Zqxvwt ÆØÅ-ø 1,234".split())
+    odd.columns.update(upos=["NOUN", "ZZZ", "NUM"], feats=["Number=Sing", "_", "NumType=Card"])  # ZZZ+_: unseen
+    sentences.append(odd)
+    theirs = predict(model, sentences)
+    parser = runtime.NumpyParser(export(model.config, model.vocabs, model.state_dict()), kernel)
+    assert parser.input_columns == ["upos", "feats"] and parser.tag_rows.shape[1] == 2
+    columns = [{"upos": s.columns["upos"], "feats": s.columns["feats"]} for s in sentences]
+    mine = parser.tag([s.words for s in sentences], columns)
+    assert [(m["head"], m["deprel"]) for m in mine] == [(list(h), list(r)) for h, r in theirs]
+    shuffled = [{"upos": c["upos"][::-1], "feats": c["feats"][::-1]} for c in columns]
+    other = parser.tag([s.words for s in sentences], shuffled)
+    assert [m["head"] for m in other] != [m["head"] for m in mine]  # the tags are read
+    with pytest.raises(ValueError, match="reads upos\\+feats"):
+        parser.tag([s.words for s in sentences])

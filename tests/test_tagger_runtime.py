@@ -379,6 +379,36 @@ def test_a_parser_after_them_and_a_pipeline_file_give_the_torch_pipelines_bytes(
     assert pipeline.tag_file(paths[1:] + paths[:1], [str(raw)], str(tmp_path / "x.out")) is None  # tokenizer last
 
 
+def test_a_parser_reading_the_taggers_tags_gives_the_torch_pipelines_bytes(trained, tmp_path):
+    """A ``bilstm-tags`` parser (its encoder reads ``upos+feats``) after a tokenizer and the
+    tagger of those columns, as one pipeline file: the parser starts once the tagger is done, on
+    its tags, and writes the torch pipeline's bytes, on raw text and on CoNLL-U, its tags
+    replaced by the tagger's. The same parser with no tagger before it (the tags from the input)
+    is left to torch."""
+    from tagger.models.transition_parser import ParserConfig, TransitionParser
+    from tests.test_parser import randomise
+    from tests.test_parser_runtime import SMALL, ewt
+
+    config = ParserConfig(**SMALL, encoder_tag_dim=3, tag_column="upos+feats")
+    dep = TransitionParser(config, TransitionParser.vocabs_from(config, ewt(200)))
+    randomise(dep, seed=7)
+    model_file.save(tmp_path / "dep.model", dep.eval(), {})
+    paths = [str(trained["tokenizer"]), str(trained["three"]), str(tmp_path / "dep.model")]
+    model_file.save_pipeline(tmp_path / "all.model", [model_file.read_archive(p) for p in paths], {})
+    raw, conllu = _text_input(tmp_path), tmp_path / "in.conllu"
+    conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 30), encoding="utf-8")
+    models = [str(tmp_path / "all.model")]
+    assert engines.choose(models).runtime
+    full = tagger.load(models, "cpu", 1, "fp32", engine="torch")
+    for source in (raw, conllu):
+        counts = pipeline.tag_file(models, [str(source)], str(tmp_path / "fast.out"))
+        assert counts is not None and counts["sentences"] >= 2
+        full.tag_file(str(source), tmp_path / "full.out")
+        assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
+    assert pipeline.tag_file([str(tmp_path / "dep.model")], [str(conllu)], str(tmp_path / "x.out")) is None
+    assert not engines.choose([str(tmp_path / "dep.model")]).runtime
+
+
 @pytest.mark.parametrize("tokenizer", [False, True])
 def test_tagging_a_small_input_imports_no_torch(trained, tmp_path, tokenizer):
     source = _text_input(tmp_path)

@@ -1,7 +1,7 @@
 """The transition parser (:class:`tagger.models.transition_parser.TransitionParser`) applied
 without torch, for the configurations :func:`tagger.models.transition_parser.export.supported`
 names (a BiLSTM encoder whose vectors alone the token slots read, a feed-forward hidden layer:
-the shipped English model's parser).
+the shipped English model's parser; the encoder may read the POS tags too, ``bilstm-tags``).
 
 What it computes is the torch decoder's (:mod:`tagger.models.transition_parser.decoder`, greedy
 with :class:`~tagger.models.transition_parser.decoder.TokenInputs`):
@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tagger.models.transition_parser.export import ParserArrays, config_of, export, supported
-from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID
+from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID, UNK_ID
 from tagger.modules.fused import _fastscan
 from tagger.runtime.kernels import NUMPY, Kernel
 from tagger.runtime.skip_lstm import FORMAT_VERSIONS, NumpyTagger, Pool, Tagging, length_batches
@@ -56,6 +56,13 @@ def runs(header: dict[str, Any] | None) -> bool:
     return config is not None and supported(config)
 
 
+def input_columns(header: dict[str, Any]) -> list[str]:
+    """The columns a parser that :func:`runs` reads besides the words (``upos``, ``feats``
+    where its encoder reads ``upos+feats`` tags; none for ``bilstm-words``)."""
+    config = config_of(header.get("config"))
+    return config.tag_column.split("+") if config is not None and config.encoder_tag_dim else []
+
+
 def from_archive(plain: dict[str, Any], kernel: Kernel = NUMPY) -> "NumpyParser | None":
     """The parser of a model file's (or pipeline stage's) plain data, or None where it is not one
     computed here."""
@@ -82,15 +89,24 @@ class NumpyParser:
         self.root = root_label(arrays.label_names)
         self.plain_labels, self.lifted_from = arrays.plain_labels, arrays.lifted_from
         self.lifts = any(head is not None for head in self.lifted_from)
+        #: an encoder reading the POS tags: their rows [tags + 1, 2, G] (the last zero), ids, columns
+        self.tag_rows = arrays.tag_rows
+        self.tag_ids = {tag: i for i, tag in enumerate(arrays.tag_names or [])}
+        self.input_columns = arrays.tag_column.split("+") if arrays.tag_rows is not None else []
 
-    def start(self, sentences: Sequence[Sequence[str]], pool: Pool | None = None) -> Tagging:
+    def start(self, sentences: Sequence[Sequence[str]], pool: Pool | None = None,
+              columns: Sequence[dict[str, list]] | None = None) -> Tagging:
         """Begins parsing ``sentences`` as :meth:`NumpyTagger.start` begins tagging them (their
-        batches handed to ``pool`` if one is given); the trees come from :meth:`finish`."""
+        batches handed to ``pool`` if one is given); the trees come from :meth:`finish`.
+        ``columns``: per sentence, the labels of its :attr:`input_columns` (an encoder reading
+        the POS tags; a ValueError where one is missing)."""
         batches = length_batches(sentences, MAX_TOKENS)
         words = None
         if _fastscan is not None:
             words = self.encoder.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))), pool)
-        run = lambda batch: self.parse([sentences[i] for i in batch], words)  # noqa: E731
+        tags = self.tag_numbers(sentences, columns) if self.input_columns else None
+        run = lambda batch: self.parse([sentences[i] for i in batch], words,  # noqa: E731
+                                       None if tags is None else [tags[i] for i in batch])
         trees = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
         return Tagging(sentences, batches, run, trees)
 
@@ -103,13 +119,36 @@ class NumpyParser:
                 out[i] = {"head": heads, "deprel": rels}
         return out
 
-    def tag(self, sentences: Sequence[Sequence[str]]) -> list[dict[str, list]]:
-        """Heads and labels of ``sentences`` (word sequences), one thread."""
-        return self.finish(self.start(sentences))
+    def tag(self, sentences: Sequence[Sequence[str]], columns: Sequence[dict[str, list]] | None = None
+            ) -> list[dict[str, list]]:
+        """Heads and labels of ``sentences`` (word sequences; ``columns``: their tags where the
+        parser reads them), one thread."""
+        return self.finish(self.start(sentences, columns=columns))
 
-    def parse(self, sentences: Sequence[Sequence[str]], words: Any = None) -> list[Tree]:
-        """The trees of B non-empty sentences: the encoder's slot rows, then greedy decoding."""
-        rows = self.encoder.scores(sentences, words)  # [T, B, k·G·H]
+    def tag_numbers(self, sentences: Sequence[Sequence[str]], columns: Sequence[dict[str, list]] | None) -> list[list[int]]:
+        """Each word's tag id: its :attr:`input_columns` labels joined by ``+`` as the torch
+        parser reads them (:func:`~tagger.models.transition_parser.batch.tag_column_values`), an
+        unknown tag as ``<unk>``."""
+        if columns is None or len(columns) != len(sentences) or any(
+                any(len(c.get(name) or ()) != len(s) for name in self.input_columns) for s, c in zip(sentences, columns)):
+            raise ValueError(f"the parser reads {'+'.join(self.input_columns)}: every word needs them")
+        get = self.tag_ids.get
+        return [[get(tag, UNK_ID) for tag in map("+".join, zip(*(c[name] for name in self.input_columns)))]
+                for c in columns]
+
+    def parse(self, sentences: Sequence[Sequence[str]], words: Any = None,
+              tags: Sequence[list[int]] | None = None) -> list[Tree]:
+        """The trees of B non-empty sentences: the encoder's slot rows (its first layer given
+        the rows of the sentences' ``tags`` where it reads them), then greedy decoding."""
+        extra = None
+        if self.tag_rows is not None:
+            if tags is None:
+                raise ValueError(f"the parser reads {'+'.join(self.input_columns)}: no tags given")
+            ids = np.full((max(map(len, sentences)), len(sentences)), len(self.tag_rows) - 1, dtype=np.intp)
+            for b, numbers in enumerate(tags):
+                ids[: len(numbers), b] = numbers
+            extra = self.tag_rows[ids]  # [T, B, 2, G]
+        rows = self.encoder.scores(sentences, words, extra)  # [T, B, k·G·H]
         return self.decode(rows, [len(s) for s in sentences])
 
     def decode(self, rows: np.ndarray, lengths: list[int]) -> list[Tree]:

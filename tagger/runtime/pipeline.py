@@ -3,9 +3,10 @@
 runtime computes: a tokenizer first (:mod:`.tokenizer`), then skip-LSTM taggers
 (:mod:`.skip_lstm`) and transition parsers (:mod:`.parser`).
 
-The taggers and parsers computed here read the words alone (the parsers on this path do not read
-the POS tags), so every stage of a chunk starts at once, their batches in the same thread pool,
-and each fills its own columns (:class:`Chain`). :func:`tag_file` is the whole command: raw text
+The taggers and parsers computed here read the words (a parser whose encoder also reads the POS
+tags, ``bilstm-tags``, reads those of the taggers before it), so the stages of a chunk start at
+once, their batches in the same thread pool (a tag-reading parser once the taggers are done), and
+each fills its own columns (:class:`Chain`). :func:`tag_file` is the whole command: raw text
 through the tokenizer (tokenised input skips it), the first chunk read before anything is
 written, then chunk by chunk; where :func:`kernel_for` says torch must multiply, the torch model
 (the stages after the tokenizer) tags everything instead, the same bytes out.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Callable, Iterator, Sequence, TextIO
 
@@ -60,9 +62,17 @@ def headers(paths: Sequence[str | os.PathLike], peek: bool = True) -> list[dict[
     return stages
 
 
-def computes(stage: dict[str, Any]) -> bool:
-    """Whether a runtime computes a stage after the tokenizer: a tagger or a parser of the fast path."""
-    return skip_lstm.supported(stage) or (stage.get("name") == PARSER and _parser().runs(stage))
+def computes(stage: dict[str, Any], before: Sequence[dict[str, Any]] = ()) -> bool:
+    """Whether a runtime computes a stage after the tokenizer: a tagger or a parser of the fast
+    path; a parser that reads POS tags only where the stages ``before`` it tag them (tags given
+    in the input, and their errors, are the torch path's)."""
+    if skip_lstm.supported(stage):
+        return True
+    if stage.get("name") != PARSER or not _parser().runs(stage):
+        return False
+    tagged = {column for earlier in before if skip_lstm.supported(earlier)
+              for column in str((earlier.get("config") or {}).get("column", "")).split(",")}
+    return set(_parser().input_columns(stage)) <= tagged
 
 
 def runs(stages: Sequence[dict[str, Any]] | None) -> bool:
@@ -70,10 +80,8 @@ def runs(stages: Sequence[dict[str, Any]] | None) -> bool:
     (or none) then taggers and parsers :func:`computes` takes."""
     if not stages:
         return False
-    first, *rest = stages
-    if tokenizer.runs(first):
-        return all(map(computes, rest))
-    return all(map(computes, stages))
+    rest = stages[1:] if tokenizer.runs(stages[0]) else stages
+    return all(computes(stage, rest[:i]) for i, stage in enumerate(rest))
 
 
 def widest(stages: Sequence[dict[str, Any]]) -> int | None:
@@ -84,22 +92,50 @@ def widest(stages: Sequence[dict[str, Any]]) -> int | None:
     return max(sizes) if sizes else None
 
 
+@dataclass
+class Started:
+    """A chunk under way in a :class:`Chain`: each stage's :class:`Tagging`, and the labels of
+    those already finished (the stages before one that reads their columns)."""
+
+    taggings: list[Tagging]
+    done: dict[int, list[dict[str, list]]]
+
+
 class Chain:
     """Taggers and parsers of the runtimes applied to the same words, each filling its own
-    columns (``output_columns``: theirs, in order), with :class:`NumpyTagger`'s start/finish."""
+    columns (``output_columns``: theirs, in order), with :class:`NumpyTagger`'s start/finish.
+    Stages that read words alone start at once; one that reads columns (``input_columns``: a
+    parser reading POS tags) starts when the stages before it are finished, given their labels."""
 
     def __init__(self, models: Sequence[Any]):
         self.models = list(models)
         columns = [column for model in self.models for column in model.output_columns]
         self.output_columns = list(dict.fromkeys(columns))  # each once; a later stage's labels win, as torch's
 
-    def start(self, sentences: Sequence[Sequence[str]], pool: Pool | None = None) -> list[Tagging]:
-        return [model.start(sentences, pool) for model in self.models]
+    def start(self, sentences: Sequence[Sequence[str]], pool: Pool | None = None) -> Started:
+        started = Started([], {})
+        for i, model in enumerate(self.models):
+            if not model.input_columns:
+                started.taggings.append(model.start(sentences, pool))
+                continue
+            for j in range(i):
+                if j not in started.done:
+                    started.done[j] = self.models[j].finish(started.taggings[j])
+            labels = self._merged(started, range(i), len(sentences))
+            started.taggings.append(model.start(sentences, pool, labels))
+        return started
 
-    def finish(self, taggings: list[Tagging]) -> list[dict[str, list]]:
-        out: list[dict[str, list]] = [{} for _ in taggings[0].sentences]
-        for model, tagging in zip(self.models, taggings):
-            for labels, more in zip(out, model.finish(tagging)):
+    def finish(self, started: Started) -> list[dict[str, list]]:
+        for j, (model, tagging) in enumerate(zip(self.models, started.taggings)):
+            if j not in started.done:
+                started.done[j] = model.finish(tagging)
+        return self._merged(started, range(len(self.models)), len(started.taggings[0].sentences))
+
+    @staticmethod
+    def _merged(started: Started, stages: range, count: int) -> list[dict[str, list]]:
+        out: list[dict[str, list]] = [{} for _ in range(count)]
+        for j in stages:
+            for labels, more in zip(out, started.done[j]):
                 labels.update(more)
         return out
 
@@ -205,7 +241,7 @@ def _tag_here(model: Chain, sentences: Iterator[Sentence], output: str | None, o
         with _output(output) as stream, fewer_collections():
             check_output(model.output_columns, output_format, supertag_in)
 
-            def finish(chunk: list[Sentence], tagging: Tagging) -> None:
+            def finish(chunk: list[Sentence], tagging: Started) -> None:
                 for sentence, labels in zip(chunk, model.finish(tagging)):
                     sentence.columns.update(labels)
                 write_chunk(chunk, None, model, stream, output_format, supertag_in)

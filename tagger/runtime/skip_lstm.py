@@ -176,6 +176,9 @@ class Tagging:
 class NumpyTagger:
     """The forward pass of a skip-LSTM tagger in numpy, for :meth:`tag` only."""
 
+    #: the columns it reads besides the words (a chain's interface: none)
+    input_columns: list[str] = []
+
     def __init__(self, config: TaggerConfig | dict[str, Any], vocabs: dict[str, list[str]], state: dict[str, Any],
                  kernel: Kernel = NUMPY, output: Output | None = None):
         """The tagger of ``config`` (or a model file's config values), its ``vocabs`` and the
@@ -260,15 +263,18 @@ class NumpyTagger:
             for i, row in zip(batch, best):
                 out[i][column] = row[: len(sentences[i])]
 
-    def scores(self, sentences: Sequence[Sequence[str]], words: "WordTables | None" = None) -> np.ndarray:
+    def scores(self, sentences: Sequence[Sequence[str]], words: "WordTables | None" = None,
+               extra: np.ndarray | None = None) -> np.ndarray:
         """Label scores [T, B, S] of B non-empty sentences (padding and RARE at -inf); ``words``:
-        the per-word products of :meth:`word_rows` for their words (made here if not given)."""
+        the per-word products of :meth:`word_rows` for their words (made here if not given);
+        ``extra`` [T, B, 2, G]: more of the first layer's input product per token and direction,
+        in sentence order (a parser's encoder reading the POS tags: their rows)."""
         if _fastscan is not None:
             if words is None:
                 words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))))
             if self.kernel:
-                return self.scores_packed(sentences, words)
-            return self.scores_fused(sentences, words)
+                return self.scores_packed(sentences, words, extra)
+            return self.scores_fused(sentences, words, extra)
         lengths = np.array([len(words) for words in sentences])
         steps, batch, half = int(lengths.max()), len(sentences), self.window // 2
         forms = list(dict.fromkeys(chain.from_iterable(sentences)))
@@ -286,6 +292,9 @@ class NumpyTagger:
                 gx = np.empty((2, steps, batch, layer.w_x.shape[-1]), dtype=np.float32)  # [2, T, B, G]
                 if i == 0:
                     gx[0], gx[1] = projected[:, :, 0], projected[rev, cols, 1]
+                    if extra is not None:
+                        gx[0] += extra[:, :, 0]
+                        gx[1] += extra[rev, cols, 1]
                 else:
                     gx[0] = x @ layer.w_x[0] + layer.bias[0]
                     gx[1] = x[rev, cols] @ layer.w_x[1] + layer.bias[1]
@@ -356,7 +365,8 @@ class NumpyTagger:
         for done in [pool.submit(run, a, b) for a, b in zip(bounds, bounds[1:])]:
             done.result()
 
-    def scores_fused(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
+    def scores_fused(self, sentences: Sequence[Sequence[str]], words: "WordTables",
+                     extra: np.ndarray | None = None) -> np.ndarray:
         """:meth:`scores` with the C steps of the torch path (:mod:`tagger.modules._fastscan`)
         and its layout: direction 1 scans the whole batch reversed in time, its state reset in
         the padding it starts in (:func:`tagger.modules.recurrent.padding_mask`); the first
@@ -364,7 +374,7 @@ class NumpyTagger:
         in C, the products in numpy (float32)."""
         steps, batch = max(map(len, sentences)), len(sentences)
         gx = np.empty((2, steps, batch, self.layers[0].w_x.shape[-1]), dtype=np.float32)
-        mask = self.first_layer(sentences, words, gx)
+        mask = self.first_layer(sentences, words, gx, extra)
         outputs: list[np.ndarray] = []  # per layer, [T, 2, B, H] in scan order
         x = None
         for i, layer in enumerate(self.layers):
@@ -383,10 +393,12 @@ class NumpyTagger:
             x = np.concatenate([h[:, 0], h[::-1, 1]], -1)  # [T, B, 2H] in sentence order
         return x @ self.w_out + self.b_out
 
-    def first_layer(self, sentences: Sequence[Sequence[str]], words: "WordTables", gx: np.ndarray) -> np.ndarray | None:
+    def first_layer(self, sentences: Sequence[Sequence[str]], words: "WordTables", gx: np.ndarray,
+                    extra: np.ndarray | None = None) -> np.ndarray | None:
         """The first layer's input projection of B non-empty sentences into ``gx`` [2, T, B, G]
         in scan order (``_fastscan.window_sum`` from the per-word rows ``words``, float32 or bf16
-        as they are kept); returns the padding mask [P, 2, B] of the first P = T - (the shortest
+        as they are kept; ``extra`` [T, B, 2, G] in sentence order added: direction 1 scans the
+        padded batch reversed in time); returns the padding mask [P, 2, B] of the first P = T - (the shortest
         length) steps (1: a word, 0: padding; direction 1 reversed in time), or None."""
         _, steps, batch, width = gx.shape
         lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=batch)
@@ -399,13 +411,17 @@ class NumpyTagger:
                              tables.shape[1], 0 if gate_in is None else gate_in.ctypes.data, d * d,
                              0 if gate_in is None else self.gates_b.ctypes.data, types.ctypes.data,
                              self.layers[0].bias.ctypes.data, width, gx.ctypes.data)
+        if extra is not None:
+            gx[0] += extra[:, :, 0]
+            gx[1] += extra[::-1, :, 1]
         masked = steps - int(lengths.min())
         if masked <= 0:
             return None
         t = np.arange(masked)[:, None]
         return np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
 
-    def scores_packed(self, sentences: Sequence[Sequence[str]], words: "WordTables") -> np.ndarray:
+    def scores_packed(self, sentences: Sequence[Sequence[str]], words: "WordTables",
+                      extra: np.ndarray | None = None) -> np.ndarray:
         """:meth:`scores_fused` with every product by the kernel (:mod:`tagger.runtime.kernels`:
         float32, or bf16 with fp32 sums and the per-word rows kept in bf16): each upper layer's
         input projection one product (both directions, in sentence order, the scan reading
@@ -413,7 +429,7 @@ class NumpyTagger:
         order as the next product's input (and in scan order only where a shortcut reads them)."""
         steps, batch, kernel, work = max(map(len, sentences)), len(sentences), self.kernel, self.workspace()
         gx = work.take("gx", (2, steps, batch, self.layers[0].w_x.shape[-1]), np.float32)
-        mask = self.first_layer(sentences, words, gx)
+        mask = self.first_layer(sentences, words, gx, extra)
         inputs: list[np.ndarray] = []  # per layer, its outputs in sentence order (bf16 rows t·B + b)
         outputs: list[np.ndarray | None] = []  # per layer, [T, 2, B, H] in scan order where a shortcut reads it
         for i, layer in enumerate(self.layers):

@@ -5,9 +5,10 @@ skip-LSTM tagger's fast path reads its own (:mod:`tagger.models.skip_lstm.export
 What it computes is :mod:`.decoder`'s greedy decoding with :class:`.decoder.TokenInputs` rows, for
 the parsers whose token slots read the encoder's vectors only (``encoder=bilstm``,
 ``features=replace``) through a feed-forward hidden layer (``arch=ffn``): the shipped English
-model's parser and ``--preset bilstm-words``. :func:`supported` says which configurations; the
-others (static word and tag embeddings, recurrent parsers, an encoder reading the POS tag or a
-character CNN) stay with torch.
+model's parser, ``--preset bilstm-words`` and ``bilstm-tags`` (an encoder that also reads the
+POS tag: its part of the first layer's product is a row per tag, :attr:`ParserArrays.tag_rows`).
+:func:`supported` says which configurations; the others (static word and tag embeddings,
+recurrent parsers, a character CNN) stay with torch.
 
 The encoder is the skip-LSTM tagger's network without its output layer, so it is exported as
 one (:func:`encoder_parts`: a :class:`~tagger.models.skip_lstm.config.TaggerConfig`, the
@@ -36,6 +37,8 @@ from tagger.transitions.pseudo_projective import label_parts
 
 #: Where the encoder's weights are in the parser's state dict.
 ENCODER_PREFIX = "encoder."
+#: The encoder's tag embedding (``encoder_tag_dim``), under :data:`ENCODER_PREFIX`.
+TAG_KEY = "tag_emb.weight"
 #: The parser's own weights (besides the encoder's) on this path.
 PARSER_KEYS = {"slot_weight", "label_emb.weight", "hidden.weight", "hidden.bias", "output.weight", "encoder.null",
                "encoder.root"}
@@ -59,12 +62,18 @@ class ParserArrays:
     label_names: list[str]  # transition labels (lifted ones d↑h after the plain)
     plain_labels: list[str]  # per label index: the label it is written as
     lifted_from: list[str | None]  # per label index: h of d↑h, None for a plain label
+    #: an encoder that reads the POS tag (``encoder_tag_dim``): each tag's part of the first
+    #: layer's input product, [tags + 1, 2, G] (direction; the last row zero, for padding), and
+    #: the tags (the parser's ``tags`` vocabulary, ``tag_column`` values such as ``NOUN+Number=Sing``)
+    tag_rows: np.ndarray | None = None
+    tag_names: list[str] | None = None
+    tag_column: str = ""  # the columns it reads (``upos+feats``), where it reads tags
 
 
 def supported(config: ParserConfig) -> bool:
     """Whether :func:`export` (and so the torch-free parser) takes a parser of ``config``."""
     return (config.arch == "ffn" and config.encoder == "bilstm" and config.features == "replace"
-            and not config.encoder_tag_dim and not config.encoder_char_cnn
+            and not config.encoder_char_cnn
             and supports_fast_path(encoder_config(config)))
 
 
@@ -99,7 +108,8 @@ def export(config: ParserConfig, vocabs: Mapping[str, Sequence[str]], state: Map
                       "pretrained": list(vocabs.get(PRETRAINED_KEY, [])) if config.encoder_pretrained_dim else []}
     if vocabs.get(SUBWORD_KEYS[0]):
         encoder_vocabs.update(subwords=list(vocabs[SUBWORD_KEYS[0]]), subword_kinds=list(vocabs[SUBWORD_KEYS[1]]))
-    if set(state) - {ENCODER_PREFIX + key for key in encoder_state} != PARSER_KEYS \
+    tag_rows = _tag_rows(config, encoder_state) if config.encoder_tag_dim else None
+    if set(state) - {ENCODER_PREFIX + key for key in encoder_state} - {ENCODER_PREFIX + TAG_KEY} != PARSER_KEYS \
             or set(encoder_state) != expected_keys(tagger_config, output=False, subwords=subword_table(tagger_config, encoder_vocabs)[0] > 0):
         raise ValueError("the weights are not those of this configuration")
     k = config.encoder_slots
@@ -122,7 +132,27 @@ def export(config: ParserConfig, vocabs: Mapping[str, Sequence[str]], state: Map
                         Output(slot_weight.reshape(size, k * width), slot_bias.reshape(-1)), k,
                         np.ascontiguousarray(null_rows), np.ascontiguousarray(root_rows),
                         label_rows(plain(state["label_emb.weight"]), plain(state["hidden.weight"])), w_out, masks,
-                        names, [p for p, _ in parts], [h for _, h in parts])
+                        names, [p for p, _ in parts], [h for _, h in parts], tag_rows,
+                        list(vocabs["tags"]) if tag_rows is not None else None,
+                        config.tag_column if tag_rows is not None else "")
+
+
+def _tag_rows(config: ParserConfig, encoder_state: dict[str, Any]) -> np.ndarray:
+    """An encoder reading the POS tag takes ``[words' window; tag embedding]`` into its first
+    layer: the tag's part is taken out of ``encoder_state`` (which keeps the words' part, as a
+    tagger's first layer) and returned as one row per tag, ``e_t · W_tag`` [tags + 1, 2, G], the
+    last row zero (padding)."""
+    key = "rnn.layers.0.w_x"
+    if TAG_KEY not in encoder_state or key not in encoder_state:
+        raise ValueError("an encoder reading tags without its tag weights")
+    emb, w_x = plain(encoder_state.pop(TAG_KEY)), plain(encoder_state[key])  # [tags, D_t], [2, D + D_t, G]
+    size = config.encoder_tag_dim
+    if emb.ndim != 2 or emb.shape[1] != size or w_x.ndim != 3 or w_x.shape[1] <= size:
+        raise ValueError("the tag weights do not fit the configuration")
+    encoder_state[key] = np.ascontiguousarray(w_x[:, :-size])
+    rows = np.zeros((len(emb) + 1, 2, w_x.shape[2]), dtype=np.float32)
+    rows[:-1] = np.einsum("nt,dtg->ndg", emb, w_x[:, -size:])
+    return rows
 
 
 def label_rows(label_weight: np.ndarray, weight: np.ndarray) -> np.ndarray:
