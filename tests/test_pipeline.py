@@ -164,9 +164,10 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
 
 
 def test_task_pipeline_default_parser_reads_no_pos_so_nothing_is_jackknifed(tmp_path):
-    """The default pipeline parser (``bilstm-words``) reads the words through a BiLSTM started
-    from the pipeline's own tagger and no POS: one tagger trains on all of train (no folds), the
-    parser alone takes words-only input, and ``--jackknife`` is refused as pointless."""
+    """The pipeline's parser of larger corpora (``bilstm-words``, the task's preset: named here,
+    as the corpus is small) reads the words through a BiLSTM started from the pipeline's own
+    tagger and no POS: one tagger trains on all of train (no folds), the parser alone takes
+    words-only input, and ``--jackknife`` is refused as pointless."""
     from tests.conftest import EWT
     from tests.helpers import first_blocks
 
@@ -176,8 +177,8 @@ def test_task_pipeline_default_parser_reads_no_pos_so_nothing_is_jackknifed(tmp_
     train.write_text(first_blocks(EWT / "en_ewt-ud-train.conllu", 30), encoding="utf-8")
     dev.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 10), encoding="utf-8")
     out = tmp_path / "en.model"
-    common = ["train", "--task", "pipeline", "--train", train, "--dev", dev, "--out", out, "--no-tokenizer",
-              "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
+    common = ["train", "--task", "pipeline", "--preset", "bilstm-words", "--train", train, "--dev", dev, "--out", out,
+              "--no-tokenizer", "--pos-set", "max_epochs=1", "--pos-set", "layers=1", "--pos-set", "hidden=16",
               "--max-epochs", "1", "--set", "hidden=16", "--set", "precompute=50", "--threads", "1", "--json"]
     refused = invoke(*common, "--jackknife", "2")
     assert refused.exit_code == 1 and "nothing to jackknife" in refused.stderr
@@ -200,3 +201,33 @@ def test_task_pipeline_default_parser_reads_no_pos_so_nothing_is_jackknifed(tmp_
     assert rows and all(r[3] == "_" and r[6] != "_" for r in rows)
     again = invoke(*common)  # a rerun reuses the tagger
     assert again.exit_code == 0 and json.loads(again.stdout)["tagger"]["reused"]
+
+
+def test_a_small_corpus_gets_a_parser_reading_jackknifed_tags_and_taggers_with_affixes(monkeypatch):
+    """Under ``SMALL_WORDS`` training words and no ``--preset`` or ``--config``: the parser
+    ``bilstm-tags`` on 5 jackknifed folds (``--jackknife K`` kept), its taggers embedding
+    suffixes and prefixes (and the pieces of spaced tokens where ``subwords=auto`` takes them:
+    Vietnamese); ``--pos-set subwords=...`` and a named preset are the user's; a larger corpus
+    keeps the task's parser."""
+    from tagger.training import pipeline
+    from tagger.training.request import build_request
+    from tests.conftest import EWT
+    from tests.helpers import DATA
+
+    sample = str(DATA / "sample.conllu")
+    request, said = pipeline.small_recipe(build_request(task="pipeline", train=sample, out="m"))
+    assert request.preset == "bilstm-tags" and request.jackknife.folds == 5
+    assert request.jackknife.overrides == ("subwords=suffixes,prefixes",) and "training words" in said
+    request, _ = pipeline.small_recipe(build_request(task="pipeline", train=sample, out="m", jackknife=3,
+                                                      pos_overrides=["subwords=", "max_epochs=2"]))
+    assert request.jackknife.folds == 3 and request.jackknife.overrides == ("subwords=", "max_epochs=2")
+    for named in ({"preset": "bilstm-words"}, {"config_file": "parser.json"}):
+        given = build_request(task="pipeline", train=sample, out="m", **named)
+        assert pipeline.small_recipe(given) == (given, None)
+    vtb = EWT.parent / "ud-vietnamese-vtb" / "vi_vtb-ud-dev.conllu"
+    if vtb.exists():
+        request, _ = pipeline.small_recipe(build_request(task="pipeline", train=str(vtb), out="m"))
+        assert request.jackknife.overrides == ("subwords=pieces,suffixes,prefixes",)
+    monkeypatch.setattr(pipeline, "SMALL_WORDS", 20)
+    large = build_request(task="pipeline", train=sample, out="m")
+    assert pipeline.small_recipe(large) == (large, None)
