@@ -407,6 +407,8 @@ def test_a_parser_reading_the_taggers_tags_gives_the_torch_pipelines_bytes(train
         assert (tmp_path / "fast.out").read_bytes() == (tmp_path / "full.out").read_bytes()
     assert pipeline.tag_file([str(tmp_path / "dep.model")], [str(conllu)], str(tmp_path / "x.out")) is None
     assert not engines.choose([str(tmp_path / "dep.model")]).runtime
+    stages = pipeline.headers([str(trained["upos"]), str(tmp_path / "dep.model")])  # FEATS from no tagger: torch's
+    assert not pipeline.runs(stages) and pipeline.runs(pipeline.headers(paths[1:]))
 
 
 @pytest.mark.parametrize("tokenizer", [False, True])
