@@ -70,8 +70,8 @@ def computes(stage: dict[str, Any], before: Sequence[dict[str, Any]] = ()) -> bo
         return True
     if stage.get("name") != PARSER or not _parser().runs(stage):
         return False
-    tagged = {column for earlier in before if skip_lstm.supported(earlier)
-              for column in str((earlier.get("config") or {}).get("column", "")).split(",")}
+    configs = [skip_lstm.fast_config(earlier) for earlier in before]
+    tagged = {column for config in configs if config is not None for column in config.column.split(",")}
     return set(_parser().input_columns(stage)) <= tagged
 
 
