@@ -1,4 +1,5 @@
-"""The one reader of model files, without torch: a file's plain data, tensors as numpy arrays.
+"""The one reader of model files, without torch: a file's plain data, tensors as numpy arrays
+(or, with ``raw``, as :class:`Raw` values: their bytes, without numpy).
 
 A model file is a zip archive written by ``torch.save``; its ``data.pkl`` is unpickled with an
 unpickler that allows only the globals a file of plain data and tensors holds
@@ -8,7 +9,9 @@ runs code. :func:`read` gives None for anything it does not take (not a zip arch
 global, big-endian data, another storage type); :func:`tagger.model_file.read_archive` then asks
 ``torch.load(weights_only=True)``, which reads the rest of what it reads and words the errors.
 The torch-free runtimes (:mod:`tagger.runtime.skip_lstm`, :mod:`tagger.runtime.tokenizer`)
-read through this alone.
+read through this alone; numpy is imported only when a file's tensors are read as arrays (a
+tokenizer's C runtime, :mod:`tagger.runtime.c_tokenizer`, reads them ``raw``: importing numpy
+is a third of a small text's process).
 """
 
 from __future__ import annotations
@@ -18,21 +21,58 @@ import io
 import os
 import pickle
 import zipfile
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+#: ``torch.XStorage`` -> numpy dtype name (and :attr:`Raw.dtype`).
+STORAGES = {"FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
+            "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16", "CharStorage": "int8",
+            "ByteStorage": "uint8", "BoolStorage": "bool"}
+#: The bytes of one element of each dtype.
+ITEM_BYTES = {"float32": 4, "float64": 8, "float16": 2, "int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1,
+              "bool": 1}
 
-#: ``torch.XStorage`` -> numpy dtype.
-STORAGES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
-            "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16, "CharStorage": np.int8,
-            "ByteStorage": np.uint8, "BoolStorage": np.bool_}
+
+@dataclass(frozen=True)
+class Raw:
+    """A tensor read ``raw``: ``data`` its elements' bytes in row-major order (a memoryview, as
+    a numpy array's ``data``), its ``shape`` and ``dtype`` name (a numpy array's, as strings)."""
+
+    data: memoryview
+    shape: tuple[int, ...]
+    dtype: str
 
 
-def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple, *rest: Any) -> np.ndarray:
+@dataclass(frozen=True)
+class _Storage:
+    """A storage read ``raw``: its bytes and dtype name."""
+
+    data: memoryview
+    dtype: str
+
+
+def _rebuild_tensor(storage: Any, offset: int, size: tuple, stride: tuple, *rest: Any) -> Any:
+    if isinstance(storage, _Storage):
+        return _raw_tensor(storage, offset, tuple(size), tuple(stride))
+    import numpy as np
+
     if not size:
         return storage[offset : offset + 1].reshape(()).copy()
     strides = tuple(s * storage.itemsize for s in stride)
     return np.lib.stride_tricks.as_strided(storage[offset:], shape=size, strides=strides).copy()
+
+
+def _raw_tensor(storage: _Storage, offset: int, size: tuple, stride: tuple) -> Raw:
+    """A row-major tensor's bytes, a view of its storage's; a ValueError for another layout
+    (a transposed view: no model file of ours holds one)."""
+    expected, step = [], 1
+    for n in reversed(size):
+        expected.append(step)
+        step *= n
+    if any(n > 1 and s != e for n, s, e in zip(size, stride, reversed(expected))):
+        raise ValueError("a tensor that is not row-major")
+    item = ITEM_BYTES[storage.dtype]
+    return Raw(storage.data[offset * item : (offset + step) * item], size, storage.dtype)
 
 
 def _no_tensor(*args: Any) -> None:
@@ -40,13 +80,14 @@ def _no_tensor(*args: Any) -> None:
 
 
 class _Unpickler(pickle.Unpickler):
-    """Plain data and tensors (as numpy arrays); with ``peek``, tensors are None and their data
-    is never read (what a model file is, without the cost of its weights)."""
+    """Plain data and tensors (as numpy arrays, or :class:`Raw` with ``raw``); with ``peek``,
+    tensors are None and their data is never read (what a model file is, without the cost of its
+    weights)."""
 
-    def __init__(self, data: Any, archive: zipfile.ZipFile, prefix: str, peek: bool = False):
+    def __init__(self, data: Any, archive: zipfile.ZipFile, prefix: str, peek: bool = False, raw: bool = False):
         super().__init__(data)
-        self.archive, self.prefix, self.peek = archive, prefix, peek
-        self.storages: dict[str, np.ndarray] = {}  # a storage read once, however many tensors view it
+        self.archive, self.prefix, self.peek, self.raw = archive, prefix, peek, raw
+        self.storages: dict[str, Any] = {}  # a storage read once, however many tensors view it
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("collections", "OrderedDict"):
@@ -54,17 +95,23 @@ class _Unpickler(pickle.Unpickler):
         if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
             return _no_tensor if self.peek else _rebuild_tensor
         if module == "torch" and name in STORAGES:
-            return np.dtype(STORAGES[name])
+            return STORAGES[name]
         raise pickle.UnpicklingError(f"refused global {module}.{name}")
 
-    def persistent_load(self, pid: Any) -> np.ndarray | None:
+    def persistent_load(self, pid: Any) -> Any:
         kind, dtype, key, _location, _numel = pid
         if kind != "storage":
             raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
         if self.peek:
             return None
         if key not in self.storages:
-            self.storages[key] = np.frombuffer(self.archive.read(f"{self.prefix}/data/{key}"), dtype=dtype)
+            data = self.archive.read(f"{self.prefix}/data/{key}")
+            if self.raw:
+                self.storages[key] = _Storage(memoryview(data), dtype)
+            else:
+                import numpy as np
+
+                self.storages[key] = np.frombuffer(data, dtype=dtype)
         return self.storages[key]
 
 
@@ -74,13 +121,14 @@ class _Unpickler(pickle.Unpickler):
 _PEEKED: dict[str, tuple[tuple[int, int, int], dict[str, Any] | None]] = {}
 
 
-def read(path: str | os.PathLike, peek: bool = False) -> dict[str, Any] | None:
-    """The plain data of a model file, tensors as numpy arrays (with ``peek``: None, unread);
-    None when the file is not a zip archive of little-endian plain data that this reader takes
-    (the caller then uses torch, which also gives the errors). A peek at a file unchanged since
-    the last one gives the same dict (read it, do not change it)."""
+def read(path: str | os.PathLike, peek: bool = False, raw: bool = False) -> dict[str, Any] | None:
+    """The plain data of a model file, tensors as numpy arrays (with ``raw``: :class:`Raw`, numpy
+    not imported; with ``peek``: None, unread); None when the file is not a zip archive of
+    little-endian plain data that this reader takes (the caller then uses torch, which also gives
+    the errors). A peek at a file unchanged since the last one gives the same dict (read it, do
+    not change it)."""
     if not peek:
-        return _read(path, peek)
+        return _read(path, peek, raw)
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -92,7 +140,7 @@ def read(path: str | os.PathLike, peek: bool = False) -> dict[str, Any] | None:
     return hit[1]
 
 
-def _read(path: str | os.PathLike, peek: bool) -> dict[str, Any] | None:
+def _read(path: str | os.PathLike, peek: bool, raw: bool = False) -> dict[str, Any] | None:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -103,7 +151,7 @@ def _read(path: str | os.PathLike, peek: bool) -> dict[str, Any] | None:
             if f"{prefix}/byteorder" in names and archive.read(f"{prefix}/byteorder") != b"little":
                 return None
             # the pickle whole, in memory: unpickling from the zip member reads it a few bytes a call
-            loaded = _Unpickler(io.BytesIO(archive.read(pickled)), archive, prefix, peek).load()
+            loaded = _Unpickler(io.BytesIO(archive.read(pickled)), archive, prefix, peek, raw).load()
     except (OSError, zipfile.BadZipFile, pickle.UnpicklingError, ValueError, KeyError, EOFError, TypeError):
         return None
     return loaded if isinstance(loaded, dict) else None

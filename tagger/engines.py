@@ -82,6 +82,10 @@ def runs(paths: Sequence[str]) -> bool:
     then skip-LSTM taggers and transition parsers the runtimes compute; a pipeline file's stages
     count as its own). Files the reader does not take (missing, another format) go to torch,
     which words the errors."""
+    from tagger import archive
+
+    if len(paths) == 1 and (archive.read(paths[0], peek=True) or {}).get("name") == TOKENIZER:
+        return True  # (the pipeline's runtime, and numpy, not imported for a tokenizer alone)
     from tagger.runtime.pipeline import headers, runs as computes
 
     stages = headers(paths)

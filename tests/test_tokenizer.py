@@ -192,39 +192,88 @@ def test_the_numpy_runtime_gives_the_labels_of_the_torch_model(french, tmp_path)
     assert runtime.load(DATA / "sample.conllu") is None  # not a model file: the torch path says why
 
 
-@pytest.mark.skipif(__import__("tagger.runtime.tokenizer", fromlist=["_"])._fastscan is None,
-                    reason="the C step is not built")
+def _numpy_tokenizer(path: Path):
+    """The numpy runtime's tokenizer of a model file (what runs where the C kernels are not built)."""
+    from tagger import archive
+    from tagger.config import config_from_dict
+    from tagger.models.tokenizer import TokenizerConfig
+    from tagger.runtime.numpy_tokenizer import NumpyTokenizer
+
+    plain = archive.read(path)
+    return NumpyTokenizer(config_from_dict(TokenizerConfig, plain["config"], from_file=True), plain["vocabs"],
+                          plain["state_dict"])
+
+
+C_STEP_BUILT = __import__("tagger.modules.fused", fromlist=["_"])._fastscan is not None
+
+
+@pytest.mark.skipif(not C_STEP_BUILT, reason="the C step is not built")
 def test_the_tokenizers_c_step_gives_the_numpy_scans_labels(french, monkeypatch):
     """The C time step (gates reordered i, f, o, g) and numpy's scan (g doubled) label alike."""
-    from tagger.runtime import tokenizer as runtime
+    from tagger.runtime import numpy_tokenizer
     from tagger.tokenization.labels import normalise
 
     text = normalise(_raw_text(DATA / "tokenize-fr.conllu") * 3 + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
-    monkeypatch.setattr(runtime.kernels, "f32_kernel", lambda: 0)  # a step at a time, the C step or numpy
-    monkeypatch.setattr(runtime, "FUSED", True)
-    fused = runtime.load(french).label(text)
-    monkeypatch.setattr(runtime, "FUSED", False)
-    assert fused == runtime.load(french).label(text)
+    monkeypatch.setattr(numpy_tokenizer.kernels, "f32_kernel", lambda: 0)  # a step at a time, the C step or numpy
+    monkeypatch.setattr(numpy_tokenizer, "FUSED", True)
+    fused = _numpy_tokenizer(french).label(text)
+    monkeypatch.setattr(numpy_tokenizer, "FUSED", False)
+    assert fused == _numpy_tokenizer(french).label(text)
 
 
-@pytest.mark.skipif(__import__("tagger.runtime.tokenizer", fromlist=["_"])._fastscan is None,
-                    reason="the C step is not built")
-def test_the_float32_kernels_give_the_numpy_scans_labels(french, monkeypatch):
-    """Each layer in one C call, by each float32 kernel this CPU runs, labels as numpy's scan."""
+@pytest.mark.skipif(not C_STEP_BUILT, reason="the C step is not built")
+def test_the_float32_kernels_give_the_numpy_scans_labels_with_numpy_and_without(french, monkeypatch):
+    """Each layer in one C call, by each float32 kernel this CPU runs, labels as numpy's scan: on
+    numpy's arrays, and on Python's (the C runtime, weights read raw, numpy not needed)."""
+    from tagger import archive
     from tagger.modules import fused
+    from tagger.runtime import c_tokenizer, numpy_tokenizer
     from tagger.runtime import tokenizer as runtime
     from tagger.tokenization.labels import normalise
 
     text = normalise(_raw_text(DATA / "tokenize-fr.conllu") * 3 + "\n\nDu café au lait, 12 € — 東京 😀 aux amis.")
-    monkeypatch.setattr(runtime.kernels, "f32_kernel", lambda: 0)
-    monkeypatch.setattr(runtime, "FUSED", False)
-    plain = runtime.load(french)
+    monkeypatch.setattr(numpy_tokenizer.kernels, "f32_kernel", lambda: 0)
+    monkeypatch.setattr(numpy_tokenizer, "FUSED", False)
+    plain = _numpy_tokenizer(french)
     assert not plain.kernel
-    expected = plain.label(text)
+    expected, short = plain.label(text), plain.label(text[:7])
+    raw = archive.read(french, raw=True)
+    config = runtime.config_from_dict(runtime.TokenizerConfig, raw["config"], from_file=True)
+    monkeypatch.setattr(c_tokenizer, "WINDOWS", 2)  # several batches of windows, the last one smaller
     for number in range(1, int(fused._fastscan.f32_kernel()) + 1):
-        monkeypatch.setattr(runtime.kernels, "f32_kernel", lambda: number)
-        fast = runtime.load(french)
+        monkeypatch.setattr(numpy_tokenizer.kernels, "f32_kernel", lambda: number)
+        fast = _numpy_tokenizer(french)
         assert fast.kernel.f32 == number and fast.label(text) == expected
+        lean = c_tokenizer.CTokenizer(config, raw["vocabs"], raw["state_dict"], kernel=number)
+        assert lean.label(text) == expected and lean.label(text[:7]) == short and lean.label("") == b""
+    assert type(runtime.load(french)) is c_tokenizer.CTokenizer  # what tagger tag runs
+
+
+def test_a_model_file_read_raw_holds_the_bytes_of_its_arrays(french):
+    from tagger import archive
+
+    arrays, raw = archive.read(french), archive.read(french, raw=True)
+    assert arrays["vocabs"] == raw["vocabs"] and arrays["config"] == raw["config"]
+    for name, array in arrays["state_dict"].items():
+        value = raw["state_dict"][name]
+        assert isinstance(value, archive.Raw) and value.shape == array.shape and value.dtype == str(array.dtype)
+        assert bytes(value.data) == array.tobytes(), name
+
+
+def test_a_tokenizer_alone_runs_without_numpy_click_or_torch(french, tmp_path):
+    """``tagger tag --model TOKENIZER``: the C runtime on Python's arrays, the quick route past
+    click (their imports are most of a small text's process), the output torch's."""
+    import subprocess
+    import sys
+
+    (tmp_path / "in.txt").write_text(_raw_text(DATA / "tokenize-fr.conllu"), encoding="utf-8")
+    code = ("import sys; from tagger.cli import main; sys.argv = ['tagger', *sys.argv[1:]]; main(); "
+            "print(sorted(set(sys.modules) & {'numpy', 'click', 'torch'}), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, "tag", "--model", str(french), "--threads", "1", "-o",
+                           str(tmp_path / "out.conllu"), str(tmp_path / "in.txt")], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr.strip() == "[]", done.stderr
+    tagger.load(str(french), engine="torch").tag_file(str(tmp_path / "in.txt"), str(tmp_path / "torch.conllu"))
+    assert (tmp_path / "out.conllu").read_bytes() == (tmp_path / "torch.conllu").read_bytes()
 
 
 def test_a_tokenizer_alone_switches_to_torch_with_the_same_output(french, tmp_path):

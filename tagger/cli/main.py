@@ -2,19 +2,17 @@
 
 Every :class:`~tagger.errors.TaggerError` becomes one line on stderr and exit status 1, and so
 does a failed write to stdout (a full disk: ``error: stdout: cannot write: ...``); a closed stdout
-(``tagger tag ... | head``) ends quietly, with status 0.
+(``tagger tag ... | head``) ends quietly, with status 0 (:mod:`tagger.cli.guard`).
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 
 import click
 
+from tagger.cli.guard import guarded
 from tagger.version import __version__
-from tagger.errors import TaggerError
 
 
 #: Command name -> module; imported only when the command runs (torch loads only where needed).
@@ -56,45 +54,10 @@ class TaggerGroup(click.Group):
             formatter.write_dl([(name, SUMMARIES[name]) for name in COMMANDS])
 
     def invoke(self, ctx: click.Context):
-        """Run the command with ``sys.stdout`` guarded (:class:`GuardedStream`: a failed write is a
-        :class:`TaggerError` naming ``stdout``) and flushed at its end, so that a full disk is
-        reported here and not by the interpreter's last flush."""
-        from tagger.formats.base import GuardedStream  # (every command imports it: not for --help)
-
-        stdout = sys.stdout
-        sys.stdout = guarded = GuardedStream(stdout, "stdout")
-        try:
-            result = super().invoke(ctx)
-            guarded.flush()
-            return result
-        except TaggerError as e:
-            if guarded.failed:
-                _drop_stdout()
-            click.echo(f"error: {e}", err=True)
-            sys.exit(1)
-        except BrokenPipeError:
-            _quiet_broken_pipe()
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
-        finally:
-            if sys.stdout is guarded:
-                sys.stdout = stdout
-
-
-def _drop_stdout() -> None:
-    """Point stdout at devnull, so that the interpreter's final flush of what could not be
-    written does not fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _quiet_broken_pipe() -> None:
-    _drop_stdout()
-    sys.exit(0)
+        """Run the command under :func:`tagger.cli.guard.guarded` (errors as one line, stdout
+        guarded and flushed)."""
+        with guarded():
+            return super().invoke(ctx)
 
 
 @click.group(cls=TaggerGroup, context_settings={"help_option_names": ["-h", "--help"]})

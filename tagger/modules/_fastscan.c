@@ -1461,6 +1461,30 @@ static PyObject *arc_apply(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* window_labels(scores, steps, batch, ld, cols, out): the tokenizer's labels (runtime/c_tokenizer.py),
+ * window by window: out[b * steps + t] (a byte) = the first column of the largest of the `cols`
+ * scores in row t * batch + b (rows of `ld` floats), as numpy's argmax(-1).T gives them */
+static PyObject *window_labels(PyObject *self, PyObject *args) {
+    int64_t steps, batch, ld, cols;
+    unsigned long long scores, out;
+    if (!PyArg_ParseTuple(args, "KLLLLK", &scores, &steps, &batch, &ld, &cols, &out)) return NULL;
+    if (!scores || !out || steps < 0 || batch < 0 || cols < 1 || cols > 256 || ld < cols) {
+        PyErr_SetString(PyExc_ValueError, "window_labels: bad arguments");
+        return NULL;
+    }
+    const float *s = (const float *)(uintptr_t)scores;
+    unsigned char *o = (unsigned char *)(uintptr_t)out;
+    for (int64_t t = 0; t < steps; t++)
+        for (int64_t b = 0; b < batch; b++) {
+            const float *row = s + (t * batch + b) * ld;
+            int64_t best = 0;
+            for (int64_t j = 1; j < cols; j++)
+                if (row[j] > row[best]) best = j;
+            o[b * steps + t] = (unsigned char)best;
+        }
+    Py_RETURN_NONE;
+}
+
 static PyObject *bf16_kernel(PyObject *self, PyObject *args) {
 #ifdef HAVE_BF16_KERNELS
     return PyLong_FromLong(kernel());
@@ -1488,6 +1512,7 @@ static PyMethodDef methods[] = {
     {"arc_features", arc_features, METH_VARARGS, "Arc-standard states' table rows and legality codes (runtime/parser.py)."},
     {"arc_apply", arc_apply, METH_VARARGS, "Arc-standard states take their actions (runtime/parser.py)."},
     {"bag_sum", bag_sum, METH_VARARGS, "Sums of table rows by index, the transition parser's hidden layer (runtime/parser.py)."},
+    {"window_labels", window_labels, METH_VARARGS, "The tokenizer's labels, window by window (runtime/c_tokenizer.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,7 @@ inference scan (:mod:`tagger.modules.recurrent`), the torch-free tagger runtime
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 try:
     from tagger.modules import _fastscan
@@ -22,7 +23,7 @@ FUSED = _fastscan is not None and os.environ.get("TAGGER_FUSED_SCAN", "1") != "0
 KERNELS = ("none", "avx512-bf16", "amx")
 
 #: The float32 kernels of ``_fastscan`` (products and whole-layer scans), by number:
-#: :func:`tagger.runtime.kernels.f32_kernel` chooses one; ``generic`` is plain C vectorised by the
+#: :func:`f32_kernel` chooses one; ``generic`` is plain C vectorised by the
 #: compiler for its target (NEON on aarch64).
 F32_KERNELS = ("none", "generic", "avx2", "avx512")
 
@@ -31,6 +32,8 @@ F32_KERNELS = ("none", "generic", "avx2", "avx512")
 I8_KERNELS = ("none", "avx2", "avx-vnni", "avx512-vnni")
 
 
+#: Per ``TAGGER_CPU`` value (:func:`tagger.options.as_cpu`), the best float32 and int8 kernels such a CPU runs.
+AS_CPU_KERNELS = {"avx2": ("avx2", "avx2"), "avx-vnni": ("avx2", "avx-vnni"), "avx512-vnni": ("avx512", "avx512-vnni")}
 
 
 def asked(variable: str, names: tuple[str, ...], has: int) -> int | None:
@@ -40,4 +43,23 @@ def asked(variable: str, names: tuple[str, ...], has: int) -> int | None:
     return min(has, names.index(wanted)) if wanted in names else None
 
 
-__all__ = ["F32_KERNELS", "FUSED", "I8_KERNELS", "KERNELS", "_fastscan", "asked"]
+@lru_cache(maxsize=1)
+def f32_kernel() -> int:
+    """The float32 kernel the runtimes use where bf16 is not chosen, an index of
+    :data:`F32_KERNELS` (0: none, products a time step at a time in numpy): the best this CPU
+    runs (asked once, by CPUID; AVX2 at most under ``TAGGER_CPU``, :func:`tagger.options.as_cpu`).
+    ``TAGGER_F32_KERNEL`` (a name of F32_KERNELS) asks for one, no more than the CPU has. Here,
+    without numpy, for the tokenizer's C runtime (:mod:`tagger.runtime.c_tokenizer`);
+    :mod:`tagger.runtime.kernels` gives it to the others."""
+    from tagger.options import as_cpu
+
+    if not FUSED:
+        return 0
+    has = int(_fastscan.f32_kernel())
+    if as_cpu():
+        has = min(has, F32_KERNELS.index(AS_CPU_KERNELS[as_cpu()][0]))
+    wanted = asked("TAGGER_F32_KERNEL", F32_KERNELS, has)
+    return has if wanted is None else wanted
+
+
+__all__ = ["AS_CPU_KERNELS", "F32_KERNELS", "FUSED", "I8_KERNELS", "KERNELS", "_fastscan", "asked", "f32_kernel"]

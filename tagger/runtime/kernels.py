@@ -24,7 +24,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from tagger.modules.fused import F32_KERNELS, FUSED, I8_KERNELS, KERNELS, _fastscan, asked
+from tagger.modules.fused import AS_CPU_KERNELS, F32_KERNELS, FUSED, I8_KERNELS, KERNELS, _fastscan, asked
+from tagger.modules.fused import f32_kernel  # noqa: F401 - the runtimes' name for it
 from tagger.modules.packing import Packed
 from tagger.options import as_cpu
 from tagger.runtime import bf16
@@ -167,10 +168,6 @@ def _scan_i8(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.nda
                       xs.shape[1])
 
 
-#: Per ``TAGGER_CPU`` value (:func:`tagger.options.as_cpu`), the best float32 and int8 kernels such a CPU runs.
-AS_CPU_KERNELS = {"avx2": ("avx2", "avx2"), "avx-vnni": ("avx2", "avx-vnni"), "avx512-vnni": ("avx512", "avx512-vnni")}
-
-
 @lru_cache(maxsize=1)
 def i8_kernel() -> int:
     """The int8 kernel the runtime may use (beside the float32 one), an index of
@@ -189,19 +186,3 @@ def i8_kernel() -> int:
     while chosen and not _fastscan.i8_kernel_runs(chosen):  # a CPU with AVX512-VNNI need not have AVX-VNNI
         chosen -= 1
     return chosen
-
-
-@lru_cache(maxsize=1)
-def f32_kernel() -> int:
-    """The float32 kernel the runtime uses where bf16 is not chosen, an index of
-    :data:`F32_KERNELS` (0: none, products a time step at a time in numpy): the best this CPU
-    runs (asked once, by CPUID; AVX2 at most under ``TAGGER_CPU``, :func:`tagger.options.as_cpu`).
-    ``TAGGER_F32_KERNEL`` (a name of F32_KERNELS) asks for one, no more than the CPU has."""
-    if not FUSED:
-        return 0
-    has = int(_fastscan.f32_kernel())
-    if as_cpu():
-        has = min(has, F32_KERNELS.index(AS_CPU_KERNELS[as_cpu()][0]))
-    wanted = asked("TAGGER_F32_KERNEL", F32_KERNELS, has)
-    return has if wanted is None else wanted
-
