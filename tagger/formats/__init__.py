@@ -21,9 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, TextIO
 
-from conllu.exceptions import ParseException
-from conllu.parser import parse_id_value
-
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats import ccgbank, columns, conll, conllx, dp, mrg, pipe, pos, ptb, text, trees
@@ -77,10 +74,7 @@ def _guess(path: str | os.PathLike | None, lines: list[str]) -> tuple[str, str |
 
 
 def _is_conll_id(value: str) -> bool:
-    try:
-        return parse_id_value(value) is not None
-    except ParseException:
-        return False
+    return conll.conll_id(value) is not None
 
 
 def _sniff(lines: list[str]) -> tuple[str, str | None]:

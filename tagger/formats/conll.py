@@ -14,8 +14,6 @@ from __future__ import annotations
 import operator
 from typing import Iterable, Iterator, Sequence, TextIO
 
-from conllu.exceptions import ParseException
-from conllu.parser import parse_id_value
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
@@ -85,6 +83,19 @@ def _plain(lines: list[str]) -> tuple[list[str], list[int]] | None:
     return values, heads
 
 
+def conll_id(value: str) -> int | tuple | None:
+    """A CoNLL-U ID parsed as conllu parses it (``5``, ``(3, "-", 4)``, ``(5, ".", 1)``), None
+    where it is not one. conllu is imported on first use: a run that reads no CoNLL (raw text
+    through a tokenizer alone) starts without it."""
+    from conllu.exceptions import ParseException
+    from conllu.parser import parse_id_value
+
+    try:
+        return parse_id_value(value)
+    except ParseException:
+        return None
+
+
 def _without_ranges(values: list[str]) -> list[int] | None:
     """Take the fields of multiword-range and empty-node lines out of ``values`` (ten fields per
     line) and give the last word of each range, if each such line is where :func:`_checked`
@@ -94,10 +105,7 @@ def _without_ranges(values: list[str]) -> list[int] | None:
         if value.isdigit():
             words += 1
             continue
-        try:
-            wid = parse_id_value(value)
-        except ParseException:
-            return None
+        wid = conll_id(value)
         if not isinstance(wid, tuple):
             return None
         first, kind, last = wid
@@ -129,10 +137,7 @@ def _checked(block: list[tuple[int, str]], name: str) -> tuple[list[str], list[i
         if fields[0].isdecimal():  # the common case, without the general parser
             wid = int(fields[0])
         else:
-            try:
-                wid = parse_id_value(fields[0])
-            except ParseException:
-                wid = None
+            wid = conll_id(fields[0])
         if wid is None:
             raise TaggerError(f"bad ID '{fields[0]}'", name, number)
         expected = len(heads) + 1

@@ -145,7 +145,10 @@ def block(text: str, span: Span, next_start: int, sent_id: int, expander: Expand
     for index, (start, stop, multiword) in enumerate(tokens):
         form = text[start:stop]
         after = text[stop : tokens[index + 1][0] if index < last else next_start]
-        misc = "_" if after == " " and not (index == 0 and before) else _misc(after, before if index == 0 else "")
+        if index == 0 and before:
+            misc = _misc(after, before)
+        else:  # the usual two without a call: one space, or none (a text without spaces: each token)
+            misc = "_" if after == " " else "SpaceAfter=No" if not after else _misc(after)
         n = len(words) + 1
         if expander.is_multiword(form, multiword):
             parts = expander.expand(form)
