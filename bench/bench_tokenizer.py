@@ -3,7 +3,8 @@
 The raw test text is rebuilt from the gold CoNLL-U file (:func:`raw_text`: each sentence's
 ``# text``, the sentences of a paragraph on one line, a blank line at each ``# newpar`` and
 ``# newdoc``). Each system reads it as a whole process (model loading and start-up included),
-``--repeats`` times (median), and writes CoNLL-U; the official scorer
+``--repeats`` times (median; the systems take turns, one run of each and again), and writes
+CoNLL-U; the official scorer
 (``../shared/tools/conll18_ud_eval.py``) and ``tagger evaluate --gold --pred --json`` score it.
 
     python bench/bench_tokenizer.py --out-dir tok-bench                      # UDPipe 1's side only
@@ -184,9 +185,19 @@ def run_udpipe(tokenizer: str, tagger_parser: str | None) -> None:
     sys.stdout.write(output)
 
 
-def measure(name: str, command: list[str], gold: Path, raw: Path, out: Path, repeats: int) -> dict:
-    """Time ``command`` on the raw text and score its output both ways."""
-    times = timed(command, raw, out, repeats)
+def interleaved(runs: list[tuple[str, list[str], Path]], raw: Path, repeats: int) -> dict[str, list[float]]:
+    """Wall seconds of ``repeats`` runs of each ``(name, command, output)`` on the raw text, the
+    systems taking turns (one run of each, then again), so that a machine busy with something
+    else slows all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    for _ in range(repeats):
+        for name, command, out in runs:
+            times[name] += timed(command, raw, out, 1)
+    return times
+
+
+def measure(name: str, command: list[str], gold: Path, raw: Path, out: Path, times: list[float]) -> dict:
+    """A system's record: its ``times`` on the raw text and its output scored both ways."""
     seconds = statistics.median(times)
     chars, tokens = len(raw.read_text(encoding="utf-8")), gold_tokens(gold.read_text(encoding="utf-8"))
     return {"system": name, "command": " ".join(command), "seconds": [round(t, 2) for t in times],
@@ -235,21 +246,20 @@ def main() -> None:
     raw.write_text(raw_text(gold.read_text(encoding="utf-8")), encoding="utf-8")
     me = [sys.executable, str(Path(__file__).resolve())]
     context = {"cpu": _cpu(), "threads": args.threads, "repeats": args.repeats}
-    records = []
+    runs: list[tuple[str, list[str], Path]] = []  # (system, command, output), timed taking turns
+    extra: dict[str, dict] = {}
     if not args.no_udpipe:
         model = out_dir / "udpipe1-tokenizer.model"
         train_seconds = train_udpipe_tokenizer(args, model)
-        record = measure("udpipe1 tokenizer", [*me, "--udpipe-run", str(model)], gold, raw,
-                         out_dir / "udpipe1-tokenized.conllu", args.repeats)
-        records.append({**record, "train_seconds": train_seconds, "options": args.udpipe_tokenizer or "defaults"})
+        runs.append(("udpipe1 tokenizer", [*me, "--udpipe-run", str(model)], out_dir / "udpipe1-tokenized.conllu"))
+        extra["udpipe1 tokenizer"] = {"train_seconds": train_seconds, "options": args.udpipe_tokenizer or "defaults"}
         if args.pipeline and args.udpipe_pipeline_model:
-            records.append(measure("udpipe1 pipeline", [*me, "--udpipe-run", str(model), args.udpipe_pipeline_model],
-                                   gold, raw, out_dir / "udpipe1-pipeline.conllu", args.repeats))
+            runs.append(("udpipe1 pipeline", [*me, "--udpipe-run", str(model), args.udpipe_pipeline_model],
+                         out_dir / "udpipe1-pipeline.conllu"))
     tagger = [sys.executable, "-m", "tagger", "tag", "--threads", str(args.threads)]
     if args.ours:
         if Path(args.ours).exists():
-            records.append(measure("tagger tokenizer", [*tagger, "--model", args.ours], gold, raw,
-                                   out_dir / "tagger-tokenized.conllu", args.repeats))
+            runs.append(("tagger tokenizer", [*tagger, "--model", args.ours], out_dir / "tagger-tokenized.conllu"))
         else:
             print(f"note: no tokenizer model {args.ours}; our side left out", file=sys.stderr)
     if args.pipeline:
@@ -258,8 +268,11 @@ def main() -> None:
         if missing:
             print(f"note: no model {', '.join(missing)}; our pipeline left out", file=sys.stderr)
         else:
-            records.append(measure("tagger pipeline", [*tagger, *sum((["--model", m] for m in models), [])], gold,
-                                   raw, out_dir / "tagger-pipeline.conllu", args.repeats))
+            runs.append(("tagger pipeline", [*tagger, *sum((["--model", m] for m in models), [])],
+                         out_dir / "tagger-pipeline.conllu"))
+    times = interleaved(runs, raw, args.repeats)
+    records = [{**measure(name, command, gold, raw, out, times[name]), **extra.get(name, {})}
+               for name, command, out in runs]
     for record in records:
         print(json.dumps({**record, **context, "load": os.getloadavg()[0]}), flush=True)
     print(table(records))

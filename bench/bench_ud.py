@@ -13,7 +13,7 @@ For each treebank folder (under ``../shared/data``, or a path) it:
    parser with its default options (``ufal.udpipe``, the ``bench`` extra), on the same files; a
    model already in ``--out-dir`` is reused;
 3. runs both on the raw test text rebuilt from ``# text`` and ``# newpar``
-   (:func:`bench_tokenizer.raw_text`) as whole processes, timed (median of ``--repeats``);
+   (:func:`bench_tokenizer.raw_text`) as whole processes, timed (median of ``--repeats``, the two systems taking turns);
 4. scores both with the official CoNLL 2018 scorer.
 
 It prints one JSON line per system and treebank, then one markdown table: treebank × system ×
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from bench_pipeline import SHARED, byte_compile, load  # bench/ is this script's folder
-from bench_tokenizer import _cpu, measure, raw_text
+from bench_tokenizer import _cpu, interleaved, measure, raw_text
 
 SHOWN = ("Tokens", "Sentences", "Words", "UPOS", "UFeats", "LAS")
 #: The share of dev trained on where a treebank has no train file.
@@ -110,14 +110,15 @@ def treebank(name: str, args: argparse.Namespace) -> list[dict]:
     ours_minutes = train_ours(train, dev, ours, args.minutes, args.threads, args.set) if not args.ours else None
     ours = args.ours or ours
     udpipe_minutes = train_udpipe(train, dev, theirs) if not args.no_udpipe else None
-    records = []
-    command = [sys.executable, "-m", "tagger", "tag", "--quiet", "--threads", str(args.threads), "--model", str(ours)]
-    records.append({**measure("tagger", command, test, raw, out / "tagger.conllu", args.repeats),
-                    "train_minutes": ours_minutes})
+    runs = [("tagger", [sys.executable, "-m", "tagger", "tag", "--quiet", "--threads", str(args.threads), "--model",
+                        str(ours)], out / "tagger.conllu")]
     if not args.no_udpipe:
-        command = [sys.executable, str(Path(__file__).resolve()), "--udpipe-run", str(theirs)]
-        records.append({**measure("udpipe1", command, test, raw, out / "udpipe1.conllu", args.repeats),
-                        "train_minutes": udpipe_minutes})
+        runs.append(("udpipe1", [sys.executable, str(Path(__file__).resolve()), "--udpipe-run", str(theirs)],
+                     out / "udpipe1.conllu"))
+    times = interleaved(runs, raw, args.repeats)  # the two systems taking turns
+    minutes = {"tagger": ours_minutes, "udpipe1": udpipe_minutes}
+    records = [{**measure(system, command, test, raw, output, times[system]), "train_minutes": minutes[system]}
+               for system, command, output in runs]
     for record in records:
         record.update({"treebank": folder.name, "split": how, "train_sentences": len(blocks(train))})
         print(json.dumps({**record, "cpu": _cpu(), "threads": args.threads}), flush=True)
