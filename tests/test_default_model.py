@@ -137,3 +137,22 @@ def test_info_en_shows_scores_and_the_training_command():
     text = " ".join(done.stdout.split())
     assert "EWT test, raw text" in text and "LAS" in text and "tagger train --task pipeline" in text
     assert "CC BY-SA 4.0" in text
+
+
+@pytest.mark.skipif(not __import__("tagger.modules.fused", fromlist=["_"]).f32_kernel(), reason="no C kernels built")
+def test_the_shipped_tokenizer_in_float16_runs_in_c_as_numpy_runs_it():
+    """The shipped model keeps its tokenizer in float16: the C runtime reads it (no fall back to
+    torch) and labels as the numpy runtime."""
+    from tagger import archive
+    from tagger.runtime import tokenizer
+    from tagger.runtime.c_tokenizer import CTokenizer
+    from tagger.runtime.numpy_tokenizer import NumpyTokenizer
+    from tagger.tokenization.labels import normalise
+
+    stage = archive.read(resources.model_path(resources.DEFAULT))["stages"][0]
+    assert str(stage["state_dict"]["rnn.weight_ih_l0"].dtype) == "float16"
+    fast = tokenizer.from_archive(stage)
+    config = tokenizer.config_from_dict(tokenizer.TokenizerConfig, stage["config"], from_file=True)
+    text = normalise(RAW * 3)
+    assert isinstance(fast, CTokenizer) and fast.label(text) == NumpyTokenizer(config, stage["vocabs"],
+                                                                                stage["state_dict"]).label(text)

@@ -18,6 +18,7 @@ same labels), its buffers Python's ``array``:
 
 from __future__ import annotations
 
+import struct
 from array import array
 from itertools import chain
 from typing import Any, Sequence
@@ -39,12 +40,17 @@ def up(n: int, to: int) -> int:
 
 
 def floats(tensor: Any) -> tuple[array, tuple[int, ...]]:
-    """A float32 tensor (a :class:`tagger.archive.Raw`, or a numpy array: both have ``data``,
-    ``shape`` and ``dtype``) as a flat ``array('f')`` of its row-major values, and its shape."""
-    if str(tensor.dtype) != "float32":
-        raise ValueError(f"a {tensor.dtype} weight where float32 was expected")
-    values = array("f")
-    values.frombytes(tensor.data.cast("B"))
+    """A float32 or float16 tensor (a :class:`tagger.archive.Raw`, or a numpy array: both have
+    ``data``, ``shape`` and ``dtype``; the shipped model keeps its tokenizer in float16) as a flat
+    ``array('f')`` of its row-major values, and its shape."""
+    data, dtype = tensor.data.cast("B"), str(tensor.dtype)
+    if dtype == "float32":
+        values = array("f")
+        values.frombytes(data)
+    elif dtype == "float16":  # (struct reads half floats; array and memoryview do not)
+        values = array("f", struct.unpack(f"<{len(data) // 2}e", data))
+    else:
+        raise ValueError(f"a {dtype} weight where float32 or float16 was expected")
     return values, tuple(tensor.shape)
 
 
