@@ -145,9 +145,15 @@ class Expander:
             self.lexicon[surface] = words.split(" ")
         #: form -> (times one word, times a multiword token) in training; empty for older models
         self.tokens: dict[str, tuple[int, int]] = {}
+        #: the forms training decides (:meth:`is_multiword`): multiword or not
+        self.decided: dict[str, bool] = {}
         for entry in tokens:
             form, one, multi = entry.split("\t")
-            self.tokens[form] = (int(one), int(multi))
+            counts = self.tokens[form] = (int(one), int(multi))
+            if sum(counts) >= DECIDE_MIN_COUNT:
+                share = counts[1] / sum(counts)
+                if share >= DECIDE_SHARE or share <= 1 - DECIDE_SHARE:
+                    self.decided[form] = share >= DECIDE_SHARE
         least = 1 if self.tokens else MIN_RULE_COUNT
         self.rules: dict[str, tuple[str, list[str], int]] = {}
         for entry in rules:
@@ -173,11 +179,7 @@ class Expander:
         """Whether the token ``form`` is a multiword token: as training had it where it saw the
         form at least :data:`DECIDE_MIN_COUNT` times, one way at least :data:`DECIDE_SHARE` of
         them; else ``marked``, the model's decision."""
-        counts = self.tokens.get(form.lower()) if self.tokens else None
-        if counts is None or sum(counts) < DECIDE_MIN_COUNT:
-            return marked
-        share = counts[1] / sum(counts)
-        return True if share >= DECIDE_SHARE else False if share <= 1 - DECIDE_SHARE else marked
+        return self.decided.get(form.lower(), marked) if self.decided else marked
 
     def expand(self, surface: str) -> list[str]:
         """The words of ``surface`` (itself alone when it cannot be expanded)."""
