@@ -85,6 +85,12 @@ def test_normalise_keeps_the_length_and_marks_paragraph_breaks():
     assert norm == "a b c" + PAR * 6 + "d e\x01"
 
 
+def test_normalise_makes_every_white_space_character_a_space_and_leaves_the_others():
+    chars = "".join(chr(c) for c in range(1, 0x30000) if not 0xD800 <= c < 0xE000)  # no blank line: "\n" alone
+    expected = "".join(" " if c.isspace() else c for c in chars)
+    assert normalise(chars) == expected and normalise("\x00") == "\x01"
+
+
 def test_escapes_round_trip():
     spaces = " \t\n\r\u00a0\u3000"
     assert escape_spaces("\n\n") == "\\n\\n" and escape_spaces("  ") == "\\s\\s"

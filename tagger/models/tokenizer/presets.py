@@ -18,6 +18,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "training": {"optimizer": "adam", "lr": 0.005, "batch_size": 16, "max_epochs": 100, "patience": 5,
                      "halve_threshold": 0.002},
     },
+    "medium": {
+        "based_on": "fast",
+        "description": "40 cells, characters in 32 dimensions: on EWT test the most accurate of the three (tokens F1 "
+                       "99.46, words 99.20, sentences 87.91; wide 99.32, 99.08, 88.66) and 1.6× wide's speed; the "
+                       "shipped English model's",
+        "model": {"hidden": 40, "char_dim": 32},
+    },
     "wide": {
         "based_on": "fast",
         "description": "64 cells, characters in 32 dimensions, windows of 192 characters with 32 of context: about "
