@@ -24,7 +24,7 @@ from itertools import chain
 from typing import Any, Sequence
 
 from tagger.modules.fused import _fastscan, f32_kernel
-from tagger.runtime.tokenizer import Vocabulary
+from tagger.runtime.tokenizer_vocabulary import Vocabulary
 from tagger.tokenization.labels import N_CATEGORIES
 
 #: Windows per batch, at most: fewer than the numpy runtime's 128, as buffers this size stay in

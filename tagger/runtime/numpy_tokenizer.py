@@ -18,7 +18,7 @@ from tagger.modules import packing
 from tagger.modules.fused import FUSED
 from tagger.runtime import kernels
 from tagger.runtime.scan import lstm_layer
-from tagger.runtime.tokenizer import Vocabulary
+from tagger.runtime.tokenizer_vocabulary import Vocabulary
 from tagger.tokenization.labels import N_CATEGORIES
 
 #: Windows per batch, at most; by the float32 kernels, whose layers take all their time steps'
