@@ -164,27 +164,6 @@ def train_udpipe_tokenizer(args: argparse.Namespace, path: Path) -> float | None
     return round(seconds, 1)
 
 
-def run_udpipe(tokenizer: str, tagger_parser: str | None) -> None:
-    """One UDPipe 1 process: raw text on stdin, CoNLL-U on stdout; tokenizer, then (if given)
-    another model's default tagger and parser."""
-    from ufal import udpipe as u  # type: ignore[import-not-found]
-
-    text = sys.stdin.read()
-    error = u.ProcessingError()
-    model = u.Model.load(tokenizer)
-    if model is None:
-        raise SystemExit(f"cannot load UDPipe model {tokenizer}")
-    output = u.Pipeline(model, "tokenize", u.Pipeline.NONE, u.Pipeline.NONE, "conllu").process(text, error)
-    if not error.occurred() and tagger_parser:
-        second = u.Model.load(tagger_parser)
-        if second is None:
-            raise SystemExit(f"cannot load UDPipe model {tagger_parser}")
-        output = u.Pipeline(second, "conllu", u.Pipeline.DEFAULT, u.Pipeline.DEFAULT, "conllu").process(output, error)
-    if error.occurred():
-        raise SystemExit(f"UDPipe: {error.message}")
-    sys.stdout.write(output)
-
-
 def interleaved(runs: list[tuple[str, list[str], Path]], raw: Path, repeats: int) -> dict[str, list[float]]:
     """Wall seconds of ``repeats`` runs of each ``(name, command, output)`` on the raw text, the
     systems taking turns (one run of each, then again), so that a machine busy with something
@@ -233,28 +212,24 @@ def main() -> None:
                         help="UDPipe 1's tagger+parser model for --pipeline (bench_pipeline.py --udpipe trains it)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--udpipe-run", nargs="+", metavar="MODEL", help=argparse.SUPPRESS)  # a timed UDPipe process
     args = parser.parse_args()
-    if args.udpipe_run:
-        run_udpipe(args.udpipe_run[0], args.udpipe_run[1] if len(args.udpipe_run) > 1 else None)
-        return
     byte_compile()
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     gold = Path(args.test)
     raw = out_dir / "test.txt"
     raw.write_text(raw_text(gold.read_text(encoding="utf-8")), encoding="utf-8")
-    me = [sys.executable, str(Path(__file__).resolve())]
+    udpipe = [sys.executable, str(Path(__file__).resolve().parent / "udpipe_run.py"), "tokenize"]  # a lean process
     context = {"cpu": _cpu(), "threads": args.threads, "repeats": args.repeats}
     runs: list[tuple[str, list[str], Path]] = []  # (system, command, output), timed taking turns
     extra: dict[str, dict] = {}
     if not args.no_udpipe:
         model = out_dir / "udpipe1-tokenizer.model"
         train_seconds = train_udpipe_tokenizer(args, model)
-        runs.append(("udpipe1 tokenizer", [*me, "--udpipe-run", str(model)], out_dir / "udpipe1-tokenized.conllu"))
+        runs.append(("udpipe1 tokenizer", [*udpipe, str(model)], out_dir / "udpipe1-tokenized.conllu"))
         extra["udpipe1 tokenizer"] = {"train_seconds": train_seconds, "options": args.udpipe_tokenizer or "defaults"}
         if args.pipeline and args.udpipe_pipeline_model:
-            runs.append(("udpipe1 pipeline", [*me, "--udpipe-run", str(model), args.udpipe_pipeline_model],
+            runs.append(("udpipe1 pipeline", [*udpipe, str(model), args.udpipe_pipeline_model],
                          out_dir / "udpipe1-pipeline.conllu"))
     tagger = [sys.executable, "-m", "tagger", "tag", "--threads", str(args.threads)]
     if args.ours:

@@ -85,20 +85,6 @@ def train_udpipe(train: Path, dev: Path, out: Path) -> float | None:
     return round((time.perf_counter() - start) / 60, 1)
 
 
-def run_udpipe(model: str) -> None:
-    """One UDPipe 1 process: raw text on stdin, its tokenizer, tagger and parser, CoNLL-U out."""
-    from ufal import udpipe as u  # type: ignore[import-not-found]
-
-    loaded = u.Model.load(model)
-    if loaded is None:
-        raise SystemExit(f"cannot load UDPipe model {model}")
-    error = u.ProcessingError()
-    output = u.Pipeline(loaded, "tokenize", u.Pipeline.DEFAULT, u.Pipeline.DEFAULT, "conllu").process(sys.stdin.read(), error)
-    if error.occurred():
-        raise SystemExit(f"UDPipe: {error.message}")
-    sys.stdout.write(output)
-
-
 def treebank(name: str, args: argparse.Namespace) -> list[dict]:
     folder = Path(name) if Path(name).is_dir() else SHARED / "data" / name
     out = Path(args.out_dir) / folder.name
@@ -113,7 +99,8 @@ def treebank(name: str, args: argparse.Namespace) -> list[dict]:
     runs = [("tagger", [sys.executable, "-m", "tagger", "tag", "--quiet", "--threads", str(args.threads), "--model",
                         str(ours)], out / "tagger.conllu")]
     if not args.no_udpipe:
-        runs.append(("udpipe1", [sys.executable, str(Path(__file__).resolve()), "--udpipe-run", str(theirs)],
+        lean = Path(__file__).resolve().parent / "udpipe_run.py"  # a process that imports UDPipe alone
+        runs.append(("udpipe1", [sys.executable, str(lean), "pipeline", str(theirs)],
                      out / "udpipe1.conllu"))
     times = interleaved(runs, raw, args.repeats)  # the two systems taking turns
     minutes = {"tagger": ours_minutes, "udpipe1": udpipe_minutes}
@@ -146,11 +133,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="ARG",
                         help="one more argument to our `tagger train` (repeatable), e.g. --set=--preset --set=bilstm-tags")
     parser.add_argument("--ours", metavar="MODEL", help="run this model file (or shipped name, e.g. en) as ours instead of training one")
-    parser.add_argument("--udpipe-run", metavar="MODEL", help=argparse.SUPPRESS)  # a timed UDPipe process
     args = parser.parse_args()
-    if args.udpipe_run:
-        run_udpipe(args.udpipe_run)
-        return
     byte_compile()
     records = [record for name in args.treebanks for record in treebank(name, args)]
     print(table(records))

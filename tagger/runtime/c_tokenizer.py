@@ -27,9 +27,11 @@ from tagger.modules.fused import _fastscan, f32_kernel
 from tagger.runtime.tokenizer_vocabulary import Vocabulary
 from tagger.tokenization.labels import N_CATEGORIES
 
-#: Windows per batch, at most: fewer than the numpy runtime's 128, as buffers this size stay in
-#: the caches (Japanese GSD's test text: a process's first labels 45 ms at 128, 29 ms at 32 with the buffers reused).
-WINDOWS = 32
+#: Windows per batch, at most: a multiple of the float32 kernels' blocks of rows (12 for AVX-512,
+#: 6 for AVX2), and few, so that a batch's buffers stay in the caches: the first labels of a
+#: process (AMX Xeon, AVX-512 kernel) on Japanese GSD's test text 22.8 ms at 12, 27.4 at 32,
+#: 45 at 128; EWT's with the ``medium`` tokenizer 144 ms at 12, 167 at 32 (AVX2 kernel: 158, 170).
+WINDOWS = 12
 #: The right-hand sides' alignment, in floats (64 bytes: the kernels read them a cache line at a time).
 ALIGN = 16
 
