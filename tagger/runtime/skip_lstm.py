@@ -64,6 +64,10 @@ KERNEL_MAX_TOKENS = 1024
 #: ... and with the float32 kernels (5,000 EWT train sentences, AVX2, one thread: 6.98 s of CPU at
 #: 512, 6.47 at 1024, 6.61 at 2048, 6.34 at 4096; fewer, larger batches leave threads less to share)
 F32_MAX_TOKENS = 2048
+#: ... and with the int8 kernels (EWT train through the `fast` student as an AVX2 CPU, AMX Xeon,
+#: medians of 3 alternating runs in one process: one thread 4.58 s at 1024, 4.82 s at 2048; two
+#: threads 3.37 s both)
+I8_MAX_TOKENS = 1024
 #: The first layer's per-word products of a chunk's new words run in the pool in at most PARTS parts
 #: of at least PART_ROWS rows (:meth:`NumpyTagger.first_products`).
 PARTS, PART_ROWS = 8, 256
@@ -223,7 +227,9 @@ class NumpyTagger:
         and (with the C steps) the batches handed to ``pool`` to run, if one is given; the labels
         come from :meth:`finish`. While a chunk's batches run, the next chunk can be started
         (its new word rows are written past the rows the running batches read)."""
-        most = KERNEL_MAX_TOKENS if self.kernel.bf16 else F32_MAX_TOKENS if self.kernel.f32 else MAX_TOKENS
+        kernel = self.kernel
+        most = (KERNEL_MAX_TOKENS if kernel.bf16 else I8_MAX_TOKENS if kernel.i8 else F32_MAX_TOKENS if kernel.f32
+                else MAX_TOKENS)
         batches = length_batches(sentences, most)
         words = None
         if _fastscan is not None:  # the first layer's per-word products once per word, kept across calls
