@@ -3,13 +3,14 @@
 ``tagger tag --model tok.model`` on a small text is mostly start-up: importing numpy is a third of
 the process on a 60 kB text, more than the network's forward pass (docs/benchmarks.md, "Any
 language"). Where the float32 kernels of ``tagger/modules/_fastscan.c`` are built, this computes
-what :class:`tagger.runtime.tokenizer.NumpyTokenizer` computes with the same kernels (tested: the
-same labels), its buffers Python's ``array``:
+what :class:`tagger.runtime.numpy_tokenizer.NumpyTokenizer` computes with the same kernels
+(tested: the same labels), its buffers Python's ``array``:
 
 - the weights: a model file's tensors read ``raw`` (:func:`tagger.archive.read`), or a pipeline
-  stage's numpy arrays (their ``data``): torch's ``nn.LSTM`` weights of each direction, gates
-  reordered to the kernels' i, f, o, g and packed as :mod:`tagger.modules.packing` packs them
-  (:func:`panels`; the tokenizer's matrices are small, so this costs a few milliseconds);
+  stage's numpy arrays (their ``data``), float32 or float16 (:func:`floats`): torch's ``nn.LSTM``
+  weights of each direction, gates reordered to the kernels' i, f, o, g and packed as
+  :mod:`tagger.modules.packing` packs them (:class:`Panels`; a tokenizer's matrices are small,
+  so this costs a few milliseconds);
 - per window batch, rows ``t·B + b``: the inputs ``[char embedding; category embedding]``
   gathered by ``bag_sum``, each layer's input projection one ``f32_product`` for both directions,
   its time loop one ``f32_scan``, the output layer one product of the windows' middle steps, and
