@@ -15,17 +15,18 @@ from tests.helpers import DATA, assert_one_line_error, run
 
 @pytest.mark.parametrize("argv, expected", [
     (["tag", "--model", "m", "a.txt"], quick.Plain(["m"], None, None, ["a.txt"])),
-    (["tag", "--model=m", "--threads=2", "-q", "-o", "out.conllu"], quick.Plain(["m"], 2, "out.conllu", [])),
+    (["tag", "--model=m", "--threads=2", "-q", "-o", "out.conllu"], quick.Plain(["m"], 2, "out.conllu", [], True)),
     (["tag", "--quiet", "--model", "m", "--model", "n", "--output", "o", "a", "b"],
-     quick.Plain(["m", "n"], None, "o", ["a", "b"])),
+     quick.Plain(["m", "n"], None, "o", ["a", "b"], True)),
     (["tag", "--model", "m", "-"], quick.Plain(["m"], None, None, ["-"])),
+    (["tag"], quick.Plain()), (["tag", "-q", "a.txt"], quick.Plain([], None, None, ["a.txt"], True)),  # the shipped model
 ])
 def test_plain_calls_are_taken(argv, expected):
     assert quick.parse(argv) == expected
 
 
 @pytest.mark.parametrize("argv", [
-    [], ["train", "--model", "m"], ["tag"], ["tag", "a.txt"],  # no model: the shipped one, and its note, are click's
+    [], ["train", "--model", "m"], ["tag", "--help"],
     ["tag", "--model", "m", "--help"], ["tag", "--model", "m", "--format", "text"], ["tag", "--model", "m", "-f", "text"],
     ["tag", "--model"], ["tag", "--model", "m", "--threads", "0"], ["tag", "--model", "m", "--threads", "two"],
     ["tag", "--model", "m", "--threads", "1", "--threads", "2"], ["tag", "--model", "m", "-o", "a", "-o", "b"],
@@ -71,6 +72,15 @@ def test_it_writes_what_the_click_command_writes(sample_tagger, tmp_path):
     quick_run, click_run = _both("--model", str(sample_tagger), "--threads", "1", str(DATA / "sample.conllu"))
     assert quick_run.returncode == click_run.returncode == 0, click_run.stderr
     assert quick_run.stdout == click_run.stdout and quick_run.stdout.count(b"\n\n") >= 2
+
+
+def test_without_a_model_it_runs_the_shipped_one_with_the_click_commands_note():
+    raw = b"The cat sat on the mat. It purred.\n"
+    quick_run, click_run = run("tag", stdin=raw), run("tag", "--format", "auto", stdin=raw)
+    assert quick_run.returncode == click_run.returncode == 0, click_run.stderr
+    assert (quick_run.stdout, quick_run.stderr) == (click_run.stdout, click_run.stderr)
+    assert b"shipped English model 'en'" in quick_run.stderr and b"\tpurred\t" in quick_run.stdout
+    assert run("tag", "-q", stdin=raw).stderr == b""
 
 
 @pytest.mark.parametrize("case", ["model", "input"])

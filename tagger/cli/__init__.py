@@ -1,5 +1,5 @@
 """The command line. :func:`main` is the ``tagger`` script and ``python -m tagger``: a plain
-``tagger tag --model FILE ...`` runs without importing click (:mod:`tagger.cli.quick`), the rest
+``tagger tag [--model FILE ...] ...`` runs without importing click (:mod:`tagger.cli.quick`), the rest
 through the click group (:mod:`tagger.cli.main`)."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""``tagger tag`` in its plainest form without click: ``tagger tag --model FILE [--model FILE ...]
-[--threads N] [--quiet] [-o OUT] [INPUT ...]``.
+"""``tagger tag`` in its plainest form without click: ``tagger tag [--model FILE ...] [--threads N]
+[--quiet] [-o OUT] [INPUT ...]`` (no ``--model``: the shipped model, with the click command's
+note unless ``--quiet``).
 
 Importing click and building the command takes about 15 ms of a process whose model (a
 tokenizer alone, :mod:`tagger.runtime.c_tokenizer`) may take 30 ms to label a 60 kB text: for
@@ -30,11 +31,12 @@ class Plain:
     threads: int | None = None
     output: str | None = None
     inputs: list[str] = field(default_factory=list)
+    quiet: bool = False
 
 
 def parse(argv: Sequence[str]) -> Plain | None:
     """The arguments of ``argv`` (after the program's name) where they are a plain ``tagger tag``
-    call with at least one ``--model``; None for anything else."""
+    call; None for anything else."""
     if not argv or argv[0] != "tag":
         return None
     plain, seen = Plain(), set()
@@ -47,6 +49,7 @@ def parse(argv: Sequence[str]) -> Plain | None:
         if name not in OPTIONS or (equals and (name == "-o" or OPTIONS[name] is None)):
             return None
         if OPTIONS[name] is None:
+            plain.quiet = True
             continue
         if not equals:
             value = next(args, None)
@@ -54,9 +57,7 @@ def parse(argv: Sequence[str]) -> Plain | None:
                 return None
         if not _take(plain, OPTIONS[name], value, seen):
             return None
-    if not plain.models or ("-" in plain.inputs and len(plain.inputs) > 1):
-        return None
-    return plain
+    return None if "-" in plain.inputs and len(plain.inputs) > 1 else plain
 
 
 def _take(plain: Plain, name: str, value: str, seen: set[str]) -> bool:
@@ -88,6 +89,12 @@ def run(argv: Sequence[str]) -> bool:
     from tagger.progress import tagging_progress
 
     inputs = [] if plain.inputs == ["-"] else plain.inputs
+    if not plain.models:
+        from tagger import resources
+
+        plain.models = [resources.DEFAULT]
+        if not plain.quiet:
+            print(resources.default_note(), file=sys.stderr, flush=True)
     with guarded():
         with tagging_progress(inputs, to_terminal=plain.output in (None, "-") and sys.stdout.isatty()):
             model = load(plain.models, "auto", plain.threads, "auto", None, None)

@@ -108,9 +108,7 @@ def command(model_paths: tuple[str, ...], quiet: bool, inputs: tuple[str, ...], 
     if not model_paths:
         model_paths = (resources.DEFAULT,)
         if not quiet:
-            shipped = resources.SHIPPED[resources.DEFAULT]
-            click.echo(f"tagger: no --model given: using the shipped {shipped.language} model '{resources.DEFAULT}' "
-                       f"({shipped.description}; tagger info {resources.DEFAULT}; --quiet drops this note)", err=True)
+            click.echo(resources.default_note(), err=True)
     with tagging_progress(inputs, to_terminal=output in (None, "-") and sys.stdout.isatty()):
         model = load(model_paths, device, threads, precision, beam, constrained)
         model.tag_file(list(inputs) or None, output, options.pop("output_format"),

@@ -68,6 +68,14 @@ def model_path(name: str | os.PathLike) -> str:
     return str(path)
 
 
+def default_note() -> str:
+    """The note ``tagger tag`` writes on stderr when it runs :data:`DEFAULT` because no ``--model``
+    was given (``--quiet`` drops it)."""
+    shipped = SHIPPED[DEFAULT]
+    return (f"tagger: no --model given: using the shipped {shipped.language} model '{DEFAULT}' ({shipped.description}; "
+            f"tagger info {DEFAULT}; --quiet drops this note)")
+
+
 def shipped_name(path: str | os.PathLike) -> str | None:
     """The name of the shipped model at ``path`` (None for any other file)."""
     try:
