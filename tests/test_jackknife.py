@@ -187,8 +187,8 @@ def test_jackknife_trains_the_parser_on_tags_of_taggers_that_never_saw_them_and_
     assert summary["folds"] == 2 and summary["columns"] == ["upos"] and summary["work_dir"] == str(work)
     assert [t["name"] for t in summary["taggers"]] == ["fold01", "fold02", "all"]
     assert not any(t["reused"] for t in summary["taggers"]) and summary["jobs"] == 2
-    # (wall seconds are rounded to tenths: a run whose tagging after training is quick can round below)
-    assert all(t["seconds"] > 0 and t["wall_seconds"] >= t["seconds"] - 0.05 for t in summary["taggers"])
+    # (both are rounded to tenths, each by up to 0.05: a run whose tagging after training is quick can round below)
+    assert all(t["seconds"] > 0 and t["wall_seconds"] >= t["seconds"] - 0.1 for t in summary["taggers"])
     assert summary["tagger_seconds"] == pytest.approx(sum(t["seconds"] for t in summary["taggers"]), abs=0.2)
     assert "tagger fold01 (1/2): training" in done.stderr and "tagger all done: dev accuracy" in done.stderr
 
