@@ -61,11 +61,11 @@ def products(has: int, f32: int, i8: int) -> dict:
             way = kernels.Kernel(f32=number)
             row[way.name] = round(
                 flops / bf16.best_seconds(lambda: kernels.product(way, x, panels, result), 20) / 1e9, 1)
-        quantised = packing.pack_i8(w, packing.scale_for(1.0))  # the layers' outputs, within ±1, as codes
-        codes = np.full((m, quantised.k), packing.ZERO, dtype=np.uint8)  # K padded to 4
-        codes[:, :k] = packing.codes(np.tanh(x), quantised.scale)
         for number in [k for k in range(1, i8 + 1) if fused._fastscan.i8_kernel_runs(k)]:
-            way = kernels.Kernel(f32=f32, i8=number)
+            way = kernels.Kernel(f32=f32, i8=number)  # the layers' outputs, within ±1, as codes; K padded to 4
+            quantised = packing.pack_i8(w, packing.scale_for(1.0), way.weight_max)
+            codes = np.full((m, quantised.k), packing.ZERO, dtype=np.uint8)
+            codes[:, :k] = packing.codes(np.tanh(x), quantised.scale)
             row[way.name] = round(
                 flops / bf16.best_seconds(lambda: kernels.product(way, codes, quantised, result), 20) / 1e9, 1)
         out[f"{what} [{m}×{k}]·[{k}×{n}]"] = row

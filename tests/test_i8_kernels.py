@@ -58,7 +58,7 @@ def test_products_are_the_integer_arithmetic_and_near_float64(kernel, m, k, n):
     x = np.tanh(rng.standard_normal((m, k))).astype(np.float32)
     w = (rng.standard_normal((k, n)) * 0.2).astype(np.float32)
     bias = rng.standard_normal(n).astype(np.float32)
-    packed = packing.pack_i8(w, packing.scale_for(1.0))
+    packed = packing.pack_i8(w, packing.scale_for(1.0), kernel.weight_max)
     a = np.full((m, packed.k), 64, dtype=np.uint8)
     a[:, :k] = packing.codes(x, packed.scale)
     out = np.full((m, n), np.nan, dtype=np.float32)
@@ -73,6 +73,34 @@ def test_products_are_the_integer_arithmetic_and_near_float64(kernel, m, k, n):
         kernels.product(Kernel(f32=I8.f32), a, packed, out)
 
 
+@pytest.mark.parametrize("kernel", EVERY)
+@pytest.mark.parametrize("k", [4, 8, 12, 132])  # one, two, three and 33 groups of 4 k: AVX2's pairs and an odd one
+def test_the_extreme_codes_and_weights_a_kernel_takes_sum_exactly(kernel, k):
+    top = kernel.weight_max
+    assert top == (63 if fused.I8_KERNELS[kernel.i8] == "avx2" else 127)
+    signs = np.where(np.arange(k * 32).reshape(k, 32) % 3 == 0, -1.0, 1.0)
+    signs[:, :16] = 1.0  # columns of all +top, and of mixed signs
+    w = (signs * top).astype(np.float32)
+    packed = packing.pack_i8(w, 1.0, top)
+    assert np.abs(unpacked(packed)).max() == top and packed.top == top
+    for code in (127, 0, 1):  # every code at an end: int16 pairs at their largest
+        a = np.full((13, packed.k), code, dtype=np.uint8)
+        out = np.full((13, 32), np.nan, dtype=np.float32)
+        kernels.product(kernel, a, packed, out)
+        expected = (a.astype(np.int64) @ unpacked(packed).astype(np.int64) - packed.corr).astype(np.float32) * packed.deq
+        np.testing.assert_allclose(out, expected[:, :32], rtol=1e-6)
+        np.testing.assert_allclose(out, (code - 64) * w.sum(0)[None].repeat(13, 0), rtol=1e-6)
+    if top < 127:  # weights of 127 would overflow its int16 sums: refused
+        with pytest.raises(ValueError):
+            kernels.product(kernel, a, packing.pack_i8(w, 1.0), out)
+        wide = packing.recurrent(np.zeros((2, 16, 64), np.float32), i8=1.0)
+        with pytest.raises(ValueError):
+            kernels.scan(kernel, np.zeros((2, 1, 1, 64), np.float32), wide, 16, None, None, None,
+                         np.zeros((1, 32), np.uint8), 1, 1)
+    with pytest.raises(ValueError):
+        packing.pack_i8(w, 1.0, 128)
+
+
 def test_a_product_of_two_directions_lands_in_its_blocks_and_a_shortcut_term_adds_to_the_g_gates():
     rng = np.random.default_rng(3)
     hidden, rows_, inputs = 16, 35, 40
@@ -80,13 +108,13 @@ def test_a_product_of_two_directions_lands_in_its_blocks_and_a_shortcut_term_add
     x = np.tanh(rng.standard_normal((rows_, inputs))).astype(np.float32)
     w = (rng.standard_normal((2, inputs, width)) * 0.3).astype(np.float32)
     bias = rng.standard_normal(2 * block).astype(np.float32)
-    packed = packing.directions(w, block, i8=packing.scale_for(1.0))
+    packed = packing.directions(w, block, i8=packing.scale_for(1.0), top=I8.weight_max)
     a = packing.codes(x, packed.scale)
     gx = np.full((rows_, 2 * block), np.nan, dtype=np.float32)
     kernels.product(I8, a, packed, gx, bias)
     np.testing.assert_allclose(gx, integer_product(x, packed) + bias, rtol=1e-6, atol=1e-6)
     u = (rng.standard_normal((2, 2 * hidden, hidden)) * 0.3).astype(np.float32)
-    shortcut = packing.directions(u, packing.up(hidden, 16), i8=packing.scale_for(1.0))
+    shortcut = packing.directions(u, packing.up(hidden, 16), i8=packing.scale_for(1.0), top=I8.weight_max)
     before = gx.copy()
     kernels.product(I8, np.ascontiguousarray(a[:, : 2 * hidden]), shortcut, gx, block=packing.up(hidden, 16),
                     stride=block, offset=3 * hidden, count=hidden, add=True)
@@ -110,7 +138,7 @@ def test_a_whole_layer_is_the_lstm_whose_state_is_rounded_to_the_codes(kernel, h
     lengths = rng.integers(1, steps + 1, batch)
     t = np.arange(3)[:, None]
     mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
-    packed = packing.recurrent(w_h, i8=packing.scale_for(bound))
+    packed = packing.recurrent(w_h, i8=packing.scale_for(bound), top=kernel.weight_max)
     assert packed.corr.shape == packed.deq.shape == (2 * packed.n,)
     out = np.full((steps, 2, batch, hidden), np.nan, dtype=np.float32)
     xs = np.full((steps * batch, 2 * hidden), 255, dtype=np.uint8)
@@ -134,8 +162,10 @@ def test_a_whole_layer_is_the_lstm_whose_state_is_rounded_to_the_codes(kernel, h
     kernels.scan(kernel, rows_, packed, hidden, k, mask, out2, xs2, steps, batch, block)
     np.testing.assert_array_equal(out2, out)
     np.testing.assert_array_equal(xs2, xs)
-    out3, xs3 = np.full_like(out, np.nan), np.zeros_like(xs)  # the same integer sums by AVX2's products (the
-    kernels.scan(Kernel(f32=F32, i8=1), gx, packed, hidden, k, mask, out3, xs3, steps, batch)  # cell's vectors differ)
+    narrow = packing.recurrent(w_h, i8=packing.scale_for(bound), top=63)  # weights AVX2's kernel takes
+    out3, xs3 = np.full_like(out, np.nan), np.zeros_like(xs)  # the same integer sums by AVX2's products as by
+    kernels.scan(Kernel(f32=F32, i8=1), gx, narrow, hidden, k, mask, out3, xs3, steps, batch)  # this kernel's (the
+    kernels.scan(kernel, gx, narrow, hidden, k, mask, out, xs, steps, batch)  # cell's vectors differ)
     np.testing.assert_allclose(out3, out, rtol=0, atol=1e-6)
     assert (np.abs(xs3.astype(int) - xs.astype(int)) <= 1).all() and (xs3 == xs).mean() > 0.99
     with pytest.raises(ValueError):  # float32 outputs for the int8 scan
@@ -174,7 +204,7 @@ def test_rows_of_any_range_are_coded_at_a_scale_per_row_and_scaled_back():
     x = (rng.standard_normal((50, 37)) * rng.uniform(0.01, 100, (50, 1))).astype(np.float32)  # rows far apart
     x[3] = 0
     w = rng.standard_normal((37, 40)).astype(np.float32)
-    packed = packing.pack_i8(w, 1.0)
+    packed = packing.pack_i8(w, 1.0, I8.weight_max)
     codes, by_row = packing.row_codes(x, packed.k)
     assert codes.shape == (50, 40) and codes.dtype == np.uint8 and (codes[:, 37:] == 64).all()
     assert (np.abs(codes[:, :37].astype(int) - 64).max(1)[[0, 1, 49]] == 63).all() and (codes[3] == 64).all()

@@ -570,9 +570,10 @@ static PyObject *f32_scan(PyObject *self, PyObject *args) {
  * 4; s the scale of what is multiplied, 63 over the bound of its values), the right side as
  * signed bytes, a scale per column, packed [N/16][K/4][16][4] (tagger/modules/packing.py,
  * pack_i8), int32 sums; column n of the product is (Σ_k q_k w_kn − corr[n])·deq[n], corr[n] =
- * 64·Σ_k w_kn, deq[n] = 1 / (s · the column's scale). A byte pair's products sum to at most
- * 2·127·127 < 2^15, so AVX2's vpmaddubsw never saturates; AVX-VNNI's and AVX512-VNNI's vpdpbusd
- * sum four into int32 exactly. All three give the same sums. Whole LSTM layers as the float32 scan
+ * 64·Σ_k w_kn, deq[n] = 1 / (s · the column's scale). AVX-VNNI's and AVX512-VNNI's vpdpbusd sum
+ * four products into int32 exactly, the weights of 127 at most; AVX2's kernel takes weights of 63
+ * at most (i8_weight_max), whose four products with codes sum to less than 2^15 in magnitude, so
+ * that its vpmaddubsw never saturates and two of its pairs add in int16. All give the exact sums. Whole LSTM layers as the float32 scan
  * above, the state quantised after each step, the cell in float32.
  * ------------------------------------------------------------------------------------------- */
 enum { I8_NONE = 0, I8_AVX2 = 1, I8_VNNI = 2, I8_VNNI512 = 3 };
@@ -659,8 +660,45 @@ typedef void (*I8Block)(const uint32_t *restrict ap, const int8_t *restrict b, i
             _mm256_storeu_si256((__m256i *)(blk + 16 * r + 8), acc[r][1]);                                 \
         }                                                                                                  \
     }
-#define I8_MAC_AVX2(acc, a, w) _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a, w), ones))
-I8_BLOCK(i8_block_avx2, T_AVX2, 4, I8_MAC_AVX2)
+/* AVX2: weights of at most 63 in magnitude (pack_i8's `top` 63), so that two vpmaddubsw's pairs,
+ * four products of a 7-bit code and such a weight (|Σ| ≤ 4·127·63 < 2^15), add in int16 before one
+ * vpmaddwd by ones widens them: per 8 k and 8 columns 2 + 1 products and 2 adds, not 4 + 2 */
+#define I8_PAIR_ROWS 4
+T_AVX2 static inline __attribute__((always_inline)) void i8_block_avx2(const uint32_t *restrict ap,
+                                                                        const int8_t *restrict b, int64_t kq,
+                                                                        int32_t *blk) {
+    enum { R = I8_PAIR_ROWS };
+    __m256i acc[R][2];
+    const __m256i ones = _mm256_set1_epi16(1);
+    int64_t q = kq & 1; /* an odd first 4 k alone, so that the loop below ends the function's work */
+    for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    if (q) {
+        const __m256i w0 = _mm256_loadu_si256((const __m256i *)b), w1 = _mm256_loadu_si256((const __m256i *)(b + 32));
+        for (int r = 0; r < R; r++) {
+            const __m256i a = _mm256_set1_epi32((int)ap[r]);
+            acc[r][0] = _mm256_madd_epi16(_mm256_maddubs_epi16(a, w0), ones);
+            acc[r][1] = _mm256_madd_epi16(_mm256_maddubs_epi16(a, w1), ones);
+        }
+    }
+    for (; q < kq; q += 2) {
+        const __m256i w00 = _mm256_loadu_si256((const __m256i *)(b + 64 * q));
+        const __m256i w01 = _mm256_loadu_si256((const __m256i *)(b + 64 * q + 32));
+        const __m256i w10 = _mm256_loadu_si256((const __m256i *)(b + 64 * q + 64));
+        const __m256i w11 = _mm256_loadu_si256((const __m256i *)(b + 64 * q + 96));
+        for (int r = 0; r < R; r++) {
+            const __m256i a0 = _mm256_set1_epi32((int)ap[q * R + r]);
+            const __m256i a1 = _mm256_set1_epi32((int)ap[(q + 1) * R + r]);
+            const __m256i s0 = _mm256_add_epi16(_mm256_maddubs_epi16(a0, w00), _mm256_maddubs_epi16(a1, w10));
+            const __m256i s1 = _mm256_add_epi16(_mm256_maddubs_epi16(a0, w01), _mm256_maddubs_epi16(a1, w11));
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(s0, ones));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(s1, ones));
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        _mm256_storeu_si256((__m256i *)(blk + 16 * r), acc[r][0]);
+        _mm256_storeu_si256((__m256i *)(blk + 16 * r + 8), acc[r][1]);
+    }
+}
 #ifdef HAVE_I8_VNNI
 #define I8_MAC_VNNI(acc, a, w) _mm256_dpbusd_avx_epi32(acc, a, w)
 I8_BLOCK(i8_block_vnni, T_VNNI, 6, I8_MAC_VNNI)
@@ -753,9 +791,9 @@ INLINE int i8_scan_body(I8Block block, const int R, const ScanI8 *s) {
 /* each kernel's product and scan, compiled for its instructions */
 T_AVX2 static int i8_gemm_avx2(int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
                                const I8Cols *cols, const Sink *sink) {
-    return i8_gemm_body(i8_block_avx2, 4, m, nb, kq, a, lda, b, cols, sink);
+    return i8_gemm_body(i8_block_avx2, I8_PAIR_ROWS, m, nb, kq, a, lda, b, cols, sink);
 }
-T_AVX2 static int i8_scan_avx2(const ScanI8 *s) { return i8_scan_body(i8_block_avx2, 4, s); }
+T_AVX2 static int i8_scan_avx2(const ScanI8 *s) { return i8_scan_body(i8_block_avx2, I8_PAIR_ROWS, s); }
 #ifdef HAVE_I8_VNNI
 T_VNNI static int i8_gemm_vnni(int64_t m, int64_t nb, int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
                                const I8Cols *cols, const Sink *sink) {
@@ -821,6 +859,13 @@ static PyObject *i8_kernel_runs(PyObject *self, PyObject *args) {
 }
 
 static PyObject *i8_kernel(PyObject *self, PyObject *args) { return PyLong_FromLong(i8_best()); }
+
+/* the largest weight magnitude int8 kernel `which` takes (see above) */
+static PyObject *i8_weight_max(PyObject *self, PyObject *args) {
+    int which;
+    if (!PyArg_ParseTuple(args, "i", &which)) return NULL;
+    return PyLong_FromLong(which == I8_AVX2 ? 63 : 127);
+}
 
 /* i8_product(which, m, nb, kq, a, lda, b, corr, deq, by_row, add, out, rows, ldc, bias, block, stride, offset,
  * count): A [m rows of lda bytes] · B (nb panels of 4·kq rows) into a sink (see Sink), each row's
@@ -1505,6 +1550,7 @@ static PyMethodDef methods[] = {
     {"f32_product", f32_product, METH_VARARGS, "A float32 product with a packed right side into a sink (skip_lstm runtime)."},
     {"f32_scan", f32_scan, METH_VARARGS, "A whole bidirectional LSTM layer in float32."},
     {"i8_kernel", i8_kernel, METH_NOARGS, "The best int8 kernel this CPU runs: 0 none, 1 AVX2, 2 AVX-VNNI, 3 AVX512-VNNI."},
+    {"i8_weight_max", i8_weight_max, METH_VARARGS, "The largest weight magnitude int8 kernel `which` takes (63 for AVX2, else 127)."},
     {"i8_kernel_runs", i8_kernel_runs, METH_VARARGS, "Whether this CPU runs int8 kernel N."},
     {"i8_product", i8_product, METH_VARARGS, "An int8 product with a packed right side into a sink (skip_lstm runtime)."},
     {"i8_scan", i8_scan, METH_VARARGS, "A whole bidirectional LSTM layer with int8 recurrent products."},

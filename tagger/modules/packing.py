@@ -55,6 +55,8 @@ class Packed:
     scale: float = 0.0
     corr: np.ndarray | None = None
     deq: np.ndarray | None = None
+    #: int8 only: the largest magnitude of its bytes (:func:`pack_i8`'s ``top``)
+    top: int = 127
 
 
 #: The codes of the int8 kernels' left side: 7 bits, q = round(x·s) + ZERO, clipped to 0 … 127
@@ -85,21 +87,24 @@ def row_codes(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return out, (1 / scale).astype(np.float32)
 
 
-def pack_i8(w: np.ndarray, scale: float) -> Packed:
+def pack_i8(w: np.ndarray, scale: float, top: int = 127) -> Packed:
     """``w`` [K, N] (float32) for the int8 kernels, its left side's codes at ``scale``: each column
-    as signed bytes at its own scale (127 over its largest magnitude), K padded to 4 and N to 16
-    with zeros, element (k, n) at [n // 16, k // 4, n % 16, k % 4]."""
+    as signed bytes at its own scale (``top`` over its largest magnitude: 127, or 63 for AVX2's
+    kernel, which adds byte products in int16), K padded to 4 and N to 16 with zeros, element (k,
+    n) at [n // 16, k // 4, n % 16, k % 4]."""
+    if not 0 < top <= 127:
+        raise ValueError(f"int8 weights of at most {top}")
     k, n = w.shape
     kp, np_ = up(k, 4), up(n, 16)
     padded = np.zeros((kp, np_), dtype=np.float32)
     padded[:k, :n] = w
-    top = np.abs(padded).max(0)
-    column_scale = np.where(top > 0, 127.0 / np.where(top > 0, top, 1), 1.0).astype(np.float32)
-    q = np.clip(np.rint(padded * column_scale), -127, 127).astype(np.int8)
+    largest = np.abs(padded).max(0)
+    column_scale = np.where(largest > 0, top / np.where(largest > 0, largest, 1), 1.0).astype(np.float32)
+    q = np.clip(np.rint(padded * column_scale), -top, top).astype(np.int8)
     tiles = aligned(q.reshape(kp // 4, 4, np_ // 16, 16).transpose(2, 0, 3, 1))
     corr = (ZERO * q.astype(np.int32).sum(0)).astype(np.int32)
     deq = (1.0 / (np.float32(scale) * column_scale)).astype(np.float32)
-    return Packed(tiles, kp, np_, n, float(scale), corr, deq)
+    return Packed(tiles, kp, np_, n, float(scale), corr, deq, top)
 
 
 def pack(w: np.ndarray, f32: bool = False) -> Packed:
@@ -119,35 +124,35 @@ def pack(w: np.ndarray, f32: bool = False) -> Packed:
     return Packed(aligned(tiles.reshape(np_ // 16, kp // 32, 16, 32)), kp, np_, n)
 
 
-def directions(w: np.ndarray, block: int, f32: bool = False, i8: float = 0.0) -> Packed:
+def directions(w: np.ndarray, block: int, f32: bool = False, i8: float = 0.0, top: int = 127) -> Packed:
     """Two directions' matrices ``w`` [2, K, N] side by side, each padded to ``block`` columns
     (a multiple of 16), packed (with ``i8``, for the int8 kernels, the left side's codes at that
     scale): one product gives both, direction d at columns d·block …"""
     two = np.zeros((w.shape[1], 2 * block), dtype=np.float32)
     two[:, : w.shape[2]], two[:, block : block + w.shape[2]] = w[0], w[1]
-    return pack_i8(two, i8) if i8 else pack(two, f32)
+    return pack_i8(two, i8, top) if i8 else pack(two, f32)
 
 
-def input_projection(w_x: np.ndarray, bias: np.ndarray, f32: bool = False, i8: float = 0.0
+def input_projection(w_x: np.ndarray, bias: np.ndarray, f32: bool = False, i8: float = 0.0, top: int = 127
                      ) -> tuple[Packed, np.ndarray, int]:
     """A bidirectional layer's input projection as one product: ``w_x`` [2, D, G] packed by
-    :func:`directions` (each direction ``block`` = G rounded up to 16 columns; ``f32``, ``i8`` as
+    :func:`directions` (each direction ``block`` = G rounded up to 16 columns; ``f32``, ``i8``, ``top`` as
     there), its ``bias`` [2, 1, G] laid out as that product's columns [2·block], and ``block``."""
     width = w_x.shape[-1]
     block = up(width, 16)
     columns = np.zeros(2 * block, dtype=np.float32)
     columns[:width], columns[block : block + width] = bias[0, 0], bias[1, 0]
-    return directions(w_x, block, f32, i8), columns, block
+    return directions(w_x, block, f32, i8, top), columns, block
 
 
-def recurrent(w_h: np.ndarray, f32: bool = False, i8: float = 0.0) -> Packed:
+def recurrent(w_h: np.ndarray, f32: bool = False, i8: float = 0.0, top: int = 127) -> Packed:
     """W_h of both directions [2, H, G], each packed to H rounded up to 32 rows and G to 16
     columns, the second's tiles after the first's (what :func:`scan` reads; ``cols`` is G); with
     ``i8``, for the int8 kernels, the state's codes at that scale (their ``corr`` and ``deq``
-    [2·n] the first's, then the second's)."""
+    [2·n] the first's, then the second's; weights of at most ``top``)."""
     if i8:
-        first, second = pack_i8(w_h[0], i8), pack_i8(w_h[1], i8)
+        first, second = pack_i8(w_h[0], i8, top), pack_i8(w_h[1], i8, top)
         return Packed(aligned(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols, i8,
-                      np.concatenate([first.corr, second.corr]), np.concatenate([first.deq, second.deq]))
+                      np.concatenate([first.corr, second.corr]), np.concatenate([first.deq, second.deq]), top)
     first, second = pack(w_h[0], f32), pack(w_h[1], f32)
     return Packed(aligned(np.concatenate([first.tiles, second.tiles])), first.k, first.n, first.cols)

@@ -53,6 +53,12 @@ class Kernel:
         return KERNELS[self.bf16] if self.bf16 else f"f32-{F32_KERNELS[self.f32]}" if self.f32 else "numpy"
 
     @property
+    def weight_max(self) -> int:
+        """The largest magnitude of the int8 weights the int8 kernel takes (63 for AVX2's, which
+        adds its byte products in int16; 127 for the VNNI kernels'), or 0 without one."""
+        return int(_fastscan.i8_weight_max(self.i8)) if self.i8 else 0
+
+    @property
     def packing(self) -> str:
         """What the model's right sides are packed for (:func:`tagger.models.skip_lstm.export.export`)."""
         return "bf16" if self.bf16 else "i8" if self.i8 else "f32" if self.f32 else ""
@@ -101,7 +107,8 @@ def product(kernel: Kernel, a: np.ndarray, b: Packed, out: np.ndarray, bias: np.
     i8 = b.tiles.dtype == np.int8  # packed for the int8 kernel: ``a`` the codes
     if (a.ndim != 2 or a.shape[1] != b.k or a.shape[0] < rows_ or a.dtype != (np.uint8 if i8 else np.float32)
             or a.strides[1] != a.itemsize or not out.flags.c_contiguous or out.dtype != np.float32 or last > width
-            or block % 16 or count > block or (i8 and not kernel.i8) or (not i8 and b.tiles.dtype != np.float32)
+            or block % 16 or count > block or (i8 and not (kernel.i8 and b.top <= kernel.weight_max))
+            or (not i8 and b.tiles.dtype != np.float32)
             or (bias is not None and len(bias) < last) or (by_row is not None and (
                 not i8 or by_row.dtype != np.float32 or not by_row.flags.c_contiguous or len(by_row) < rows_))):
         raise ValueError("product: shapes do not fit")
@@ -155,7 +162,8 @@ def _scan_i8(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.nda
     ``xs`` the outputs' codes at W_h's scale (:meth:`Kernel.rows`)."""
     width = w_h.cols
     _check_gates(gx, steps, batch, width, block)
-    if (not kernel.i8 or width % hidden or not 4 <= width // hidden <= 5 or w_h.k != hidden or hidden % 4
+    if (not kernel.i8 or w_h.top > kernel.weight_max or width % hidden or not 4 <= width // hidden <= 5
+            or w_h.k != hidden or hidden % 4
             or w_h.tiles.shape != (2 * w_h.n // 16, hidden // 4, 16, 4) or xs.shape[0] < steps * batch
             or xs.shape[1] < 2 * hidden or xs.dtype != np.uint8 or not xs.flags.c_contiguous
             or not gx.flags.c_contiguous or gx.dtype != np.float32):

@@ -198,7 +198,8 @@ class NumpyTagger:
         self.kernel = kernel if _fastscan is not None else NUMPY
         if self.kernel.i8 and config.hidden % 4:  # the int8 kernels take rows of a multiple of 4 bytes
             self.kernel = Kernel(f32=self.kernel.f32)
-        arrays = export(config, vocabs, state, packed=self.kernel.packing, output=output)
+        arrays = export(config, vocabs, state, packed=self.kernel.packing, output=output,
+                        top=self.kernel.weight_max or 127)
         self.arrays = arrays
         self.columns = arrays.columns
         self.output_columns = self.columns  # what write_chunk reads

@@ -108,10 +108,11 @@ def expected_keys(config: TaggerConfig, output: bool = True, subwords: bool = Fa
 
 
 def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Mapping[str, Any],
-           packed: str = "", output: Output | None = None) -> TaggerArrays:
+           packed: str = "", output: Output | None = None, top: int = 127) -> TaggerArrays:
     """The inference arrays of a tagger of ``config`` (:func:`~tagger.models.skip_lstm.config.supports_fast_path`
     must hold) from its ``vocabs`` and ``state`` dict; ``packed``: the products' right sides packed
-    too, for the ``"bf16"``, the ``"f32"`` or the ``"i8"`` kernels (:func:`pack_for_kernels`);
+    too, for the ``"bf16"``, the ``"f32"`` or the ``"i8"`` kernels (:func:`pack_for_kernels`; int8
+    weights of at most ``top``: :attr:`tagger.runtime.kernels.Kernel.weight_max`);
     ``output``: an output layer in place of the state's (which then has none; no output columns).
     A ValueError when the weights are not those of this configuration."""
     units, unit_dim = subword_table(config, vocabs)
@@ -158,7 +159,7 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
     if packed not in ("", "bf16", "f32", "i8"):
         raise ValueError(f"no kernels {packed!r}")
     if packed:
-        pack_for_kernels(arrays, packed)
+        pack_for_kernels(arrays, packed, top)
     return arrays
 
 
@@ -198,26 +199,26 @@ def _layer(state: Mapping[str, Any], i: int, inputs: int, hidden: int) -> Layer:
     return Layer(w_x, w_h, bias, u_k, np.ascontiguousarray(w_x.transpose(1, 0, 2).reshape(inputs, -1)))
 
 
-def pack_for_kernels(arrays: TaggerArrays, kind: str) -> None:
+def pack_for_kernels(arrays: TaggerArrays, kind: str, top: int = 127) -> None:
     """Every product's right side packed once for the kernels of ``kind``: ``bf16``, ``f32``, or
     ``i8`` (:func:`tagger.modules.packing.pack_i8`), each then at the scale of what it multiplies:
     a layer's outputs (its recurrent product, the next layer's input product, the shortcut of the
     layer two up, the output layer) at the scale of :func:`output_bounds`, the first layer's
     per-word rows, from embeddings of any range, at a scale per word
-    (:func:`tagger.modules.packing.row_codes`)."""
+    (:func:`tagger.modules.packing.row_codes`); int8 weights of at most ``top``."""
     f32, i8 = kind != "bf16", kind == "i8"
     scales = [packing.scale_for(bound) if i8 else 0.0 for bound in output_bounds(arrays.layers)]
-    arrays.packed_first = packing.pack_i8(arrays.first, 1.0) if i8 else packing.pack(arrays.first, f32)
-    arrays.packed_out = packing.pack_i8(arrays.w_out, scales[-1]) if i8 else packing.pack(arrays.w_out, f32)
+    arrays.packed_first = packing.pack_i8(arrays.first, 1.0, top) if i8 else packing.pack(arrays.first, f32)
+    arrays.packed_out = packing.pack_i8(arrays.w_out, scales[-1], top) if i8 else packing.pack(arrays.w_out, f32)
     for i, layer in enumerate(arrays.layers):
         hidden = layer.w_h.shape[1]
-        layer.packed_h = packing.recurrent(layer.w_h, f32, scales[i])
+        layer.packed_h = packing.recurrent(layer.w_h, f32, scales[i], top)
         if i:
-            layer.packed_x, layer.bias_x, _ = packing.input_projection(layer.w_x, layer.bias, f32, scales[i - 1])
+            layer.packed_x, layer.bias_x, _ = packing.input_projection(layer.w_x, layer.bias, f32, scales[i - 1], top)
         if layer.u_k is not None:  # U of direction d reads columns dH … of the shortcut's source
             split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
             split[0, :hidden], split[1, hidden:] = layer.u_k[0], layer.u_k[1]
-            layer.packed_u = packing.directions(split, packing.up(hidden, 16), f32, scales[i - 2])
+            layer.packed_u = packing.directions(split, packing.up(hidden, 16), f32, scales[i - 2], top)
 
 
 def output_bounds(layers: Sequence[Layer]) -> list[float]:
