@@ -595,6 +595,16 @@ typedef struct {
     float *out;
     uint8_t *xs;
     int64_t ldx;
+    /* an upper layer's input product in the scan, one time step at a time (x not NULL; then no gx):
+     * x the layer below's outputs' codes, rows t·B + b of ldxin bytes, times W_x (wx, both
+     * directions' panels of kqx quads, direction d's gp columns from panel d·gp/16), plus biasx
+     * [2·gp]; and, with a shortcut (src not NULL), the codes of the layer two below (rows of ldsrc)
+     * times U (wu, direction d's ub columns from panel d·ub/16, kqu quads) added to the g gates */
+    const uint8_t *x, *src;
+    const int8_t *wx, *wu;
+    const float *biasx;
+    I8Cols colsx[2], colsu[2];
+    int64_t ldxin, kqx, ldsrc, kqu, ub;
 } ScanI8;
 
 #ifdef HAVE_F32_X86
@@ -761,21 +771,36 @@ INLINE int i8_scan_body(I8Block block, const int R, const ScanI8 *s) {
     if (!space) return -1;
     float *c = (float *)space, *z = (float *)(space + cbytes), *h = (float *)(space + cbytes + zbytes);
     uint8_t *codes = (uint8_t *)(space + cbytes + zbytes + hbytes);
-    Sink sink = {0, 0, z, B, s->gp, NULL, s->gp, 0, 0, G};
+    /* the recurrent product writes z, or with the input product in the scan adds to it, after
+     * x·W_x + bias and U's term (the order of the sums of the product by rows, then the scan) */
+    Sink sink = {s->x != NULL, 0, z, B, s->gp, NULL, s->gp, 0, 0, G};
     for (int64_t d = 0; d < 2; d++) { /* one direction after the other: its W_h stays in L2 */
         memset(c, 0, cbytes);
         for (int64_t t = 0; t < T; t++) {
+            const int64_t from = d == 0 ? t : T - 1 - t;
+            if (s->x) {
+                Sink in = {0, 0, z, B, s->gp, s->biasx + d * s->gp, s->gp, 0, 0, G};
+                if (i8_gemm_body(block, R, B, nb, s->kqx, s->x + from * B * s->ldxin, s->ldxin,
+                                 s->wx + d * nb * s->kqx * 64, &s->colsx[d], &in))
+                    return -1;
+                Sink u = {1, 0, z, B, s->gp, NULL, s->ub, 0, 3 * H, H}; /* γ's block */
+                if (s->src && i8_gemm_body(block, R, B, s->ub / 16, s->kqu, s->src + from * B * s->ldsrc, s->ldsrc,
+                                           s->wu + d * (s->ub / 16) * s->kqu * 64, &s->colsu[d], &u))
+                    return -1;
+            }
             if (t) {
                 if (i8_gemm_body(block, R, B, nb, H / 4, codes, H, s->w + d * nb * H * 16, &s->cols[d], &sink))
                     return -1;
-            } else memset(z, 0, zbytes);
+            } else if (!s->x) memset(z, 0, zbytes);
             for (int64_t b = 0; b < B; b++) {
-                const int64_t at = (t * 2 + d) * B + b, from = d == 0 ? t : T - 1 - t;
+                const int64_t at = (t * 2 + d) * B + b;
                 const float m = t < s->masked ? s->mask[at] : 1.0f;
-                const float *gx = s->sentence ? s->gx + (from * B + b) * s->ldg + d * s->gdir
-                                              : s->gx + ((d * T + t) * B + b) * G;
                 float *zb = z + b * s->gp;
-                for (int64_t j = 0; j < G; j++) zb[j] += gx[j];
+                if (!s->x) {
+                    const float *gx = s->sentence ? s->gx + (from * B + b) * s->ldg + d * s->gdir
+                                                  : s->gx + ((d * T + t) * B + b) * G;
+                    for (int64_t j = 0; j < G; j++) zb[j] += gx[j];
+                }
                 const float *k = s->kmode ? s->k + at * H : NULL;
                 if (s->kmode) cell(H, zb, zb + H, zb + 2 * H, zb + (s->nsig - 1) * H, zb + s->nsig * H, c + b * H, h, k, m, 1);
                 else cell(H, zb, zb + H, zb + 2 * H, zb + (s->nsig - 1) * H, zb + s->nsig * H, c + b * H, h, k, m, 0);
@@ -899,21 +924,42 @@ static PyObject *i8_product(PyObject *self, PyObject *args) {
 }
 
 /* i8_scan(which, steps, batch, hidden, nsig, kmode, masked, gp, gx, sentence, ldg, gdir, w, corr, deq, scale,
- * k, mask, out, xs, ldx): as f32_scan, W_h packed by pack_i8 (both directions, corr and deq [2·gp]) */
+ * k, mask, out, xs, ldx[, x, ldxin, kqx, wx, corrx, deqx, biasx, src, ldsrc, kqu, wu, corru, dequ, ub]): as
+ * f32_scan, W_h packed by pack_i8 (both directions, corr and deq [2·gp]); with x (gx then 0), an upper
+ * layer's input product and shortcut term in the scan (see ScanI8; corrx, deqx, biasx [2·gp], corru
+ * and dequ [2·ub]) */
 static PyObject *i8_scan(PyObject *self, PyObject *args) {
     ScanI8 s;
-    unsigned long long gx, w, corr, deq, k, mask, out, xs;
-    if (!PyArg_ParseTuple(args, "iLLLLLLLKiLLKKKfKKKKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig, &s.kmode,
-                          &s.masked, &s.gp, &gx, &s.sentence, &s.ldg, &s.gdir, &w, &corr, &deq, &s.scale, &k, &mask,
-                          &out, &xs, &s.ldx))
+    unsigned long long gx, w, corr, deq, k, mask, out, xs, x = 0, wx = 0, corrx = 0, deqx = 0, biasx = 0, src = 0,
+                                                              wu = 0, corru = 0, dequ = 0;
+    s.ldxin = s.kqx = s.ldsrc = s.kqu = s.ub = 0;
+    if (!PyArg_ParseTuple(args, "iLLLLLLLKiLLKKKfKKKKL|KLLKKKKKLLKKKL", &s.which, &s.steps, &s.batch, &s.hidden,
+                          &s.nsig, &s.kmode, &s.masked, &s.gp, &gx, &s.sentence, &s.ldg, &s.gdir, &w, &corr, &deq,
+                          &s.scale, &k, &mask, &out, &xs, &s.ldx, &x, &s.ldxin, &s.kqx, &wx, &corrx, &deqx, &biasx,
+                          &src, &s.ldsrc, &s.kqu, &wu, &corru, &dequ, &s.ub))
         return NULL;
     const int64_t G = (s.nsig + 1) * s.hidden;
     if (!i8_runs(s.which) || s.nsig < 3 || s.hidden <= 0 || s.hidden % 4 || s.gp % 16 ||
-        s.gp < G || !gx || !w || !corr || !deq || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) ||
+        s.gp < G || !(gx || x) || !w || !corr || !deq || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) ||
         (s.masked && !mask) || s.kmode < 0 || s.kmode > 1 || s.steps <= 0 || s.batch <= 0 || !(s.scale > 0) ||
-        (s.sentence && (s.gdir < G || s.ldg < s.gdir + G))) {
+        (s.sentence && (s.gdir < G || s.ldg < s.gdir + G)) ||
+        (x && (gx || !wx || !corrx || !deqx || !biasx || s.kqx <= 0 || s.ldxin < 4 * s.kqx)) ||
+        (src && (!x || !wu || !corru || !dequ || s.kqu <= 0 || s.ldsrc < 4 * s.kqu || s.ub % 16 || s.ub < s.hidden ||
+                 s.nsig != 4))) {
         PyErr_SetString(PyExc_ValueError, "i8_scan: bad arguments");
         return NULL;
+    }
+    s.x = (const uint8_t *)(uintptr_t)x;
+    s.wx = (const int8_t *)(uintptr_t)wx;
+    s.biasx = (const float *)(uintptr_t)biasx;
+    s.src = (const uint8_t *)(uintptr_t)src;
+    s.wu = (const int8_t *)(uintptr_t)wu;
+    for (int d = 0; d < 2; d++) {
+        s.colsx[d].corr = (const int32_t *)(uintptr_t)corrx + d * s.gp;
+        s.colsx[d].deq = (const float *)(uintptr_t)deqx + d * s.gp;
+        s.colsu[d].corr = (const int32_t *)(uintptr_t)corru + d * s.ub;
+        s.colsu[d].deq = (const float *)(uintptr_t)dequ + d * s.ub;
+        s.colsx[d].rows = s.colsu[d].rows = NULL;
     }
     s.gx = (const float *)(uintptr_t)gx;
     s.w = (const int8_t *)(uintptr_t)w;

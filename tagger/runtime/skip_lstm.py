@@ -441,6 +441,17 @@ class NumpyTagger:
         outputs: list[np.ndarray | None] = []  # per layer, [T, 2, B, H] in scan order where a shortcut reads it
         for i, layer in enumerate(self.layers):
             hidden, width = layer.w_h.shape[1], layer.w_h.shape[2]
+            read = i + 2 < len(self.layers) and self.layers[i + 2].u_k is not None
+            out = work.take(f"out{i % 3}", (steps, 2, batch, hidden), np.float32) if read else None
+            xs = kernel.rows(work, f"xs{i % 3}", steps * batch, 2 * hidden)
+            if i > 0 and kernel.i8:  # the input product and shortcut term in the scan, a step at a time
+                kernels.scan_upper_i8(kernel, inputs[-1], layer.packed_x, layer.bias_x,
+                                      inputs[-2] if layer.packed_u is not None else None, layer.packed_u,
+                                      layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None,
+                                      mask, out, xs, steps, batch)
+                inputs.append(xs)
+                outputs.append(out)
+                continue
             block = 0  # gx in scan order (the first layer's window sums); above, the product's rows in sentence order
             if i > 0:
                 block = bf16.up(width, 16)
@@ -449,9 +460,6 @@ class NumpyTagger:
             if layer.packed_u is not None:  # γ's U h^{l-2} joins each direction's g block
                 kernels.product(kernel, inputs[-2], layer.packed_u, gx, block=bf16.up(hidden, 16), stride=block,
                                 offset=3 * hidden, count=hidden, add=True)
-            read = i + 2 < len(self.layers) and self.layers[i + 2].u_k is not None
-            out = work.take(f"out{i % 3}", (steps, 2, batch, hidden), np.float32) if read else None
-            xs = kernel.rows(work, f"xs{i % 3}", steps * batch, 2 * hidden)
             kernels.scan(kernel, gx, layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None, mask,
                          out, xs, steps, batch, block)
             inputs.append(xs)
