@@ -12,7 +12,9 @@ On a shared machine the wall times move with the other jobs; the CPU seconds of 
 (``ours_cpu_s``: the whole `tagger tag` process, all its threads; ``nltk_cpu_s``) and their
 ratio (``cpu_time_ratio``) move less, and with one thread they are what a quiet machine's wall
 times would be. To measure here what another kind of CPU runs, set ``TAGGER_CPU`` (``avx2``,
-``avx-vnni``, ``avx512-vnni``: tagger.options.as_cpu) for the run or for a ``--variant``.
+``avx-vnni``, ``avx512-vnni``: tagger.options.as_cpu) for the run or for a ``--variant``. With
+``--also-threads N``, each repeat also runs `tagger tag --threads N`: the speed-up of --threads
+over N measured in the same runs (``threads_speedup``), not in two runs minutes apart.
 """
 
 from __future__ import annotations
@@ -125,6 +127,8 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
                         help="Also `tagger tag` with these environment variables, in every repeat (interleaved), "
                              "e.g. before:TAGGER_F32_KERNEL=none; reported under variants, its ratio to NLTK in the same run.")
+    parser.add_argument("--also-threads", type=int, action="append", default=[], metavar="N",
+                        help="Also `tagger tag --threads N` in every repeat (interleaved): --threads' speed-up over N.")
     args = parser.parse_args()
     byte_compile()
 
@@ -139,10 +143,13 @@ def main() -> None:
     variants = {name: dict(pair.split("=", 1) for pair in spec.split(",")) for name, spec in
                 (variant.split(":", 1) for variant in args.variant)}
     variant_walls: dict[str, list[float]] = {name: [] for name in variants}
+    other_walls: dict[int, list[float]] = {n: [] for n in args.also_threads}
     for _ in range(args.repeats):
         wall, cpu_s = whole_process(args.model, args.threads, path, args.extra)
         ours.append(wall)
         ours_cpu.append(cpu_s)
+        for n, walls in other_walls.items():
+            walls.append(whole_process(args.model, n, path, args.extra)[0])
         for name, env in variants.items():
             variant_walls[name].append(whole_process(args.model, args.threads, path, args.extra, env)[0])
         if peer is not None:
@@ -168,6 +175,11 @@ def main() -> None:
                                      "ratio": round(statistics.median(theirs) / statistics.median(walls), 3) if theirs else None,
                                      "ours_over_variant": round(statistics.median(walls) / statistics.median(ours), 3)}
                               for name, walls in variant_walls.items()}
+    if other_walls:
+        record["threads_speedup"] = {str(n): {"tokens_per_s": round(tokens / statistics.median(walls)),
+                                              "wall_s": [round(w, 2) for w in walls],
+                                              "speedup": round(statistics.median(walls) / statistics.median(ours), 3)}
+                                     for n, walls in other_walls.items()}
     record |= {**cpu(), "load_before": before, "load_after": load()}
     print(json.dumps(record), flush=True)
 
