@@ -4,10 +4,12 @@ AVX512-BF16 dot products, :mod:`tagger.runtime.bf16`) where the CPU multiplies b
 float32 kernels everywhere else (AVX-512, AVX2 with FMA, or plain C that the compiler vectorised
 for the CPU it was built on: NEON on aarch64), and beside them, on x86-64 CPUs with AVX2 and no
 native bf16, int8 kernels (7-bit codes of the layers' outputs times 8-bit weights, int32 sums, by
-AVX2's byte products or AVX-VNNI's or AVX512-VNNI's dot products: 1.3–1.4× the float32 kernels'
-speed for the whole `tagger tag` with AVX2's, docs/benchmarks.md). All take a right-hand side
-packed once per model (:mod:`tagger.modules.packing`) and scan a whole bidirectional LSTM layer in
-one C call, the GIL released, so that batches in threads run side by side.
+AVX-VNNI's or AVX512-VNNI's dot products, or AVX2's byte products of weights of 7 bits,
+:attr:`Kernel.weight_max`: 1.3–1.4× the float32 kernels' speed for the whole `tagger tag` with
+AVX2's, docs/benchmarks.md). All take a right-hand side packed once per model
+(:mod:`tagger.modules.packing`) and scan a whole bidirectional LSTM layer in one C call (with the
+int8 kernels an upper layer's input product too, a time step at a time: :func:`scan_upper_i8`),
+the GIL released, so that batches in threads run side by side.
 
 Which kernel runs is chosen here, by what the CPU has (:func:`f32_kernel`, :func:`i8_kernel`,
 :func:`tagger.runtime.bf16.bf16_kernel`; ``--precision fp32`` keeps to float32), or by the
