@@ -432,8 +432,10 @@ class NumpyTagger:
         """:meth:`scores_fused` with every product by the kernel (:mod:`tagger.runtime.kernels`:
         float32, or bf16 with fp32 sums and the per-word rows kept in bf16): each upper layer's
         input projection one product (both directions, in sentence order, the scan reading
-        direction 1 backwards), each layer's time loop in one C call, its outputs kept in sentence
-        order as the next product's input (and in scan order only where a shortcut reads them)."""
+        direction 1 backwards; with the int8 kernels inside the layer's scan, a time step at a
+        time: :func:`tagger.runtime.kernels.scan_upper_i8`), each layer's time loop in one C call,
+        its outputs kept in sentence order as the next product's input (and in scan order only
+        where a shortcut reads them)."""
         steps, batch, kernel, work = max(map(len, sentences)), len(sentences), self.kernel, self.workspace()
         gx = work.take("gx", (2, steps, batch, self.layers[0].w_x.shape[-1]), np.float32)
         mask = self.first_layer(sentences, words, gx, extra)
@@ -449,19 +451,17 @@ class NumpyTagger:
                                       inputs[-2] if layer.packed_u is not None else None, layer.packed_u,
                                       layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None,
                                       mask, out, xs, steps, batch)
-                inputs.append(xs)
-                outputs.append(out)
-                continue
-            block = 0  # gx in scan order (the first layer's window sums); above, the product's rows in sentence order
-            if i > 0:
-                block = bf16.up(width, 16)
-                gx = work.take("gx", (steps * batch, 2 * block), np.float32)
-                kernels.product(kernel, inputs[-1], layer.packed_x, gx, layer.bias_x)
-            if layer.packed_u is not None:  # γ's U h^{l-2} joins each direction's g block
-                kernels.product(kernel, inputs[-2], layer.packed_u, gx, block=bf16.up(hidden, 16), stride=block,
-                                offset=3 * hidden, count=hidden, add=True)
-            kernels.scan(kernel, gx, layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None, mask,
-                         out, xs, steps, batch, block)
+            else:
+                block = 0  # gx in scan order (the first layer's window sums); above, the product's rows
+                if i > 0:
+                    block = bf16.up(width, 16)
+                    gx = work.take("gx", (steps * batch, 2 * block), np.float32)
+                    kernels.product(kernel, inputs[-1], layer.packed_x, gx, layer.bias_x)
+                if layer.packed_u is not None:  # γ's U h^{l-2} joins each direction's g block
+                    kernels.product(kernel, inputs[-2], layer.packed_u, gx, block=bf16.up(hidden, 16), stride=block,
+                                    offset=3 * hidden, count=hidden, add=True)
+                kernels.scan(kernel, gx, layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None,
+                             mask, out, xs, steps, batch, block)
             inputs.append(xs)
             outputs.append(out)
         scores = np.empty((steps * batch, len(self.b_out)), dtype=np.float32)
