@@ -271,8 +271,8 @@ def test_an_upper_layer_with_its_input_product_in_the_scan_is_the_product_then_t
     out, xs = np.full((steps, 2, batch, hidden), np.nan, np.float32), np.zeros((steps * batch, 2 * hidden), np.uint8)
     kernels.scan(kernel, gx, packed_h, hidden, k, mask, out, xs, steps, batch, block)
     out2, xs2 = np.full_like(out, np.nan), np.zeros_like(xs)
-    kernels.scan_upper_i8(kernel, x, packed_x, bias_x, src, packed_u, packed_h, hidden, k, mask, out2, xs2, steps, batch)
+    kernels.scan_upper(kernel, x, packed_x, bias_x, src, packed_u, packed_h, hidden, k, mask, out2, xs2, steps, batch)
     np.testing.assert_array_equal(out2, out)
     np.testing.assert_array_equal(xs2, xs)
     with pytest.raises(ValueError):  # a shortcut's codes without its U
-        kernels.scan_upper_i8(kernel, x, packed_x, bias_x, x, None, packed_h, hidden, k, mask, out2, xs2, steps, batch)
+        kernels.scan_upper(kernel, x, packed_x, bias_x, x, None, packed_h, hidden, k, mask, out2, xs2, steps, batch)

@@ -418,13 +418,19 @@ typedef struct {
     const float *gx, *w, *k, *mask;
     float *out, *xs;
     int64_t ldx;
+    /* an upper layer's input product in the scan (x not NULL; then no gx), as ScanI8's: x the
+     * layer below's outputs (rows t·B + b of ldxin floats) times W_x (wx, panels of kx rows,
+     * direction d's from panel d·gp/16) plus biasx [2·gp]; with a shortcut (src not NULL, rows of
+     * ldsrc) times U (wu, ku rows, direction d's ub columns from panel d·ub/16) into γ's block */
+    const float *x, *src, *wx, *wu, *biasx;
+    int64_t ldxin, kx, ldsrc, ku, ub;
 } ScanF32;
 
 /* one row's step: z (the recurrent product) + gx, then the cell; h written to the state, out and xs */
 INLINE void f32_row(int64_t H, int64_t nsig, int kmode, float *restrict z, const float *restrict gx, float *c,
                     float *h, float *out, float *xs, const float *k, float m) {
     const int64_t G = (nsig + 1) * H;
-    for (int64_t j = 0; j < G; j++) z[j] += gx[j];
+    if (gx) for (int64_t j = 0; j < G; j++) z[j] += gx[j];
     if (kmode) cell(H, z, z + H, z + 2 * H, z + (nsig - 1) * H, z + nsig * H, c, h, k, m, 1);
     else cell(H, z, z + H, z + 2 * H, z + (nsig - 1) * H, z + nsig * H, c, h, k, m, 0);
     if (out) memcpy(out, h, sizeof(float) * H);
@@ -438,19 +444,31 @@ INLINE int f32_scan_body(const int lanes, const int rmax, const ScanF32 *s) {
     if (!space) return -1;
     memset(space, 0, 2 * hbytes + zbytes); /* h_{-1} = 0, c_{-1} = 0, and the first step's product */
     float *h = (float *)space, *c = (float *)(space + hbytes), *z = (float *)(space + 2 * hbytes);
-    Sink sink = {0, 0, z, B, s->gp, NULL, s->gp, 0, 0, G};
+    /* the recurrent product writes z, or with the input product in the scan adds to it (as ScanI8's) */
+    Sink sink = {s->x != NULL, 0, z, B, s->gp, NULL, s->gp, 0, 0, G};
     /* one direction after the other: only its W_h is read, and stays in L2 */
     for (int64_t d = 0; d < 2; d++) {
         for (int64_t t = 0; t < T; t++) {
             float *hd = h + d * B * H;
+            const int64_t from = d == 0 ? t : T - 1 - t;
+            if (s->x) {
+                Sink in = {0, 0, z, B, s->gp, s->biasx + d * s->gp, s->gp, 0, 0, G};
+                Sink u = {1, 0, z, B, s->gp, NULL, s->ub, 0, 3 * H, H}; /* γ's block */
+                if (f32_gemm_body(lanes, rmax, B, nb, s->kx, s->x + from * B * s->ldxin, s->ldxin,
+                                  s->wx + d * nb * s->kx * 16, &in) ||
+                    (s->src && f32_gemm_body(lanes, rmax, B, s->ub / 16, s->ku, s->src + from * B * s->ldsrc, s->ldsrc,
+                                             s->wu + d * (s->ub / 16) * s->ku * 16, &u)))
+                    return -1;
+            }
             if (t) {
                 if (f32_gemm_body(lanes, rmax, B, nb, H, hd, H, s->w + d * nb * H * 16, &sink)) return -1;
-            } else memset(z, 0, zbytes); /* (the rows below add gx to z in place) */
+            } else if (!s->x) memset(z, 0, zbytes); /* (the rows below add gx to z in place) */
             for (int64_t b = 0; b < B; b++) {
-                const int64_t at = (t * 2 + d) * B + b, from = d == 0 ? t : T - 1 - t;
+                const int64_t at = (t * 2 + d) * B + b;
                 const float m = t < s->masked ? s->mask[at] : 1.0f;
-                const float *gx = s->sentence ? s->gx + (from * B + b) * s->ldg + d * s->gdir
-                                              : s->gx + ((d * T + t) * B + b) * G;
+                const float *gx = s->x ? NULL
+                                  : s->sentence ? s->gx + (from * B + b) * s->ldg + d * s->gdir
+                                                : s->gx + ((d * T + t) * B + b) * G;
                 f32_row(H, s->nsig, (int)s->kmode, z + b * s->gp, gx, c + (d * B + b) * H, hd + b * H,
                         s->out ? s->out + at * H : NULL, s->xs + (from * B + b) * s->ldx + d * H,
                         s->kmode ? s->k + at * H : NULL, m);
@@ -531,19 +549,30 @@ static PyObject *f32_product(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* f32_scan(which, steps, batch, hidden, nsig, kmode, masked, gp, gx, sentence, ldg, gdir, w, k, mask, out, xs,
+ * ldx[, x, ldxin, kx, wx, biasx, src, ldsrc, ku, wu, ub]): one layer (see ScanF32; with x, gx 0) */
 static PyObject *f32_scan(PyObject *self, PyObject *args) {
     ScanF32 s;
-    unsigned long long gx, w, k, mask, out, xs;
-    if (!PyArg_ParseTuple(args, "iLLLLLLLKiLLKKKKKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig, &s.kmode,
-                          &s.masked, &s.gp, &gx, &s.sentence, &s.ldg, &s.gdir, &w, &k, &mask, &out, &xs, &s.ldx))
+    unsigned long long gx, w, k, mask, out, xs, x = 0, wx = 0, biasx = 0, src = 0, wu = 0;
+    s.ldxin = s.kx = s.ldsrc = s.ku = s.ub = 0;
+    if (!PyArg_ParseTuple(args, "iLLLLLLLKiLLKKKKKL|KLLKKKLLKL", &s.which, &s.steps, &s.batch, &s.hidden, &s.nsig,
+                          &s.kmode, &s.masked, &s.gp, &gx, &s.sentence, &s.ldg, &s.gdir, &w, &k, &mask, &out, &xs,
+                          &s.ldx, &x, &s.ldxin, &s.kx, &wx, &biasx, &src, &s.ldsrc, &s.ku, &wu, &s.ub))
         return NULL;
     const int64_t G = (s.nsig + 1) * s.hidden;
     if (s.which < F32_GENERIC || s.which > f32_best() || s.nsig < 3 || s.hidden <= 0 || s.gp % 16 || s.gp < G ||
-        !gx || !w || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) || (s.masked && !mask) || s.kmode < 0 ||
-        s.kmode > 1 || s.steps <= 0 || s.batch <= 0 || (s.sentence && (s.gdir < G || s.ldg < s.gdir + G))) {
+        !(gx || x) || !w || !xs || s.ldx < 2 * s.hidden || (s.kmode && !k) || (s.masked && !mask) || s.kmode < 0 ||
+        s.kmode > 1 || s.steps <= 0 || s.batch <= 0 || (s.sentence && (s.gdir < G || s.ldg < s.gdir + G)) ||
+        (x && (gx || !wx || !biasx || s.kx <= 0 || s.ldxin < s.kx)) ||
+        (src && (!x || !wu || s.ku <= 0 || s.ldsrc < s.ku || s.ub % 16 || s.ub < s.hidden || s.nsig != 4))) {
         PyErr_SetString(PyExc_ValueError, "f32_scan: bad arguments");
         return NULL;
     }
+    s.x = (const float *)(uintptr_t)x;
+    s.wx = (const float *)(uintptr_t)wx;
+    s.biasx = (const float *)(uintptr_t)biasx;
+    s.src = (const float *)(uintptr_t)src;
+    s.wu = (const float *)(uintptr_t)wu;
     s.gx = (const float *)(uintptr_t)gx;
     s.w = (const float *)(uintptr_t)w;
     s.k = (const float *)(uintptr_t)k;

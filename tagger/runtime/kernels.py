@@ -8,7 +8,7 @@ AVX-VNNI's or AVX512-VNNI's dot products, or AVX2's byte products of weights of 
 :attr:`Kernel.weight_max`: 1.3–1.4× the float32 kernels' speed for the whole `tagger tag` with
 AVX2's, docs/benchmarks.md). All take a right-hand side packed once per model
 (:mod:`tagger.modules.packing`) and scan a whole bidirectional LSTM layer in one C call (with the
-int8 kernels an upper layer's input product too, a time step at a time: :func:`scan_upper_i8`),
+int8 and float32 kernels an upper layer's input product too, a time step at a time: :func:`scan_upper`),
 the GIL released, so that batches in threads run side by side.
 
 Which kernel runs is chosen here, by what the CPU has (:func:`f32_kernel`, :func:`i8_kernel`,
@@ -175,36 +175,47 @@ def _scan_i8(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.nda
                       xs.shape[1])
 
 
-def scan_upper_i8(kernel: Kernel, x: np.ndarray, w_x: Packed, bias_x: np.ndarray, src: np.ndarray | None,
-                  w_u: Packed | None, w_h: Packed, hidden: int, k: np.ndarray | None, mask: np.ndarray | None,
-                  out: np.ndarray | None, xs: np.ndarray, steps: int, batch: int) -> None:
-    """:func:`scan` of an upper layer with the int8 kernel, its input product in the scan, a time
-    step at a time (no [T·B, 2G] of gates written and read back): ``x`` the layer below's outputs'
-    codes in sentence order (:meth:`Kernel.rows`), ``w_x`` and ``bias_x`` its input projection
-    (:func:`tagger.modules.packing.input_projection`), and with a shortcut ``src``, the codes of
-    the layer two below, and ``w_u`` its U (:func:`tagger.modules.packing.directions`, blocks of H
-    rounded up to 16). The sums as :func:`product` then :func:`scan` would make them."""
-    width, gp = w_h.cols, w_h.n
-    if (not kernel.i8 or max(w_h.top, w_x.top, 0 if w_u is None else w_u.top) > kernel.weight_max
-            or w_x.tiles.dtype != np.int8 or w_x.n != 2 * gp or x.dtype != np.uint8 or x.ndim != 2
-            or x.shape[0] < steps * batch or x.shape[1] != w_x.k or not x.flags.c_contiguous
-            or bias_x.dtype != np.float32 or len(bias_x) < 2 * gp or (src is None) != (w_u is None)
-            or (w_u is not None and (w_u.tiles.dtype != np.int8 or src.dtype != np.uint8 or src.ndim != 2
+def scan_upper(kernel: Kernel, x: np.ndarray, w_x: Packed, bias_x: np.ndarray, src: np.ndarray | None,
+               w_u: Packed | None, w_h: Packed, hidden: int, k: np.ndarray | None, mask: np.ndarray | None,
+               out: np.ndarray | None, xs: np.ndarray, steps: int, batch: int) -> None:
+    """:func:`scan` of an upper layer by the int8 or the float32 kernels, its input product in the
+    scan, a time step at a time (no [T·B, 2G] of gates written and read back): ``x`` the layer
+    below's outputs in sentence order as the kernel's left side (:meth:`Kernel.rows`), ``w_x`` and
+    ``bias_x`` its input projection (:func:`tagger.modules.packing.input_projection`), and with a
+    shortcut ``src``, the layer two below's outputs, and ``w_u`` its U
+    (:func:`tagger.modules.packing.directions`, blocks of H rounded up to 16). The same floats as
+    :func:`product` then :func:`scan`."""
+    width, gp, i8 = w_h.cols, w_h.n, w_h.tiles.dtype == np.int8
+    left = np.uint8 if i8 else np.float32
+    if (kernel.bf16 or not kernel.f32 or w_x.tiles.dtype != w_h.tiles.dtype or w_x.n != 2 * gp
+            or (i8 and max(w_h.top, w_x.top, 0 if w_u is None else w_u.top) > kernel.weight_max)
+            or x.dtype != left or x.ndim != 2 or x.shape[0] < steps * batch or x.shape[1] != w_x.k
+            or not x.flags.c_contiguous or bias_x.dtype != np.float32 or len(bias_x) < 2 * gp
+            or (src is None) != (w_u is None)
+            or (w_u is not None and (w_u.tiles.dtype != w_h.tiles.dtype or src.dtype != left or src.ndim != 2
                                      or src.shape[0] < steps * batch or src.shape[1] != w_u.k
                                      or not src.flags.c_contiguous or w_u.n % 32 or w_u.n // 2 < hidden
                                      or width != 5 * hidden))):
         raise ValueError("scan: shapes do not fit")
-    _check_i8_scan(kernel, w_h, hidden, xs, steps, batch)
     ub = 0 if w_u is None else w_u.n // 2
-    _fastscan.i8_scan(kernel.i8, steps, batch, hidden, width // hidden - 1, 0 if k is None else 1,
-                      0 if mask is None else mask.shape[0], gp, 0, 0, 0, 0, w_h.tiles.ctypes.data, w_h.corr.ctypes.data,
-                      w_h.deq.ctypes.data, w_h.scale, 0 if k is None else k.ctypes.data,
-                      0 if mask is None else mask.ctypes.data, 0 if out is None else out.ctypes.data, xs.ctypes.data,
-                      xs.shape[1], x.ctypes.data, x.shape[1], w_x.k // 4, w_x.tiles.ctypes.data, w_x.corr.ctypes.data,
-                      w_x.deq.ctypes.data, bias_x.ctypes.data, 0 if src is None else src.ctypes.data,
-                      0 if src is None else src.shape[1], 0 if w_u is None else w_u.k // 4,
-                      0 if w_u is None else w_u.tiles.ctypes.data, 0 if w_u is None else w_u.corr.ctypes.data,
-                      0 if w_u is None else w_u.deq.ctypes.data, ub)
+    shortcut = (0, 0, 0, 0) if w_u is None else (src.ctypes.data, src.shape[1], w_u.k // 4 if i8 else w_u.k,
+                                                 w_u.tiles.ctypes.data)
+    common = (steps, batch, hidden, width // hidden - 1, 0 if k is None else 1, 0 if mask is None else mask.shape[0],
+              gp, 0, 0, 0, 0, w_h.tiles.ctypes.data)
+    states = (0 if k is None else k.ctypes.data, 0 if mask is None else mask.ctypes.data,
+              0 if out is None else out.ctypes.data, xs.ctypes.data, xs.shape[1])
+    if i8:
+        _check_i8_scan(kernel, w_h, hidden, xs, steps, batch)
+        _fastscan.i8_scan(kernel.i8, *common, w_h.corr.ctypes.data, w_h.deq.ctypes.data, w_h.scale, *states,
+                          x.ctypes.data, x.shape[1], w_x.k // 4, w_x.tiles.ctypes.data, w_x.corr.ctypes.data,
+                          w_x.deq.ctypes.data, bias_x.ctypes.data, *shortcut[:3], shortcut[3],
+                          0 if w_u is None else w_u.corr.ctypes.data, 0 if w_u is None else w_u.deq.ctypes.data, ub)
+        return
+    if (w_h.k != hidden or w_h.tiles.shape != (2 * gp // 16, hidden, 16) or xs.dtype != np.float32
+            or xs.shape[0] < steps * batch or xs.shape[1] < 2 * hidden or not xs.flags.c_contiguous):
+        raise ValueError("scan: shapes do not fit")
+    _fastscan.f32_scan(kernel.f32, *common, *states, x.ctypes.data, x.shape[1], w_x.k, w_x.tiles.ctypes.data,
+                       bias_x.ctypes.data, *shortcut, ub)
 
 
 def _check_i8_scan(kernel: Kernel, w_h: Packed, hidden: int, xs: np.ndarray, steps: int, batch: int) -> None:

@@ -432,8 +432,8 @@ class NumpyTagger:
         """:meth:`scores_fused` with every product by the kernel (:mod:`tagger.runtime.kernels`:
         float32, or bf16 with fp32 sums and the per-word rows kept in bf16): each upper layer's
         input projection one product (both directions, in sentence order, the scan reading
-        direction 1 backwards; with the int8 kernels inside the layer's scan, a time step at a
-        time: :func:`tagger.runtime.kernels.scan_upper_i8`), each layer's time loop in one C call,
+        direction 1 backwards; with the int8 and float32 kernels inside the layer's scan, a time step at a
+        time: :func:`tagger.runtime.kernels.scan_upper`), each layer's time loop in one C call,
         its outputs kept in sentence order as the next product's input (and in scan order only
         where a shortcut reads them)."""
         steps, batch, kernel, work = max(map(len, sentences)), len(sentences), self.kernel, self.workspace()
@@ -446,8 +446,8 @@ class NumpyTagger:
             read = i + 2 < len(self.layers) and self.layers[i + 2].u_k is not None
             out = work.take(f"out{i % 3}", (steps, 2, batch, hidden), np.float32) if read else None
             xs = kernel.rows(work, f"xs{i % 3}", steps * batch, 2 * hidden)
-            if i > 0 and kernel.i8:  # the input product and shortcut term in the scan, a step at a time
-                kernels.scan_upper_i8(kernel, inputs[-1], layer.packed_x, layer.bias_x,
+            if i > 0 and not kernel.bf16:  # the input product and shortcut term in the scan, a step at a time
+                kernels.scan_upper(kernel, inputs[-1], layer.packed_x, layer.bias_x,
                                       inputs[-2] if layer.packed_u is not None else None, layer.packed_u,
                                       layer.packed_h, hidden, outputs[i - 2] if layer.u_k is not None else None,
                                       mask, out, xs, steps, batch)
