@@ -60,10 +60,13 @@ class TagLexicon:
 
     def __init__(self, entries: Sequence[str], size: int, least: int = 1):
         index: dict[str, int] = {"": 0}
-        sets = []
-        for entry in entries:
-            count, _, ids = entry.partition(" ")
-            sets.append(index.setdefault(ids, len(index)) if ids and int(count) >= least else 0)
+        if least <= 1:  # every word with a set (its count is at least 1): no count read (a model's first line)
+            sets = [index.setdefault(entry.partition(" ")[2], len(index)) for entry in entries]
+        else:
+            sets = []
+            for entry in entries:
+                count, _, ids = entry.partition(" ")
+                sets.append(index.setdefault(ids, len(index)) if ids and int(count) >= least else 0)
         self.least = least
         self.set_of_word = np.array(sets, dtype=np.intp)
         self.allowed = np.zeros((len(index), size), dtype=bool)
