@@ -602,8 +602,9 @@ static PyObject *f32_scan(PyObject *self, PyObject *args) {
  * 64·Σ_k w_kn, deq[n] = 1 / (s · the column's scale). AVX-VNNI's and AVX512-VNNI's vpdpbusd sum
  * four products into int32 exactly, the weights of 127 at most; AVX2's kernel takes weights of 63
  * at most (i8_weight_max), whose four products with codes sum to less than 2^15 in magnitude, so
- * that its vpmaddubsw never saturates and two of its pairs add in int16. All give the exact sums. Whole LSTM layers as the float32 scan
- * above, the state quantised after each step, the cell in float32.
+ * that its vpmaddubsw never saturates and two of its pairs add in int16. All give the exact sums.
+ * Whole LSTM layers as the float32 scan above, the state quantised after each step, the cell in
+ * float32.
  * ------------------------------------------------------------------------------------------- */
 enum { I8_NONE = 0, I8_AVX2 = 1, I8_VNNI = 2, I8_VNNI512 = 3 };
 #define I8_MAX_ROWS 12 /* rows a block, at most */
@@ -673,9 +674,8 @@ static __thread uint32_t *i8_packed;
 static __thread size_t i8_packed_bytes;
 
 /* blk [R × 16] = R rows of A, packed (4 bytes of k a row, the rows side by side), · one panel of
- * B ([K/4][16][4] bytes), per 4 k and 8 columns: with AVX2, one vpmaddubsw (byte pairs to int16),
- * one vpmaddwd by ones (to int32) and one add (4 rows: 8 accumulators, the weights, a broadcast
- * and the ones in 16 registers); with AVX-VNNI one vpdpbusd (6 rows); AVX512-VNNI's below */
+ * B ([K/4][16][4] bytes), per 4 k and 8 columns: with AVX-VNNI one vpdpbusd (6 rows); AVX2's
+ * (byte pairs to int16, two of them added, then widened to int32) and AVX512-VNNI's below */
 typedef void (*I8Block)(const uint32_t *restrict ap, const int8_t *restrict b, int64_t kq, int32_t *blk);
 
 #define I8_BLOCK(NAME, TARGET, R, MAC)                                                                     \
