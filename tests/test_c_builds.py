@@ -49,3 +49,19 @@ def test_the_c_steps_compile(name, tmp_path):
     symbols = _symbols(out)
     if symbols:
         assert "PyInit__fastscan" in symbols
+
+
+def test_a_build_from_other_sources_is_set_aside_and_said_once(capsys):
+    from types import SimpleNamespace
+
+    from tagger.modules import fused
+
+    assert fused.current(None) is None
+    same = SimpleNamespace(VERSION=fused.C_VERSION)
+    assert fused.current(same) is same and capsys.readouterr().err == ""
+    for stale in (SimpleNamespace(), SimpleNamespace(VERSION=fused.C_VERSION - 1)):  # before VERSION, or older
+        assert fused.current(stale) is None
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "pip install -e ." in err and f"this code's {fused.C_VERSION}" in err
+    built = pytest.importorskip("tagger.modules._fastscan")  # the checkout's build: of these sources
+    assert built.VERSION == fused.C_VERSION and fused._fastscan is built

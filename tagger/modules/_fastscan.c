@@ -1639,4 +1639,15 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastscan", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__fastscan(void) { return PyModule_Create(&module); }
+/* The version of the functions above and their arguments: tagger/modules/fused.py (C_VERSION)
+ * takes a build of this version only. Raise both with any change to what Python calls. */
+#define FASTSCAN_VERSION 2
+
+PyMODINIT_FUNC PyInit__fastscan(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "VERSION", FASTSCAN_VERSION)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -7,12 +7,30 @@ inference scan (:mod:`tagger.modules.recurrent`), the torch-free tagger runtime
 from __future__ import annotations
 
 import os
+import sys
 from functools import lru_cache
+from types import ModuleType
+
+#: The version of ``_fastscan.c``'s functions and arguments this code calls (its ``VERSION``).
+C_VERSION = 2
+
+
+def current(module: ModuleType | None) -> ModuleType | None:
+    """``module`` (the built C steps) if it was built from sources of :data:`C_VERSION`, else None,
+    said once on stderr: a build left from older sources (a ``git pull`` without ``pip install -e
+    .``) would be called with arguments it does not take. Without it, torch or numpy does it all."""
+    if module is None or getattr(module, "VERSION", None) == C_VERSION:
+        return module
+    print(f"tagger: the C steps were built from other sources (version {getattr(module, 'VERSION', 1)}, "
+          f"this code's {C_VERSION}); running without them until `pip install -e .` rebuilds them", file=sys.stderr)
+    return None
+
 
 try:
     from tagger.modules import _fastscan
 except ImportError:  # pragma: no cover - no compiler at install
     _fastscan = None
+_fastscan = current(_fastscan)
 
 #: ``TAGGER_FUSED_SCAN=0`` keeps every scan that would use the C step in torch or numpy (to
 #: compare, or to rule the C step out).
