@@ -111,3 +111,56 @@ def reference_lstm(gx, w_h, k, mask, round_h=lambda h: h):
             at = t if d == 0 else steps - 1 - t
             xs[at * batch : (at + 1) * batch, d * hidden : (d + 1) * hidden] = h
     return out, xs
+
+
+def check_upper_scan(kernel, hidden: int, shortcut: bool, batch: int, i8: bool) -> None:
+    """An upper layer's input product (and shortcut term) inside the scan (``kernels.scan_upper``)
+    gives the same floats, bit for bit, as the whole batch's product written out, then the scan
+    reading it in sentence order: by ``kernel``, int8 (``i8``, weights no wider than it takes) or
+    float32; and a left side of the other kind is refused."""
+    import numpy as np
+    import pytest
+
+    from tagger.modules import packing
+    from tagger.runtime import kernels
+
+    rng = np.random.default_rng(hidden + batch)
+    steps, width = 5, (5 if shortcut else 4) * hidden
+    pack = {"i8": packing.scale_for(1.0), "top": kernel.weight_max} if i8 else {"f32": True}
+    left = (lambda x: packing.codes(x, packing.scale_for(1.0))) if i8 else (lambda x: x)  # noqa: E731
+    below = left(np.tanh(rng.standard_normal((steps * batch, 2 * hidden))).astype(np.float32))
+    w_x = (rng.standard_normal((2, 2 * hidden, width)) * 0.3).astype(np.float32)
+    bias = (rng.standard_normal((2, 1, width)) * 0.3).astype(np.float32)
+    packed_x, bias_x, block = packing.input_projection(w_x, bias, **pack)
+    packed_h = packing.recurrent((rng.standard_normal((2, hidden, width)) * 0.3).astype(np.float32), **pack)
+    src = packed_u = k = None
+    if shortcut:
+        split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
+        split[0, :hidden], split[1, hidden:] = rng.standard_normal((2, hidden, hidden)) * 0.3
+        packed_u = packing.directions(split, packing.up(hidden, 16), **pack)
+        src = left(np.tanh(rng.standard_normal((steps * batch, 2 * hidden))).astype(np.float32))
+        k = np.tanh(rng.standard_normal((steps, 2, batch, hidden))).astype(np.float32)
+    lengths = rng.integers(1, steps + 1, batch)
+    t = np.arange(2)[:, None]
+    mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
+    gx = np.empty((steps * batch, 2 * block), dtype=np.float32)
+    kernels.product(kernel, below, packed_x, gx, bias_x)
+    if shortcut:
+        kernels.product(kernel, src, packed_u, gx, block=packing.up(hidden, 16), stride=block, offset=3 * hidden,
+                        count=hidden, add=True)
+    out = np.full((steps, 2, batch, hidden), np.nan, np.float32)
+    xs = np.zeros((steps * batch, 2 * hidden), np.uint8 if i8 else np.float32)
+    kernels.scan(kernel, gx, packed_h, hidden, k, mask, out, xs, steps, batch, block)
+    out2, xs2 = np.full_like(out, np.nan), np.zeros_like(xs)
+    kernels.scan_upper(kernel, below, packed_x, bias_x, src, packed_u, packed_h, hidden, k, mask, out2, xs2, steps,
+                       batch)
+    np.testing.assert_array_equal(out2, out)
+    np.testing.assert_array_equal(xs2, xs)
+    other = below.astype(np.float32 if i8 else np.uint8)
+    with pytest.raises(ValueError):  # the other kind of left side
+        kernels.scan_upper(kernel, other, packed_x, bias_x, src, packed_u, packed_h, hidden, k, mask, out2, xs2,
+                           steps, batch)
+    if shortcut:
+        with pytest.raises(ValueError):  # a shortcut's outputs without its U
+            kernels.scan_upper(kernel, below, packed_x, bias_x, below, None, packed_h, hidden, k, mask, out2, xs2,
+                               steps, batch)

@@ -11,7 +11,7 @@ import pytest
 from tagger.modules import fused, packing
 from tagger.runtime import kernels
 from tagger.runtime.kernels import Kernel
-from tests.helpers import reference_lstm
+from tests.helpers import check_upper_scan, reference_lstm
 
 HAS = int(fused._fastscan.i8_kernel()) if fused._fastscan is not None else 0
 pytestmark = pytest.mark.skipif(not HAS, reason="no int8 kernel on this CPU (AVX2 on x86-64)")
@@ -240,39 +240,4 @@ def test_a_model_whose_layers_are_not_four_cells_wide_apart_keeps_to_float32(sam
 @pytest.mark.parametrize("kernel", EVERY)
 @pytest.mark.parametrize("hidden,shortcut,batch", [(16, False, 7), (12, True, 1), (40, True, 33)])
 def test_an_upper_layer_with_its_input_product_in_the_scan_is_the_product_then_the_scan(kernel, hidden, shortcut, batch):
-    """The same floats, bit for bit, as the input product (and the shortcut's term) of the whole
-    batch written out, then the scan reading it (what runs without the fused scan)."""
-    rng = np.random.default_rng(hidden + batch)
-    steps, top = 5, kernel.weight_max
-    width = (5 if shortcut else 4) * hidden
-    below = np.tanh(rng.standard_normal((steps * batch, 2 * hidden))).astype(np.float32)
-    two_below = np.tanh(rng.standard_normal((steps * batch, 2 * hidden))).astype(np.float32)
-    w_x = (rng.standard_normal((2, 2 * hidden, width)) * 0.3).astype(np.float32)
-    bias = (rng.standard_normal((2, 1, width)) * 0.3).astype(np.float32)
-    packed_x, bias_x, block = packing.input_projection(w_x, bias, i8=packing.scale_for(1.0), top=top)
-    packed_h = packing.recurrent((rng.standard_normal((2, hidden, width)) * 0.3).astype(np.float32),
-                                 i8=packing.scale_for(1.0), top=top)
-    x, src = packing.codes(below, packed_x.scale), None
-    packed_u = k = None
-    if shortcut:
-        split = np.zeros((2, 2 * hidden, hidden), dtype=np.float32)
-        split[0, :hidden], split[1, hidden:] = rng.standard_normal((2, hidden, hidden)) * 0.3
-        packed_u = packing.directions(split, packing.up(hidden, 16), i8=packing.scale_for(1.0), top=top)
-        src = packing.codes(two_below, packed_u.scale)
-        k = np.tanh(rng.standard_normal((steps, 2, batch, hidden))).astype(np.float32)
-    lengths = rng.integers(1, steps + 1, batch)
-    t = np.arange(2)[:, None]
-    mask = np.ascontiguousarray(np.stack([t < lengths, steps - 1 - t < lengths], 1), dtype=np.float32)
-    gx = np.empty((steps * batch, 2 * block), dtype=np.float32)
-    kernels.product(kernel, x, packed_x, gx, bias_x)
-    if shortcut:
-        kernels.product(kernel, src, packed_u, gx, block=packing.up(hidden, 16), stride=block, offset=3 * hidden,
-                        count=hidden, add=True)
-    out, xs = np.full((steps, 2, batch, hidden), np.nan, np.float32), np.zeros((steps * batch, 2 * hidden), np.uint8)
-    kernels.scan(kernel, gx, packed_h, hidden, k, mask, out, xs, steps, batch, block)
-    out2, xs2 = np.full_like(out, np.nan), np.zeros_like(xs)
-    kernels.scan_upper(kernel, x, packed_x, bias_x, src, packed_u, packed_h, hidden, k, mask, out2, xs2, steps, batch)
-    np.testing.assert_array_equal(out2, out)
-    np.testing.assert_array_equal(xs2, xs)
-    with pytest.raises(ValueError):  # a shortcut's codes without its U
-        kernels.scan_upper(kernel, x, packed_x, bias_x, x, None, packed_h, hidden, k, mask, out2, xs2, steps, batch)
+    check_upper_scan(kernel, hidden, shortcut, batch, i8=True)
