@@ -58,7 +58,7 @@ class Kernel:
     def weight_max(self) -> int:
         """The largest magnitude of the int8 weights the int8 kernel takes (63 for AVX2's, which
         adds its byte products in int16; 127 for the VNNI kernels'), or 0 without one."""
-        return int(_fastscan.i8_weight_max(self.i8)) if self.i8 else 0
+        return _weight_max(self.i8) if self.i8 else 0
 
     @property
     def packing(self) -> str:
@@ -86,6 +86,12 @@ class Kernel:
         a = bf16.rows(*x.shape)
         a[: x.shape[0], : x.shape[1]] = bf16.to_bf16(x)
         return a
+
+
+@lru_cache(maxsize=None)
+def _weight_max(i8: int) -> int:
+    """:attr:`Kernel.weight_max`, asked of the C side once per kernel (it is read at every product)."""
+    return int(_fastscan.i8_weight_max(i8))
 
 
 #: Products a time step at a time, in numpy (what a build without the C steps runs).
@@ -138,10 +144,8 @@ def scan(kernel: Kernel, gx: np.ndarray, w_h: Packed, hidden: int, k: np.ndarray
         return
     width = w_h.cols
     _check_gates(gx, steps, batch, width, block)
-    if (width % hidden or not 4 <= width // hidden <= 5 or w_h.k != hidden or w_h.tiles.dtype != np.float32
-            or w_h.tiles.shape != (2 * w_h.n // 16, hidden, 16) or xs.shape[0] < steps * batch
-            or xs.shape[1] < 2 * hidden or xs.dtype != np.float32 or not xs.flags.c_contiguous
-            or not gx.flags.c_contiguous or gx.dtype != np.float32):
+    _check_f32_scan(w_h, hidden, xs, steps, batch)
+    if not gx.flags.c_contiguous or gx.dtype != np.float32:
         raise ValueError("scan: shapes do not fit")
     _fastscan.f32_scan(kernel.f32, steps, batch, hidden, width // hidden - 1, 0 if k is None else 1,
                        0 if mask is None else mask.shape[0], w_h.n, gx.ctypes.data, int(block > 0),
@@ -208,14 +212,21 @@ def scan_upper(kernel: Kernel, x: np.ndarray, w_x: Packed, bias_x: np.ndarray, s
         _check_i8_scan(kernel, w_h, hidden, xs, steps, batch)
         _fastscan.i8_scan(kernel.i8, *common, w_h.corr.ctypes.data, w_h.deq.ctypes.data, w_h.scale, *states,
                           x.ctypes.data, x.shape[1], w_x.k // 4, w_x.tiles.ctypes.data, w_x.corr.ctypes.data,
-                          w_x.deq.ctypes.data, bias_x.ctypes.data, *shortcut[:3], shortcut[3],
+                          w_x.deq.ctypes.data, bias_x.ctypes.data, *shortcut,
                           0 if w_u is None else w_u.corr.ctypes.data, 0 if w_u is None else w_u.deq.ctypes.data, ub)
         return
-    if (w_h.k != hidden or w_h.tiles.shape != (2 * gp // 16, hidden, 16) or xs.dtype != np.float32
-            or xs.shape[0] < steps * batch or xs.shape[1] < 2 * hidden or not xs.flags.c_contiguous):
-        raise ValueError("scan: shapes do not fit")
+    _check_f32_scan(w_h, hidden, xs, steps, batch)
     _fastscan.f32_scan(kernel.f32, *common, *states, x.ctypes.data, x.shape[1], w_x.k, w_x.tiles.ctypes.data,
                        bias_x.ctypes.data, *shortcut, ub)
+
+
+def _check_f32_scan(w_h: Packed, hidden: int, xs: np.ndarray, steps: int, batch: int) -> None:
+    """A ValueError unless W_h and the outputs ``xs`` are what the float32 scan takes."""
+    width = w_h.cols
+    if (width % hidden or not 4 <= width // hidden <= 5 or w_h.k != hidden or w_h.tiles.dtype != np.float32
+            or w_h.tiles.shape != (2 * w_h.n // 16, hidden, 16) or xs.shape[0] < steps * batch
+            or xs.shape[1] < 2 * hidden or xs.dtype != np.float32 or not xs.flags.c_contiguous):
+        raise ValueError("scan: shapes do not fit")
 
 
 def _check_i8_scan(kernel: Kernel, w_h: Packed, hidden: int, xs: np.ndarray, steps: int, batch: int) -> None:
