@@ -11,6 +11,8 @@ import io
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -181,8 +183,39 @@ def test_the_first_layers_rows_shared_out_among_the_pools_threads_are_the_same(t
         alone, shared = (np.full((len(f), model.first.shape[1]), np.nan, np.float32) for _ in range(2))
         model.first_products(f, alone)
         with runtime.Pool(2) as pool:
-            model.first_products(f, shared, pool)
+            pending = model.first_products(f, shared, pool)
+            assert len(pending) >= 3  # handed back unfinished, for the batches to wait on
+            for future in pending:
+                future.result()
         np.testing.assert_array_equal(shared, alone)
+
+
+@pytest.mark.skipif(not F32, reason="the C steps are not built")
+def test_chunks_begun_while_their_word_rows_are_still_written_tag_as_one_thread_does(trained, monkeypatch):
+    # the next chunk's rows are written in the pool behind the batches before them, and its own
+    # batches wait for them there: two chunks begun before either is finished, the first one's
+    # new words in parts, its first part slowed down (a batch that did not wait for it would read
+    # rows of zeros for the commonest words, which come first)
+    sentences = [s.words for s in _sentences()]
+    half = len(sentences) // 2
+    product, parts = runtime.kernels.product, []
+
+    def slow(kernel, left, packed, *args, **kwargs):
+        if threading.current_thread() is not threading.main_thread() and packed is model.packed_first:
+            parts.append(len(left))
+            time.sleep(0.3 if len(parts) == 1 else 0)
+        return product(kernel, left, packed, *args, **kwargs)
+    monkeypatch.setattr(runtime.kernels, "product", slow)
+    for kernel in [Kernel(f32=len(F32))] + ([Kernel(f32=len(F32), i8=I8)] if I8 else []):
+        exact = runtime.load(trained["three"], kernel).tag(sentences)
+        model = runtime.load(trained["three"], kernel)
+        with runtime.Pool(2) as pool:
+            first = model.start(sentences[:half], pool)
+            assert model.kept.pending  # not waited for here
+            second = model.start(sentences[half:], pool)
+            assert model.finish(first) + model.finish(second) == exact
+        assert len(parts) >= 2
+        parts.clear()
 
 
 def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monkeypatch):
@@ -239,6 +272,29 @@ def test_a_stream_is_tagged_with_fewer_collections_and_the_thresholds_come_back(
                         seen.append(gc.get_threshold()) or write(*args))  # the tokenizer's runtime alone too
     tokenizer.tag_file(str(trained["tokenizer"]), [str(_text_input(tmp_path))], str(tmp_path / "tokens.conllu"))
     assert seen[1:] == [fewer] and gc.get_threshold() == before
+
+
+@pytest.mark.skipif(not F32, reason="the C steps are not built")
+def test_numpys_blas_has_one_thread_while_the_kernels_tag_a_stream_and_gets_its_own_back(trained, tmp_path, monkeypatch):
+    import threadpoolctl
+
+    def blas() -> list[int]:
+        return [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+    seen: list[list[int]] = []
+    monkeypatch.setattr(runtime.NumpyTagger, "finish", lambda self, tagging, finish=runtime.NumpyTagger.finish:
+                        seen.append(blas()) or finish(self, tagging))
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text(first_blocks(EWT / "en_ewt-ud-dev.conllu", 60), encoding="utf-8")
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):  # a user's setting: numpy's BLAS, 2 threads
+        before = blas()
+        if not before:
+            pytest.skip("numpy's BLAS is not one threadpoolctl knows")
+        assert set(before) == {2}
+        pipeline.tag_file([str(trained["upos"])], [str(conllu)], str(tmp_path / "long.out"))  # the kernels
+        assert seen and all(threads == [1] * len(before) for threads in seen) and blas() == before
+        seen.clear()
+        pipeline.tag_file([str(trained["upos"])], [str(_text_input(tmp_path))], str(tmp_path / "short.out"))
+        assert seen == [before]  # a first line at once: numpy a step at a time, left as it was
 
 
 @pytest.mark.parametrize("name", ["upos", "three"])

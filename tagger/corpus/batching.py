@@ -150,3 +150,18 @@ def fewer_collections(threshold: int = FEWER_COLLECTIONS) -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's BLAS (OpenBLAS in numpy's wheels) in one thread, its setting restored after
+    (threadpoolctl): while the torch-free runtimes run batches in a pool of their own, the few
+    products numpy computes (a chunk's window gates of new words) woke a second BLAS thread,
+    which then spun, waiting for more work, for a core's tenth of a second each time: 1.0-1.5 s of
+    CPU over EWT train, taken from the pool's threads (issue 33; two threads, AVX2 path, AMX Xeon:
+    the whole process 7.21 s against 6.41 s with one BLAS thread)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Callable, Iterator, Sequence, TextIO
@@ -26,7 +26,7 @@ from tagger.runtime import skip_lstm, tokenizer
 from tagger.modules.fused import _fastscan  # the C steps; without them, numpy throughout
 from tagger.runtime.kernels import Kernel
 from tagger.runtime.skip_lstm import Pool, Tagging, kernel_for, usable_cores
-from tagger.corpus.batching import chunks_until_error, fewer_collections, read_ahead
+from tagger.corpus.batching import chunks_until_error, fewer_collections, one_blas_thread, read_ahead
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import open_output
@@ -197,7 +197,7 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format or "conllu",
                        chunk_size=chunk_size, supertag_in=supertag_in)
     return _tag_here(loaded, chain(ahead, _raising(failed), sentences), output, output_format or "conllu",
-                     supertag_in, chunk_size, threads)
+                     supertag_in, chunk_size, threads, one_blas=bool(kernel))
 
 
 def _torch(load_torch: Callable[..., Any] | None, paths: Sequence[str], device: str, threads: int | None,
@@ -229,16 +229,17 @@ def _first_chunk(sentences: Iterator[Sentence], chunk_size: int, switch_tokens: 
 
 
 def _tag_here(model: Chain, sentences: Iterator[Sentence], output: str | None, output_format: str,
-              supertag_in: str, chunk_size: int, threads: int | None) -> dict[str, int]:
+              supertag_in: str, chunk_size: int, threads: int | None, one_blas: bool = False) -> dict[str, int]:
     """:func:`tag_file` on this path: ``sentences`` tagged by ``model`` chunk by chunk, written to
-    ``output``; the counts ``{"sentences", "tokens"}``."""
+    ``output``; the counts ``{"sentences", "tokens"}``. ``one_blas``: numpy's BLAS in one thread
+    meanwhile (:func:`one_blas_thread`; the kernels' path, not a small input's first line)."""
     counts = {"sentences": 0, "tokens": 0}
     # --threads batches at once in the pool (without it, one a core, as torch's path runs them);
     # reading (a thread of its own), the word rows of the next chunk and writing the last go on
     # beside them in this thread
     pool = Pool(max(threads or usable_cores(), 1)) if _fastscan is not None else None
     try:
-        with _output(output) as stream, fewer_collections():
+        with _output(output) as stream, fewer_collections(), one_blas_thread() if one_blas else nullcontext():
             check_output(model.output_columns, output_format, supertag_in)
 
             def finish(chunk: list[Sentence], tagging: Started) -> None:
