@@ -11,8 +11,6 @@ import io
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -183,39 +181,8 @@ def test_the_first_layers_rows_shared_out_among_the_pools_threads_are_the_same(t
         alone, shared = (np.full((len(f), model.first.shape[1]), np.nan, np.float32) for _ in range(2))
         model.first_products(f, alone)
         with runtime.Pool(2) as pool:
-            pending = model.first_products(f, shared, pool)
-            assert len(pending) >= 3  # handed back unfinished, for the batches to wait on
-            for future in pending:
-                future.result()
+            model.first_products(f, shared, pool)
         np.testing.assert_array_equal(shared, alone)
-
-
-@pytest.mark.skipif(not F32, reason="the C steps are not built")
-def test_chunks_begun_while_their_word_rows_are_still_written_tag_as_one_thread_does(trained, monkeypatch):
-    # the next chunk's rows are written in the pool behind the batches before them, and its own
-    # batches wait for them there: two chunks begun before either is finished, the first one's
-    # new words in parts, its first part slowed down (a batch that did not wait for it would read
-    # rows of zeros for the commonest words, which come first)
-    sentences = [s.words for s in _sentences()]
-    half = len(sentences) // 2
-    product, parts = runtime.kernels.product, []
-
-    def slow(kernel, left, packed, *args, **kwargs):
-        if threading.current_thread() is not threading.main_thread() and packed is model.packed_first:
-            parts.append(len(left))
-            time.sleep(0.3 if len(parts) == 1 else 0)
-        return product(kernel, left, packed, *args, **kwargs)
-    monkeypatch.setattr(runtime.kernels, "product", slow)
-    for kernel in [Kernel(f32=len(F32))] + ([Kernel(f32=len(F32), i8=I8)] if I8 else []):
-        exact = runtime.load(trained["three"], kernel).tag(sentences)
-        model = runtime.load(trained["three"], kernel)
-        with runtime.Pool(2) as pool:
-            first = model.start(sentences[:half], pool)
-            assert model.kept.pending  # not waited for here
-            second = model.start(sentences[half:], pool)
-            assert model.finish(first) + model.finish(second) == exact
-        assert len(parts) >= 2
-        parts.clear()
 
 
 def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monkeypatch):

@@ -155,11 +155,13 @@ def fewer_collections(threshold: int = FEWER_COLLECTIONS) -> Iterator[None]:
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """numpy's BLAS (OpenBLAS in numpy's wheels) in one thread, its setting restored after
-    (threadpoolctl): while the torch-free runtimes run batches in a pool of their own, the few
-    products numpy computes (a chunk's window gates of new words) woke a second BLAS thread,
-    which then spun, waiting for more work, for a core's tenth of a second each time: 1.0-1.5 s of
-    CPU over EWT train, taken from the pool's threads (issue 33; two threads, AVX2 path, AMX Xeon:
-    the whole process 7.21 s against 6.41 s with one BLAS thread)."""
+    (threadpoolctl). The runtimes run their batches in a pool of their own; the few products
+    numpy computes there (a chunk's window gates of its new words) woke BLAS's own threads,
+    which then spun, waiting for more work, about a tenth of a second each time: 1.0-1.5 s of a
+    core over EWT train, taken from the pool. The command line sets OPENBLAS_NUM_THREADS before
+    numpy is imported (:func:`tagger.engines.blas_threads`); this covers a program that imported
+    numpy first (issue 33, session 27, AMX Xeon as AVX2, ``tagger.load(...).tag_file`` of EWT train
+    on two threads after ``import numpy``: 7% less wall time, paired runs)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):

@@ -107,7 +107,6 @@ class NumpyParser:
         tags = self.tag_numbers(sentences, columns) if self.input_columns else None
         run = lambda batch: self.parse([sentences[i] for i in batch], words,  # noqa: E731
                                        None if tags is None else [tags[i] for i in batch])
-        run = words.after(run) if words is not None else run
         trees = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
         return Tagging(sentences, batches, run, trees)
 

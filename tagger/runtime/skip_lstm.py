@@ -163,23 +163,6 @@ class WordTables:
     tables: np.ndarray
     gate_in: np.ndarray | None
     ids: dict[str, int] = field(default_factory=dict)
-    #: the products of rows still being written in a pool (:meth:`NumpyTagger.first_products`),
-    #: as they stood after the last :meth:`NumpyTagger.word_rows`: what a batch waits for first
-    pending: tuple[Future, ...] = ()
-
-    def after(self, run: Any) -> Any:
-        """``run`` (of one argument) once the rows pending now are written. The futures are
-        taken now: a batch handed to the pool waits for its own chunk's rows, never for those of a
-        chunk queued behind it (which could wait for it in turn)."""
-        pending = self.pending
-        if not pending:
-            return run
-
-        def ready(batch: Any) -> Any:
-            for future in pending:
-                future.result()
-            return run(batch)
-        return ready
 
 
 @dataclass
@@ -253,7 +236,6 @@ class NumpyTagger:
         if _fastscan is not None:  # the first layer's per-word products once per word, kept across calls
             words = self.word_rows(list(dict.fromkeys(chain.from_iterable(sentences))), pool)
         run = lambda batch: self.scores([sentences[i] for i in batch], words)  # noqa: E731 - [T, B, S]
-        run = words.after(run) if words is not None else run
         scores = [pool.submit(run, batch) for batch in batches] if pool is not None and words is not None else None
         return Tagging(sentences, batches, run, scores, words)
 
@@ -357,24 +339,22 @@ class NumpyTagger:
             return kept
         start, stop = len(kept.rows) + 1, len(kept.rows) + 1 + len(new)
         f = self.features(new, kept.ids)[1:]
+        self.first_products(f, kept.tables[start:stop], pool)
         if kept.gate_in is not None:
             np.matmul(f, self.gates_w, out=kept.gate_in[start:stop])
-        written = self.first_products(f, kept.tables[start:stop], pool)
-        kept.pending = tuple(future for future in kept.pending if not future.done()) + written
         kept.rows.update(zip(new, range(start, stop)))
         return kept
 
-    def first_products(self, f: np.ndarray, out: np.ndarray, pool: Pool | None = None) -> tuple[Future, ...]:
+    def first_products(self, f: np.ndarray, out: np.ndarray, pool: Pool | None = None) -> None:
         """``out`` [U, d·2·G] = the first layer's products of the words' features ``f`` [U, F]:
         numpy's without a kernel, else the kernel's (the int8 one from codes at a scale per word).
         With a ``pool`` of several threads and a float32 or int8 kernel, they run there, in parts
-        of at least :data:`PART_ROWS` rows, and their futures are returned at once: its threads
-        would otherwise wait for this one (on EWT train, two threads, close to half their time),
-        and this one for the batches queued before them. With one, this thread computes them
-        while the pool's runs batches (returns no futures)."""
+        of at least :data:`PART_ROWS` rows: its threads would otherwise wait for this one (on EWT
+        train, two threads, close to half their time). With one, this thread computes them while
+        the pool's runs batches."""
         if not self.kernel:
             np.matmul(f, self.first, out=out)
-            return ()
+            return
         if self.kernel.i8:
             left, by_row = row_codes(f, self.packed_first.k)
         else:
@@ -383,13 +363,14 @@ class NumpyTagger:
         parts = max(1, min(PARTS, len(f) // PART_ROWS)) if shared else 1
         if parts == 1:
             kernels.product(self.kernel, left, self.packed_first, out, by_row=by_row)
-            return ()
+            return
 
         def run(start: int, stop: int) -> None:
             kernels.product(self.kernel, left[start:stop], self.packed_first, out[start:stop],
                             by_row=None if by_row is None else by_row[start:stop])
         bounds = [len(f) * i // parts for i in range(parts + 1)]
-        return tuple(pool.submit(run, a, b) for a, b in zip(bounds, bounds[1:]))
+        for done in [pool.submit(run, a, b) for a, b in zip(bounds, bounds[1:])]:
+            done.result()
 
     def scores_fused(self, sentences: Sequence[Sequence[str]], words: "WordTables",
                      extra: np.ndarray | None = None) -> np.ndarray:
