@@ -14,7 +14,9 @@ ratio (``cpu_time_ratio``) move less, and with one thread they are what a quiet 
 times would be. To measure here what another kind of CPU runs, set ``TAGGER_CPU`` (``avx2``,
 ``avx-vnni``, ``avx512-vnni``: tagger.options.as_cpu) for the run or for a ``--variant``. With
 ``--also-threads N``, each repeat also runs `tagger tag --threads N`: the speed-up of --threads
-over N measured in the same runs (``threads_speedup``), not in two runs minutes apart.
+over N measured in the same runs (``threads_speedup``), not in two runs minutes apart. The
+``paired_*`` figures are medians of each repeat's own ratio (:func:`paired`), steadier than the
+ratio of medians where the machine's speed drifts.
 """
 
 from __future__ import annotations
@@ -93,6 +95,13 @@ def first_line(model: str, threads: int, extra: list[str], text: bytes = b"a b c
     return wall
 
 
+def paired(over: list[float], under: list[float]) -> float:
+    """The median of the repeats' own ratios ``over[i] / under[i]``: each repeat runs both back to
+    back, so a machine whose speed drifts between repeats (a shared VM's moved 25% within
+    minutes in session 27) moves both sides of each ratio alike."""
+    return round(statistics.median(a / b for a, b in zip(over, under)), 3)
+
+
 def perceptron(train: Path, column: str, cache: Path):
     """NLTK's averaged perceptron trained on ``train`` (5 iterations), kept in ``cache``."""
     from nltk.tag.perceptron import PerceptronTagger
@@ -168,17 +177,20 @@ def main() -> None:
         record |= {"nltk_tokens_per_s": round(tokens / statistics.median(theirs)),
                    "nltk_wall_s": [round(w, 2) for w in theirs], "nltk_cpu_s": [round(w, 2) for w in theirs_cpu],
                    "ratio": round(statistics.median(theirs) / statistics.median(ours), 3),
+                   "paired_ratio": paired(theirs, ours),
                    "cpu_time_ratio": round(statistics.median(theirs_cpu) / statistics.median(ours_cpu), 3)}
     if variants:
         record["variants"] = {name: {"env": variants[name], "tokens_per_s": round(tokens / statistics.median(walls)),
                                      "wall_s": [round(w, 2) for w in walls],
                                      "ratio": round(statistics.median(theirs) / statistics.median(walls), 3) if theirs else None,
-                                     "ours_over_variant": round(statistics.median(walls) / statistics.median(ours), 3)}
+                                     "ours_over_variant": round(statistics.median(walls) / statistics.median(ours), 3),
+                                     "paired_ours_over_variant": paired(walls, ours)}
                               for name, walls in variant_walls.items()}
     if other_walls:
         record["threads_speedup"] = {str(n): {"tokens_per_s": round(tokens / statistics.median(walls)),
                                               "wall_s": [round(w, 2) for w in walls],
-                                              "speedup": round(statistics.median(walls) / statistics.median(ours), 3)}
+                                              "speedup": round(statistics.median(walls) / statistics.median(ours), 3),
+                                              "paired_speedup": paired(walls, ours)}
                                      for n, walls in other_walls.items()}
     record |= {**cpu(), "load_before": before, "load_after": load()}
     print(json.dumps(record), flush=True)
