@@ -13,7 +13,8 @@ writing CoNLL-U (to memory). With --torch-profile N, also the N costliest torch 
 With --runtime, the path `tagger tag` takes without torch (tagger.runtime.skip_lstm; with
 --precision auto on a CPU with AMX, the bf16 kernels): start-up without torch, loading, reading,
 and per chunk the first layer's per-word rows and window sums, the upper layers' input products,
-the recurrent layers (one C call each), the output products, the rest of tagging
+the recurrent layers (one C call each; with the int8 and float32 kernels an upper layer's input
+product runs inside its scan, timed as one), the output products, the rest of tagging
 (batching, argmax, labels), and writing.
 """
 
@@ -175,13 +176,14 @@ def profile_runtime(args: argparse.Namespace) -> dict:
     sentences = list(formats.read(args.file))
     seconds["read CoNLL-U"] = time.perf_counter() - start
     parts = ("first layer: per-word rows", "first layer: window sums", "input products of the upper layers",
-             "recurrent layers", "output products")
+             "recurrent layers", "upper layers: input products inside their scans", "output products")
     if args.threads == 1:
         model.word_rows = timed("first layer: per-word rows", model.word_rows, owner=True)
         fast = skip_lstm._fastscan
         skip_lstm._fastscan = SimpleNamespace(**{name: getattr(fast, name) for name in dir(fast)})
         skip_lstm._fastscan.window_sum = timed("first layer: window sums", fast.window_sum)
         kernels.scan = timed("recurrent layers", kernels.scan)
+        kernels.scan_upper = timed("upper layers: input products inside their scans", kernels.scan_upper)
         product = kernels.product
         output = timed("output products", product)
         upper = timed("input products of the upper layers", product)
