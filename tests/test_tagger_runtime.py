@@ -185,6 +185,44 @@ def test_the_first_layers_rows_shared_out_among_the_pools_threads_are_the_same(t
         np.testing.assert_array_equal(shared, alone)
 
 
+@pytest.mark.skipif(not F32, reason="the C steps are not built")
+def test_a_full_table_of_word_rows_starts_again_with_the_chunks_words_it_held(trained, monkeypatch):
+    sentences = [s.words for s in _sentences() if s.words]
+    chunks = [sentences[i : i + 15] for i in range(0, len(sentences), 15)]
+    kernel = Kernel(f32=len(F32))
+    whole = runtime.load(trained["three"], kernel)
+    expected = whole.tag(sentences)  # one table: every word's row computed once
+    model = runtime.load(trained["three"], kernel)
+    room = 300  # rows a table (row 0 included)
+    row_bytes = model.first.shape[1] * 4 + (0 if model.gates_w is None else model.gates_w.shape[1] * 4)
+    monkeypatch.setattr(runtime, "KEPT_BYTES", (room - 1) * row_bytes)
+    computed, first_products = [], model.first_products
+    monkeypatch.setattr(model, "first_products", lambda f, out, pool=None: computed.append(len(f)) or first_products(f, out, pool))
+    labels, tables = [], set()
+    for chunk in chunks:
+        labels += model.finish(model.start(chunk))
+        tables.add(id(model.kept))
+    assert labels == expected and len(tables) >= 3  # started again twice or more
+    for form, row in model.kept.rows.items():  # the copied rows are the words' own
+        np.testing.assert_array_equal(model.kept.tables[row], whole.kept.tables[whole.kept.rows[form]])
+        assert model.kept.ids[form] == whole.kept.ids[form]
+    held, rows, emptied = set(), 0, 0  # the rows computed: with a restart keeping a chunk's held words, and emptying
+    for chunk in chunks:
+        forms = set(w for s in chunk for w in s)
+        if len(held) + 1 + len(forms - held) > room:
+            held &= forms
+        rows += len(forms - held)
+        held |= forms
+    held = set()
+    for chunk in chunks:
+        forms = set(w for s in chunk for w in s)
+        if len(held) + 1 + len(forms - held) > room:
+            held = set()
+        emptied += len(forms - held)
+        held |= forms
+    assert sum(computed) == rows < emptied
+
+
 def test_how_an_input_is_tagged_follows_the_precision_and_the_cpu(trained, monkeypatch):
     header = read_archive(trained["upos"], peek=True)
     monkeypatch.setattr(runtime, "f32_kernel", lambda: 2)
