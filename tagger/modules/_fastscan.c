@@ -74,8 +74,8 @@ typedef struct {
  * pre-activations (every caller's z is scratch, rewritten each step), then c and h: the same
  * operations per element as in one loop, and the same floats (tests/test_c_builds.py, GCC and
  * clang, x86-64 with and without AVX2 and AVX-512), but vectorised better than one loop with
- * every exponential inline (AVX2, GCC, H = 128: the cell 1.26-1.35x as fast; EWT train through
- * `fast` as an AVX2 CPU, paired whole processes: 0.89x the wall on one thread, 0.93x on two) */
+ * every exponential inline (AVX2, GCC, H = 128: the cell 1.26-1.35x as fast; the scores of 1,000 EWT
+ * dev sentences through `fast` as an AVX2 CPU, best of 15: 0.79-0.93x the time; docs/benchmarks.md) */
 static inline __attribute__((always_inline)) void cell(int64_t H, float *restrict zi, float *restrict zf,
                                                         float *restrict zo, float *restrict zg,
                                                         float *restrict zs, float *restrict c, float *restrict h,
