@@ -77,13 +77,14 @@ typedef struct {
  * every exponential inline (AVX2, GCC, H = 128: the cell 1.26-1.35x as fast; the scores of 1,000 EWT
  * dev sentences through `fast` as an AVX2 CPU, best of 15: 0.79-0.93x the time; docs/benchmarks.md) */
 static inline __attribute__((always_inline)) void cell(int64_t H, float *restrict zi, float *restrict zf,
-                                                        float *restrict zo, float *restrict zg,
+                                                        float *restrict zo, float *zg,
                                                         float *restrict zs, float *restrict c, float *restrict h,
                                                         const float *restrict k, float m, int kmode) {
     for (int64_t j = 0; j < H; j++) zi[j] = sigmoid(zi[j]);
     for (int64_t j = 0; j < H; j++) zf[j] = sigmoid(zf[j]);
     for (int64_t j = 0; j < H; j++) zo[j] = sigmoid(zo[j]);
-    if (kmode == 1 && zg != zi && zg != zf && zg != zo) /* (γ's row is one of those where there are fewer gates) */
+    /* γ's row may be o's (three gate rows, kmode 1: tagger/runtime/scan.py), hence zg not restrict */
+    if (kmode == 1 && zg != zi && zg != zf && zg != zo)
         for (int64_t j = 0; j < H; j++) zg[j] = sigmoid(zg[j]);
     for (int64_t j = 0; j < H; j++) zs[j] = tanh_(zs[j]);
     for (int64_t j = 0; j < H; j++) {
