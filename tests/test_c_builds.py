@@ -89,22 +89,19 @@ static inline __attribute__((always_inline)) void cell_one_loop(
 COMPARE = r"""
 enum { H = 128, G = 5 * H };
 /* as the kernels call it: inlined into a function of its own, for each shortcut form */
-__attribute__((noinline)) void one(float *z, int gates, float *c, float *h, const float *k, float m, int kmode) {
-    switch (kmode) {
-    case 0: cell_one_loop(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 0); break;
-    case 1: cell_one_loop(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 1); break;
-    case 2: cell_one_loop(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 2); break;
-    default: cell_one_loop(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 3); break;
+#define CALLER(name, cellf)                                                                                \
+    __attribute__((noinline)) void name(float *z, int gates, float *c, float *h, const float *k, float m, \
+                                        int kmode) {                                                       \
+        float *zg = z + (gates - 1) * H, *zs = z + gates * H;                                              \
+        switch (kmode) {                                                                                   \
+        case 0: cellf(H, z, z + H, z + 2 * H, zg, zs, c, h, k, m, 0); break;                               \
+        case 1: cellf(H, z, z + H, z + 2 * H, zg, zs, c, h, k, m, 1); break;                               \
+        case 2: cellf(H, z, z + H, z + 2 * H, zg, zs, c, h, k, m, 2); break;                               \
+        default: cellf(H, z, z + H, z + 2 * H, zg, zs, c, h, k, m, 3); break;                              \
+        }                                                                                                  \
     }
-}
-__attribute__((noinline)) void split(float *z, int gates, float *c, float *h, const float *k, float m, int kmode) {
-    switch (kmode) {
-    case 0: cell(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 0); break;
-    case 1: cell(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 1); break;
-    case 2: cell(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 2); break;
-    default: cell(H, z, z + H, z + 2 * H, z + (gates - 1) * H, z + gates * H, c, h, k, m, 3); break;
-    }
-}
+CALLER(one, cell_one_loop)
+CALLER(split, cell)
 int main(void) {
     static float z0[G], z[G], c0[H], c1[H], c2[H], h1[H], h2[H], k[H];
     unsigned seed = 1;
