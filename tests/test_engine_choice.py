@@ -5,10 +5,12 @@ rest) and writes the same bytes, at every precision."""
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tagger
@@ -119,6 +121,34 @@ def test_a_peek_is_read_once_per_file_and_anew_when_the_file_changes(sample_tagg
     assert again is not first and again["meta"]["note"] == "saved again"
     path.write_bytes(b"not a model")
     assert archive.read(path, peek=True) is None
+
+
+def test_a_full_read_fills_the_peek_with_writable_arrays_and_leaves_the_peek_as_it_was(sample_tagger, tmp_path,
+                                                                                      monkeypatch):
+    """A full read after a peek unpickles nothing again: it is the peek with each tensor read
+    (the same arrays torch loads), in containers of its own, arrays a trainer may write."""
+    import shutil
+
+    import torch
+
+    from tagger import archive
+
+    path = tmp_path / "m.tagger"
+    shutil.copy(sample_tagger, path)
+    peek = archive.read(path, peek=True)
+    assert all(isinstance(value, archive.Unread) for value in peek["state_dict"].values())
+    loads = []
+    monkeypatch.setattr(archive._Unpickler, "load", lambda self: loads.append(1) or pickle.Unpickler.load(self))
+    full = archive.read(path)
+    assert not loads  # the pickle was not unpickled again
+    expected = torch.load(path, map_location="cpu", weights_only=True)["state_dict"]
+    assert list(full["state_dict"]) == list(expected)
+    for name, array in full["state_dict"].items():
+        assert array.flags.writeable and np.array_equal(array, expected[name].numpy()), name
+    full["vocabs"]["words"].append("changed")
+    full["state_dict"].popitem()
+    assert peek["vocabs"]["words"][-1] != "changed" and len(peek["state_dict"]) == len(expected)
+    assert archive.read(path, peek=True) is peek
 
 
 def test_only_a_few_hundred_tokens_skip_the_kernels_and_without_them_numpy_still_tags(sample_tagger, tmp_path,

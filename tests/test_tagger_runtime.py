@@ -26,6 +26,7 @@ from tagger.models.skip_lstm import RARE, TaggerConfig
 from tagger.modules import fused
 from tagger.runtime import pipeline
 from tagger.runtime import skip_lstm as runtime
+from tagger.runtime.pool import Pool
 from tagger.runtime.kernels import NUMPY, Kernel
 from tagger.runtime.tokenizer import read_archive
 from tests.conftest import EWT
@@ -180,7 +181,7 @@ def test_the_first_layers_rows_shared_out_among_the_pools_threads_are_the_same(t
         f = model.features(forms)[1:]
         alone, shared = (np.full((len(f), model.first.shape[1]), np.nan, np.float32) for _ in range(2))
         model.first_products(f, alone)
-        with runtime.Pool(2) as pool:
+        with Pool(2) as pool:
             model.first_products(f, shared, pool)
         np.testing.assert_array_equal(shared, alone)
 

@@ -22,7 +22,7 @@ order, so a near tie could in principle go the other way.
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -30,10 +30,13 @@ from tagger.models.transition_parser.export import ParserArrays, config_of, expo
 from tagger.models.transition_parser.ids import FIRST_CHILD, LABEL_OFFSET, N_CHILD, N_SLOTS, NULL_ID, UNK_ID
 from tagger.modules.fused import _fastscan
 from tagger.runtime.kernels import NUMPY, Kernel
-from tagger.runtime.skip_lstm import FORMAT_VERSIONS, NumpyTagger, Pool, Tagging, length_batches
+from tagger.runtime.skip_lstm import FORMAT_VERSIONS, NumpyTagger, Tagging, length_batches
 from tagger.transitions.arc_standard import State, apply, first_legal, legal_code, root_label
 from tagger.transitions.features import token_slots
 from tagger.transitions.pseudo_projective import deprojectivise
+
+if TYPE_CHECKING:
+    from tagger.runtime.pool import Pool
 
 #: Padded tokens per batch, at most: each holds k rows of the hidden layer's width per token
 #: (6 × 256 floats for ``bilstm-words``, 12 MB at 2048).

@@ -25,7 +25,7 @@ from tagger import archive, formats
 from tagger.runtime import skip_lstm, tokenizer
 from tagger.modules.fused import _fastscan  # the C steps; without them, numpy throughout
 from tagger.runtime.kernels import Kernel
-from tagger.runtime.skip_lstm import Pool, Tagging, kernel_for, usable_cores
+from tagger.runtime.skip_lstm import Tagging, kernel_for, usable_cores
 from tagger.corpus.batching import chunks_until_error, fewer_collections, one_blas_thread, read_ahead
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
@@ -33,7 +33,6 @@ from tagger.formats.base import open_output
 from tagger.formats.placement import check_output, write_chunk
 from tagger.options import CHUNK_SIZE
 from tagger import progress
-from tagger.tokenization.stream import raw_sentences, tokenised
 
 #: The name of a pipeline model file (:data:`tagger.model_file.PIPELINE`, not imported: torch).
 PIPELINE = "pipeline"
@@ -47,6 +46,14 @@ def _parser() -> Any:
     from tagger.runtime import parser
 
     return parser
+
+
+def _stream() -> Any:
+    """:mod:`tagger.tokenization.stream`, imported only where a tokenizer runs (6 ms of a tagger's
+    first line)."""
+    from tagger.tokenization import stream
+
+    return stream
 
 
 def headers(paths: Sequence[str | os.PathLike], peek: bool = True) -> list[dict[str, Any]] | None:
@@ -175,12 +182,12 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
     plain = headers(model_paths, peek=False)
     if plain is None:
         return None
-    if tokenizer.runs(plain[0]) and not tokenised(source, input_format):  # tokenised input skips the tokenizer
+    if tokenizer.runs(plain[0]) and not _stream().tokenised(source, input_format):  # tokenised input skips it
         fast = tokenizer.from_archive(plain[0])
         if fast is None:
             return None
         torch_tokenizer = lambda: _torch(load_torch, model_paths, "cpu", threads)[0]  # noqa: E731
-        sentences = raw_sentences(tokenizer.SwitchingLabeller(fast, torch_tokenizer), source)
+        sentences = _stream().raw_sentences(tokenizer.SwitchingLabeller(fast, torch_tokenizer), source)
     else:
         sentences = iter(formats.read(source, input_format, columns=columns or None))
     ahead, failed, whole = _first_chunk(sentences, chunk_size, switch_tokens)
@@ -197,7 +204,7 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
             return tag(full, chain(ahead, _raising(failed), sentences), stream, output_format or "conllu",
                        chunk_size=chunk_size, supertag_in=supertag_in)
     return _tag_here(loaded, chain(ahead, _raising(failed), sentences), output, output_format or "conllu",
-                     supertag_in, chunk_size, threads, one_blas=bool(kernel))
+                     supertag_in, chunk_size, threads, one_blas=bool(kernel), pooled=not small)
 
 
 def _torch(load_torch: Callable[..., Any] | None, paths: Sequence[str], device: str, threads: int | None,
@@ -229,15 +236,21 @@ def _first_chunk(sentences: Iterator[Sentence], chunk_size: int, switch_tokens: 
 
 
 def _tag_here(model: Chain, sentences: Iterator[Sentence], output: str | None, output_format: str,
-              supertag_in: str, chunk_size: int, threads: int | None, one_blas: bool = False) -> dict[str, int]:
+              supertag_in: str, chunk_size: int, threads: int | None, one_blas: bool = False,
+              pooled: bool = True) -> dict[str, int]:
     """:func:`tag_file` on this path: ``sentences`` tagged by ``model`` chunk by chunk, written to
     ``output``; the counts ``{"sentences", "tokens"}``. ``one_blas``: numpy's BLAS in one thread
-    meanwhile (:func:`one_blas_thread`; the kernels' path, not a small input's first line)."""
+    meanwhile (:func:`one_blas_thread`; the kernels' path, not a small input's first line);
+    ``pooled``: batches in a pool of threads (not for a small input's: this thread tags it)."""
     counts = {"sentences": 0, "tokens": 0}
     # --threads batches at once in the pool (without it, one a core, as torch's path runs them);
     # reading (a thread of its own), the word rows of the next chunk and writing the last go on
     # beside them in this thread
-    pool = Pool(max(threads or usable_cores(), 1)) if _fastscan is not None else None
+    pool = None
+    if _fastscan is not None and pooled:
+        from tagger.runtime.pool import Pool
+
+        pool = Pool(max(threads or usable_cores(), 1))
     try:
         with _output(output) as stream, fewer_collections(), one_blas_thread() if one_blas else nullcontext():
             check_output(model.output_columns, output_format, supertag_in)

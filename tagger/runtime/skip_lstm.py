@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -47,6 +46,11 @@ from tagger.models.skip_lstm.config import (FAST_PATH, RARE, TaggerConfig, looku
 from tagger.models.skip_lstm.export import Layer, Output, TaggerArrays, export  # noqa: F401 - Layer here as before
 from tagger.options import cpu_has_bf16
 from tagger.runtime.scan import lstm_layer, sigmoid_
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from tagger.runtime.pool import Pool
 
 #: Model file formats read (:data:`tagger.model_file.FORMAT_VERSION` and the one before, which
 #: lays these configurations out alike); a newer file goes to torch, which says so.
@@ -143,15 +147,6 @@ def length_batches(sentences: Sequence[Sequence[str]], most: int) -> list[list[i
     return [batch for batch in batches if batch]
 
 
-class Pool(ThreadPoolExecutor):
-    """The threads a chunk's batches run in, and how many there are: with more than one, the first
-    layer's per-word products are shared out among them too (:meth:`NumpyTagger.first_products`)."""
-
-    def __init__(self, threads: int):
-        super().__init__(threads)
-        self.threads = threads
-
-
 @dataclass
 class WordTables:
     """The first layer's per-word products: ``rows`` form → row, ``tables`` [U+1, d·2·G] (the
@@ -220,6 +215,8 @@ class NumpyTagger:
         without the GIL)."""
         if threads <= 1 or _fastscan is None:
             return self.finish(self.start(sentences))
+        from tagger.runtime.pool import Pool
+
         with Pool(threads) as pool:
             return self.finish(self.start(sentences, pool))
 

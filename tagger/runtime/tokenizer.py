@@ -105,6 +105,8 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, output_
     :func:`tagger.load`, which says what is wrong)."""
     import sys
 
+    if not runs(read_archive(model_path, peek=True)):  # another model: nothing read, nothing imported
+        return None
     from tagger.progress import counted
     from tagger.formats.base import open_output
     from tagger.tokenization.stream import raw_sentences, tokenised, write_sentences
