@@ -226,7 +226,7 @@ def _filled(value: Any, tensor: Any) -> Any:
     if kind is dict or kind is collections.OrderedDict:
         return kind([(key, _filled(item, tensor)) for key, item in value.items()])
     if kind is list or kind is tuple:
-        if not any(type(item) in _NESTED for item in value):
+        if _NESTED.isdisjoint(map(type, value)):  # (a vocabulary: strings alone, checked in C)
             return kind(value)
         return kind([_filled(item, tensor) for item in value])
     return value

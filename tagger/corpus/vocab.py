@@ -40,7 +40,7 @@ class Vocab:
     def from_list(cls, itos: list[str]) -> "Vocab":
         vocab = cls([], specials=())
         vocab.itos = list(itos)
-        vocab.stoi = {s: i for i, s in enumerate(vocab.itos)}
+        vocab.stoi = dict(zip(vocab.itos, range(len(vocab.itos))))
         vocab.unk_index = vocab.stoi.get(UNK, -1)
         return vocab
 
