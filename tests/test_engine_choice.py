@@ -151,6 +151,20 @@ def test_a_full_read_fills_the_peek_with_writable_arrays_and_leaves_the_peek_as_
     assert archive.read(path, peek=True) is peek
 
 
+def test_a_first_line_of_a_few_words_imports_no_pool_tokenizer_stream_or_torch(sample_tagger):
+    """What a tagger's first line of three words costs: no thread pool (``concurrent.futures``
+    and its ``logging``), no tokenizer's stream module, no torch; the words are tagged all the same."""
+    code = ("import io, sys; from tagger.cli import quick; sys.stdin = io.TextIOWrapper(io.BytesIO(b'a b c\\n')); "
+            "assert quick.run(['tag', '--model', sys.argv[1]]); "
+            "print(sorted(m for m in ('concurrent.futures', 'tagger.tokenization.stream', 'tagger.runtime.pool', "
+            "'torch') if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, str(sample_tagger)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [line.split("\t")[1] for line in done.stdout.splitlines() if line] == ["a", "b", "c"]
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
 def test_only_a_few_hundred_tokens_skip_the_kernels_and_without_them_numpy_still_tags(sample_tagger, tmp_path,
                                                                                       monkeypatch):
     """Up to ``NUMPY_TOKENS`` numpy multiplies (the first line at once); past them, within one
