@@ -229,4 +229,6 @@ def _filled(value: Any, tensor: Any) -> Any:
         if _NESTED.isdisjoint(map(type, value)):  # (a vocabulary: strings alone, checked in C)
             return kind(value)
         return kind([_filled(item, tensor) for item in value])
+    if kind is set:  # (holds no tensor: they are not hashable)
+        return set(value)
     return value

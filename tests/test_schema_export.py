@@ -94,3 +94,22 @@ def test_the_torch_free_reader_gives_what_model_file_reads(sample_tagger):
     assert set(plain) == set(read) and plain["config"] == read["config"] and plain["vocabs"] == read["vocabs"]
     assert all(np.array_equal(plain["state_dict"][k], v.numpy()) for k, v in read["state_dict"].items())
     assert archive.read(sample_tagger, peek=True)["state_dict"].keys() == read["state_dict"].keys()
+
+
+def test_a_full_read_copies_every_container_of_the_peek_and_hands_each_tensor_to_the_reader():
+    """``archive._filled``: the peek's plain data with each ``Unread`` replaced by what the reader
+    gives, every list, tuple, dict (kind kept) and set copied, other values as they are."""
+    import collections
+
+    from tagger.archive import Unread, _filled
+
+    tensor = Unread("0", "float32", 0, (2,), (1,))
+    peek = {"vocabs": {"words": ["a", "b"], "tags": ("X",)}, "seen": {"a"},
+            "state_dict": collections.OrderedDict([("w", tensor), ("pair", [tensor, 3])])}
+    read = []
+    full = _filled(peek, lambda t: read.append(t) or f"array {t.key}")
+    assert full == {"vocabs": {"words": ["a", "b"], "tags": ("X",)}, "seen": {"a"},
+                    "state_dict": collections.OrderedDict([("w", "array 0"), ("pair", ["array 0", 3])])}
+    assert read == [tensor, tensor] and type(full["state_dict"]) is collections.OrderedDict
+    assert full["vocabs"]["words"] is not peek["vocabs"]["words"] and full["seen"] is not peek["seen"]
+    assert full["vocabs"] is not peek["vocabs"] and peek["state_dict"]["w"] is tensor
