@@ -24,6 +24,8 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any
 
+from tagger.errors import TaggerError
+
 #: ``torch.XStorage`` -> numpy dtype name (and :attr:`Raw.dtype`).
 STORAGES = {"FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
             "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16", "CharStorage": "int8",
@@ -148,7 +150,8 @@ def read(path: str | os.PathLike, peek: bool = False, raw: bool = False) -> dict
     """The plain data of a model file, tensors as numpy arrays (with ``raw``: :class:`Raw`, numpy
     not imported; with ``peek``: :class:`Unread`, their data unread); None when the file is not a
     zip archive of little-endian plain data that this reader takes (the caller then uses torch,
-    which also gives the errors). A peek at a file unchanged since the last one gives the same
+    which also gives the errors); a :class:`TaggerError` for a file whose data fails its
+    checksum. A peek at a file unchanged since the last one gives the same
     dict (read it, do not change it); a full read is that peek with its tensors read
     (:func:`_filled`), the pickle unpickled once however often the file is asked about (for a
     model's first line, ``tagger tag`` peeks before it reads: 8 ms of `fast`'s 15)."""
@@ -167,8 +170,20 @@ def read(path: str | os.PathLike, peek: bool = False, raw: bool = False) -> dict
     try:
         with zipfile.ZipFile(path) as archive:
             return _filled(hit[1], _Tensors(archive, _prefix(archive.namelist()) or ""))
-    except (OSError, zipfile.BadZipFile, ValueError, KeyError, TypeError):
+    except zipfile.BadZipFile as error:
+        _check_sums(error, path)
         return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _check_sums(error: zipfile.BadZipFile, path: str | os.PathLike) -> None:
+    """A :class:`TaggerError` for a file whose data fails its zip checksum: torch, which the
+    caller asks about a file this reader does not take, reads such a file without a word, and
+    would tag with the damaged weights."""
+    if "CRC" in str(error):
+        raise TaggerError("corrupt model file: its data fails the zip checksum (copy or download it again)",
+                          os.fspath(path)) from None
 
 
 def _prefix(names: list[str]) -> str | None:
@@ -190,7 +205,10 @@ def _read(path: str | os.PathLike, raw: bool = False) -> dict[str, Any] | None:
             # the pickle whole, in memory: unpickling from the zip member reads it a few bytes a call
             pickled = io.BytesIO(archive.read(f"{prefix}/data.pkl"))
             loaded = _Unpickler(pickled, archive, prefix, raw).load()
-    except (OSError, zipfile.BadZipFile, pickle.UnpicklingError, ValueError, KeyError, EOFError, TypeError):
+    except zipfile.BadZipFile as error:
+        _check_sums(error, path)
+        return None
+    except (OSError, pickle.UnpicklingError, ValueError, KeyError, EOFError, TypeError):
         return None
     return loaded if isinstance(loaded, dict) else None
 

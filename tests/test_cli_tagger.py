@@ -106,6 +106,29 @@ def test_bad_model_files_on_the_command_line(tmp_path):
     assert_one_line_error(invoke("info", tmp_path / "missing.tagger"), "no such model file")
 
 
+def test_a_model_file_whose_data_fails_its_checksum_is_refused_not_tagged_with(model, tmp_path):
+    """One byte flipped in a tensor's data (or in the pickle): torch would read the file without
+    a word and tag with the damaged weights; every command refuses it instead."""
+    import zipfile
+
+    with zipfile.ZipFile(model) as archive:
+        members = archive.infolist()
+    tensor = max((i for i in members if "/data/" in i.filename), key=lambda i: i.file_size)
+    pickled = next(i for i in members if i.filename.endswith("/data.pkl"))
+    for info in (tensor, pickled):
+        data = bytearray(model.read_bytes())
+        local = info.header_offset  # the member's own header: 30 bytes, its name and extra field, then the data
+        start = local + 30 + int.from_bytes(data[local + 26 : local + 28], "little") + int.from_bytes(
+            data[local + 28 : local + 30], "little")
+        data[start + info.file_size // 2] ^= 0xFF
+        bad = tmp_path / "bad.tagger"
+        bad.write_bytes(bytes(data))
+        done = run("tag", "--model", str(bad), stdin=b"a b c\n")  # a real process
+        assert_one_line_error(done, "fails the zip checksum")
+        assert not done.stdout
+        assert_one_line_error(invoke("evaluate", "--model", bad, "data/sample.conllu"), "fails the zip checksum")
+
+
 def test_embeddings_initialise_word_vectors(tmp_path):
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("the " + " ".join(["0.5"] * 16) + "\ncat " + " ".join(["-0.5"] * 16) + "\n")
