@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import zipfile
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -153,6 +154,13 @@ def bad_models(work: Path, tagger: Path) -> None:
     (work / "empty.model").write_bytes(b"")
     (work / "evil.model").write_bytes(pickle.dumps(Evil()))
     (work / "zip.model").write_bytes(b"PK\x03\x04" + b"\0" * 100)
+    flipped = bytearray(raw)  # one byte of the largest tensor's data flipped: its zip checksum fails
+    with zipfile.ZipFile(tagger) as archive:
+        member = max((i for i in archive.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+    start = member.header_offset + 30 + int.from_bytes(raw[member.header_offset + 26 : member.header_offset + 28], "little")
+    start += int.from_bytes(raw[member.header_offset + 28 : member.header_offset + 30], "little")
+    flipped[start + member.file_size // 2] ^= 0xFF
+    (work / "corrupt.model").write_bytes(bytes(flipped))
 
 
 def specials(work: Path) -> dict[str, str]:
@@ -341,7 +349,7 @@ def corpus_cases(m: dict[str, str]) -> list[Case]:
 
 def model_cases(m: dict[str, str]) -> list[Case]:
     out = []
-    for name in ["truncated.model", "empty.model", "evil.model", "zip.model", "not_a_model.txt", "good.conllu",
+    for name in ["truncated.model", "corrupt.model", "empty.model", "evil.model", "zip.model", "not_a_model.txt", "good.conllu",
                  "missing.model", "conllu_dir"]:
         evil_not_run = lambda o: "the pickle ran code" if Path("EVIL_RAN").exists() else None  # noqa: E731
         out.append(Case("models", f"tag --model {name}", ["tag", "--model", name, "plain.txt"], check=evil_not_run,
