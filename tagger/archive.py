@@ -232,7 +232,7 @@ class _Tensors:
 
 
 #: The containers plain data is built of (what :func:`_filled` copies).
-_NESTED = frozenset((dict, collections.OrderedDict, list, tuple, Unread))
+_NESTED = frozenset((dict, collections.OrderedDict, list, tuple, set, Unread))
 
 
 def _filled(value: Any, tensor: Any) -> Any:

@@ -104,12 +104,13 @@ def test_a_full_read_copies_every_container_of_the_peek_and_hands_each_tensor_to
     from tagger.archive import Unread, _filled
 
     tensor = Unread("0", "float32", 0, (2,), (1,))
-    peek = {"vocabs": {"words": ["a", "b"], "tags": ("X",)}, "seen": {"a"},
+    peek = {"vocabs": {"words": ["a", "b"], "tags": ("X",)}, "seen": {"a"}, "sets": [{"b"}],
             "state_dict": collections.OrderedDict([("w", tensor), ("pair", [tensor, 3])])}
     read = []
     full = _filled(peek, lambda t: read.append(t) or f"array {t.key}")
-    assert full == {"vocabs": {"words": ["a", "b"], "tags": ("X",)}, "seen": {"a"},
+    assert full == {"vocabs": {"words": ["a", "b"], "tags": ("X",)}, "seen": {"a"}, "sets": [{"b"}],
                     "state_dict": collections.OrderedDict([("w", "array 0"), ("pair", ["array 0", 3])])}
     assert read == [tensor, tensor] and type(full["state_dict"]) is collections.OrderedDict
     assert full["vocabs"]["words"] is not peek["vocabs"]["words"] and full["seen"] is not peek["seen"]
-    assert full["vocabs"] is not peek["vocabs"] and peek["state_dict"]["w"] is tensor
+    assert full["vocabs"] is not peek["vocabs"] and full["sets"][0] is not peek["sets"][0]
+    assert peek["state_dict"]["w"] is tensor
