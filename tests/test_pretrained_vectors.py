@@ -78,7 +78,9 @@ def test_the_torch_free_runtime_gives_the_torch_models_labels(vectors_and_model)
     dev.append(Sentence(["The", "quokka", "and", "the", "wombat", "saw", "a", "numbat", "."]))
     theirs = predict(torch_model, dev)
     for kernel in (runtime.NUMPY, Kernel(f32=1)):
-        mine = runtime.load(path, kernel).tag([s.words for s in dev])
+        tagger = runtime.load(path, kernel)
+        assert tagger.arrays.pretrained.dtype == np.float16  # kept as stored: a row made float32 where read
+        mine = tagger.tag([s.words for s in dev])
         assert [m["upos"] for m in mine] == theirs
 
 

@@ -498,7 +498,7 @@ class NumpyTagger:
             ids = (np.where(ids[0] >= len(self.embeddings[0]), 1, ids[0]), *ids[1:])
         parts = [table[values].reshape(len(forms), -1) for table, values in zip(self.embeddings, ids) if table is not None]
         if pretrained is not None:
-            parts[0] = parts[0] + pretrained[np.array(words)] @ self.arrays.project
+            parts[0] = parts[0] + pretrained[np.array(words)].astype(np.float32) @ self.arrays.project
         if self.arrays.subwords is not None:
             parts.append(bags(self.arrays.subwords, units))
         f = np.zeros((len(forms) + 1, sum(part.shape[1] for part in parts)), dtype=np.float32)
