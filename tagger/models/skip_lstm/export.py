@@ -57,7 +57,7 @@ class TaggerArrays:
     heads: list[tuple[int, int]]  # [start, stop) of each output column's scores
     window: int
     char_length: int
-    embeddings: list[np.ndarray | None]  # word, caps and char embeddings [V, dim] (None: off)
+    embeddings: list[np.ndarray | None]  # word, caps and char embeddings [V, dim] (None: off), as stored (float16 or float32)
     first: np.ndarray  # the first layer's W_x as [F, d·2·G]: the block of (window slot j, direction) at 2j + direction
     gates_w: np.ndarray | None  # the window gates [F, d·d] (slot j, gate), or None
     gates_b: np.ndarray | None  # their bias [d]
@@ -129,7 +129,7 @@ def export(config: TaggerConfig, vocabs: Mapping[str, Sequence[str]], state: Map
         raise ValueError("the weights are not those of this configuration")
     hidden, d, length = config.hidden, config.window, config.char_length
     sizes = [config.word_dim, config.caps_dim, config.char_dim]
-    embeddings = [plain(state[name]) if name in state else None for name in EMBEDDINGS]
+    embeddings = [stored(state[name]) if name in state else None for name in EMBEDDINGS]  # rows read: fp16 kept
     features = sizes[0] + sizes[1] + (2 * length * sizes[2] if embeddings[2] is not None else 0) + unit_dim
     if d < 1 or d % 2 == 0:
         raise ValueError("the window is an odd number of words")
