@@ -53,10 +53,9 @@ class _Storage:
     dtype: str
 
 
-def _rebuild_tensor(storage: Any, offset: int, size: tuple, stride: tuple, *rest: Any) -> Any:
+def _rebuild_tensor(storage: Any, offset: int, size: tuple, stride: tuple) -> Any:
     """A tensor of ``storage`` (a flat numpy array, or a raw :class:`_Storage`) as an array of its
     own (a view of the storage where it is the whole storage, row-major), or :class:`Raw`."""
-    size, stride = tuple(size), tuple(stride)
     if isinstance(storage, _Storage):
         return _raw_tensor(storage, offset, size, stride)
     import numpy as np
@@ -112,19 +111,14 @@ def _unread(storage: tuple[str, str], offset: int, size: tuple, stride: tuple, *
 
 
 class _Unpickler(pickle.Unpickler):
-    """Plain data and tensors: :class:`Unread` (their data never read: what a model file is,
-    without the cost of its weights), or with ``raw`` :class:`Raw`."""
-
-    def __init__(self, data: Any, archive: zipfile.ZipFile, prefix: str, raw: bool = False):
-        super().__init__(data)
-        self.archive, self.prefix, self.raw = archive, prefix, raw
-        self.storages: dict[str, _Storage] = {}  # a storage read once, however many tensors view it
+    """Plain data, its tensors :class:`Unread` (their data never read: what a model file is,
+    without the cost of its weights)."""
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("collections", "OrderedDict"):
             return collections.OrderedDict
         if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
-            return _rebuild_tensor if self.raw else _unread
+            return _unread
         if module == "torch" and name in STORAGES:
             return STORAGES[name]
         raise pickle.UnpicklingError(f"refused global {module}.{name}")
@@ -133,11 +127,7 @@ class _Unpickler(pickle.Unpickler):
         kind, dtype, key, _location, _numel = pid
         if kind != "storage":
             raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
-        if not self.raw:
-            return key, dtype
-        if key not in self.storages:
-            self.storages[key] = _Storage(memoryview(self.archive.read(f"{self.prefix}/data/{key}")), dtype)
-        return self.storages[key]
+        return key, dtype
 
 
 #: The last peek of each file, with the file's (inode, size, mtime) then: ``tagger tag`` asks
@@ -155,8 +145,6 @@ def read(path: str | os.PathLike, peek: bool = False, raw: bool = False) -> dict
     dict (read it, do not change it); a full read is that peek with its tensors read
     (:func:`_filled`), the pickle unpickled once however often the file is asked about (for a
     model's first line, ``tagger tag`` peeks before it reads: 8 ms of `fast`'s 15)."""
-    if raw:
-        return _read(path, raw=True)
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -169,7 +157,7 @@ def read(path: str | os.PathLike, peek: bool = False, raw: bool = False) -> dict
         return hit[1]
     try:
         with zipfile.ZipFile(path) as archive:
-            return _filled(hit[1], _Tensors(archive, _prefix(archive.namelist()) or ""))
+            return _filled(hit[1], _Tensors(archive, _prefix(archive.namelist()) or "", raw))
     except zipfile.BadZipFile as error:
         _check_sums(error, path)
         return None
@@ -192,8 +180,8 @@ def _prefix(names: list[str]) -> str | None:
     return None if pickled is None else pickled[: -len("/data.pkl")]
 
 
-def _read(path: str | os.PathLike, raw: bool = False) -> dict[str, Any] | None:
-    """The plain data of a model file, tensors :class:`Unread` (with ``raw``: :class:`Raw`)."""
+def _read(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The plain data of a model file, tensors :class:`Unread`."""
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -204,7 +192,7 @@ def _read(path: str | os.PathLike, raw: bool = False) -> dict[str, Any] | None:
                 return None
             # the pickle whole, in memory: unpickling from the zip member reads it a few bytes a call
             pickled = io.BytesIO(archive.read(f"{prefix}/data.pkl"))
-            loaded = _Unpickler(pickled, archive, prefix, raw).load()
+            loaded = _Unpickler(pickled).load()
     except zipfile.BadZipFile as error:
         _check_sums(error, path)
         return None
@@ -214,20 +202,25 @@ def _read(path: str | os.PathLike, raw: bool = False) -> dict[str, Any] | None:
 
 
 class _Tensors:
-    """The arrays of a peek's :class:`Unread` tensors, read from ``archive``; a storage read once,
+    """The tensors of a peek's :class:`Unread` ones, read from ``archive``: numpy arrays, writable
+    (torch trains them), or with ``raw`` :class:`Raw` (numpy not imported); a storage read once,
     however many tensors view it."""
 
-    def __init__(self, archive: zipfile.ZipFile, prefix: str):
-        self.archive, self.prefix = archive, prefix
+    def __init__(self, archive: zipfile.ZipFile, prefix: str, raw: bool = False):
+        self.archive, self.prefix, self.raw = archive, prefix, raw
         self.storages: dict[str, Any] = {}
 
     def __call__(self, tensor: Unread) -> Any:
-        import numpy as np
-
         storage = self.storages.get(tensor.key)
         if storage is None:
-            data = bytearray(self.archive.read(f"{self.prefix}/data/{tensor.key}"))  # writable (torch trains them)
-            storage = self.storages[tensor.key] = np.frombuffer(data, dtype=tensor.dtype)
+            data = self.archive.read(f"{self.prefix}/data/{tensor.key}")
+            if self.raw:
+                storage = _Storage(memoryview(data), tensor.dtype)
+            else:
+                import numpy as np
+
+                storage = np.frombuffer(bytearray(data), dtype=tensor.dtype)
+            self.storages[tensor.key] = storage
         return _rebuild_tensor(storage, tensor.offset, tensor.size, tensor.stride)
 
 
