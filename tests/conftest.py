@@ -19,6 +19,10 @@ import pytest
 # Set here, before any test module imports torch.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+# The tables' widths are the commands' own (a piped table is not wrapped), not the environment's:
+# pytest-xdist's workers, like some shells, export COLUMNS=80, which rich (rightly) obeys.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 from tests.helpers import FAST, SMALL, first_blocks, invoke  # noqa: E402
 

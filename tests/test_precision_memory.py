@@ -27,7 +27,7 @@ w_x = torch.randn(2, 128, 512).to(torch.bfloat16)
 w_h = torch.randn(2, 128, 512).to(torch.bfloat16)
 with torch.inference_mode():
     start = rss()
-    for i in range(400):  # 400 distinct batch shapes, as length-bucketed batches give
+    for i in range(200):  # 200 distinct batch shapes, as length-bucketed batches give
         gx = recurrent._both_directions(torch.randn(2, 150 + 3 * i, 128), w_x, None)
         recurrent._scan_inference(gx, w_h, {}, None, 128, 3, True)
 print(rss() - start)
@@ -44,7 +44,7 @@ def growth(mode: str) -> int:
 @pytest.mark.skipif(not cpu_has_bf16(), reason="bf16 products are native only on avx512_bf16/amx CPUs")
 def test_bf16_products_of_many_shapes_keep_memory_flat():
     padded, unpadded = growth("padded"), growth("unpadded")
-    # measured: 76-104 MB padded against 820-840 MB with a kernel per shape
+    # measured (200 shapes): 40 MB padded against 457 MB with a kernel per shape (400 shapes: 87 and 1,360)
     assert padded * 4 < unpadded, (padded, unpadded)
 
 
