@@ -265,3 +265,18 @@ def test_evaluate_top_0_hides_the_confusions(tagger_model):
     assert "most confused" in shown
     hidden = invoke("evaluate", "--model", str(tagger_model), HELDOUT, "--top", "0").stdout
     assert "most confused" not in hidden and "per tag" not in hidden and "token accuracy" in hidden
+
+
+def test_a_piped_table_is_as_wide_as_it_needs_unless_columns_is_exported(tmp_path, monkeypatch):
+    """Piped, `tagger info`'s table keeps a long path whole; a COLUMNS the user exports is obeyed
+    (rich's rule: the width they asked for)."""
+    path = tmp_path / "old.model"
+    torch.save({"format_version": 1, "tagger_version": "0.1.0", "name": "transition_parser", "config": {}, "vocabs": {},
+                "state_dict": {"w": torch.zeros(2)}, "meta": {"task": "dep", "train": "/a-long-folder" * 10}}, path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    wide = invoke("info", str(path)).stdout
+    assert "/a-long-folder" * 10 in wide and max(map(len, wide.splitlines())) > 150
+    monkeypatch.setenv("COLUMNS", "60")
+    narrow = invoke("info", str(path)).stdout
+    table = [line for line in narrow.splitlines() if line[:1] in "┌│└"]
+    assert "/a-long-folder" * 10 not in narrow and table and max(map(len, table)) <= 60
