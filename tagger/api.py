@@ -31,6 +31,7 @@ from tagger import engines, formats, resources
 from tagger.corpus.batching import chunks
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.formats.base import read_once
 from tagger.options import CHUNK_SIZE, MAX_TOKENS, TagRequest, in_worker_process  # noqa: F401 (tagger.in_worker_process)
 
 if TYPE_CHECKING:
@@ -272,13 +273,14 @@ class Model:
         (:func:`tagger.tagging.tag_file`): the same bytes either way."""
         request = TagRequest(format, input_format, columns, supertag_in, top_k, beta, chunk_size, on_error,
                              allow_missing_columns, show_attention)
-        if self.engine is not None:
-            counts = engines.tag_file(self.engine, path_in, path_out, request, self._torch_model)
-            if counts is not None:
-                return counts
-        from tagger.tagging import tag_file
+        with read_once(path_in) as path_in:
+            if self.engine is not None:
+                counts = engines.tag_file(self.engine, path_in, path_out, request, self._torch_model)
+                if counts is not None:
+                    return counts
+            from tagger.tagging import tag_file
 
-        return tag_file(self.module, self.meta, _source(path_in), path_out, request)
+            return tag_file(self.module, self.meta, _source(path_in), path_out, request)
 
     def _torch_model(self, paths: Sequence[str], device: str, threads: int | None, precision: str = "fp32") -> Any:
         """The torch model of some of this model's files, for the runtimes to fall back on: this

@@ -18,6 +18,7 @@ runtimes' own entry points: a tokenizer's text past its switch, and an input whe
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from dataclasses import dataclass
@@ -96,8 +97,9 @@ def tag_file(engine: Engine, path_in: Any, path_out: Any, request: TagRequest,
              load_torch: Callable[..., Any]) -> dict[str, int] | None:
     """``Model.tag_file`` by the runtimes where ``engine`` and ``request`` allow it: the counts;
     None, having read nothing, where they do not (the caller then runs torch on everything).
-    Paths in (None: stdin) and out (None or ``-``: stdout) only: streams go to torch. Without
-    ``threads``, a worker process (:func:`~tagger.options.in_worker_process`) runs one thread."""
+    Paths in (None: stdin; a pipe's binary stream, read as stdin's) and out (None or ``-``: stdout)
+    only: other streams go to torch. Without ``threads``, a worker process
+    (:func:`~tagger.options.in_worker_process`) runs one thread."""
     inputs, output = _paths(path_in), path_out
     if not engine.runtime or not request.plain or inputs is None:
         return None
@@ -120,12 +122,12 @@ def tag_file(engine: Engine, path_in: Any, path_out: Any, request: TagRequest,
                        load_torch=load_torch)
 
 
-def _paths(path_in: Any) -> list[str] | None:
-    """The input files of ``path_in`` (None: stdin, ``[]``), or None for a stream."""
+def _paths(path_in: Any) -> list[Any] | None:
+    """The inputs of ``path_in`` (None: stdin, ``[]``): files, and the binary file streams of
+    :func:`tagger.formats.base.read_once` (a pipe's, read as stdin is); None for another stream."""
     if path_in is None:
         return []
-    if isinstance(path_in, (str, os.PathLike)):
-        return [os.fspath(path_in)]
-    if isinstance(path_in, (list, tuple)) and all(isinstance(p, (str, os.PathLike)) for p in path_in):
-        return [os.fspath(p) for p in path_in]
+    items = list(path_in) if isinstance(path_in, (list, tuple)) else [path_in]
+    if all(isinstance(p, (str, os.PathLike, io.BufferedReader)) for p in items):
+        return [p if isinstance(p, io.BufferedReader) else os.fspath(p) for p in items]
     return None

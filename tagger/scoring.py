@@ -32,6 +32,7 @@ from tagger.evaluation.evalb import COLLINS, BracketMetric, EvalbParams, foreign
 from tagger.evaluation.metrics import AttachmentMetric, ColumnsMetric, Metric, MultiTagMetric, TagMetric
 from tagger.evaluation.report import score
 from tagger.formats import read_corpus
+from tagger.formats.base import read_once
 from tagger.tasks import TASKS
 
 #: The tag columns each task scores, in the order a missing ``--column`` falls back through:
@@ -113,7 +114,8 @@ def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", col
     any. A file named as ``columns`` needs its layout (``columns``, or its own header's:
     :func:`tagger.formats.columns.header_layout`). With ``blank_lines``, a ``trees`` file's
     blank lines are empty sentences (EVALB's skipped ones)."""
-    sentences = _read_keeping_blank_lines(path, fmt, columns) if blank_lines else read_corpus(path, fmt, columns)
+    with read_once(path) as source:  # a pipe (<(command)) is read once: sniffed and read
+        sentences = _read_keeping_blank_lines(source, fmt, columns) if blank_lines else read_corpus(source, fmt, columns)
     if not any(len(sentence) for sentence in sentences):
         raise TaggerError(empty, _name(path))
     return sentences
@@ -122,9 +124,10 @@ def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", col
 def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec) -> list[Sentence]:
     """:func:`read_corpus`, but a file in (or detected as) the ``trees`` format keeps its blank
     lines as empty sentences."""
-    if isinstance(path, (list, tuple)) or Path(path).is_dir():
+    named = isinstance(path, (str, os.PathLike))
+    if isinstance(path, (list, tuple)) or named and Path(path).is_dir():
         return read_corpus(path, fmt, columns)
-    source: Any = sys.stdin if os.fspath(path) == "-" else path
+    source: Any = sys.stdin if named and os.fspath(path) == "-" else path
     if fmt == "auto":
         fmt, source = formats.sniff(source, columns is not None)
     if fmt == "trees":

@@ -4,6 +4,7 @@ rest) and writes the same bytes, at every precision."""
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import subprocess
@@ -79,8 +80,12 @@ def test_options_the_runtime_does_not_write_go_to_torch_with_the_same_model(samp
     model = tagger.load(sample_tagger, threads=1)
     model.tag_file(DATA / "sample.conllu", tmp_path / "multi.jsonl", top_k=2)
     model.tag_file(DATA / "sample.conllu", tmp_path / "skip.conllu", on_error="skip")
-    with open(DATA / "sample.conllu", "rb") as stream:  # a stream in: torch
-        model.tag_file(stream, tmp_path / "stream.conllu")
+    model.tag_file(io.BytesIO((DATA / "sample.conllu").read_bytes()), tmp_path / "stream.conllu")  # a stream in: torch
+    assert runtime_calls == []
+    with open(DATA / "sample.conllu", "rb") as stream:  # but a file's (or a pipe's) binary stream, as stdin's: the runtimes
+        model.tag_file(stream, tmp_path / "file-stream.conllu")
+    assert len(runtime_calls) == 1 and (tmp_path / "file-stream.conllu").read_bytes() == (tmp_path / "stream.conllu").read_bytes()
+    runtime_calls.clear()
     assert runtime_calls == [] and model._module is not None
     model.tag_file(DATA / "sample.conllu", tmp_path / "fast.conllu")
     assert runtime_calls and (tmp_path / "fast.conllu").read_bytes() == (tmp_path / "stream.conllu").read_bytes()

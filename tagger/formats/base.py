@@ -8,8 +8,9 @@ import os
 import stat
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Iterator, TextIO, TypeVar, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO, TypeVar, Union
 
 from tagger.errors import TaggerError
 
@@ -395,6 +396,33 @@ def window(lines: Iterable[str], count: int = PEEK_LINES) -> list[str]:
     return seen
 
 
+@contextmanager
+def read_once(source: Any) -> Iterator[Any]:
+    """``source`` (a path, a stream or a list of them) with each path that can be read only
+    once (a pipe such as bash's ``<(command)``, a FIFO, ``/dev/stdin``) opened as a binary
+    stream, so that sniffing its start and reading it are one reading (a path is opened again
+    for each: a pipe's start would be lost); what it opened is closed at the end."""
+    opened: list[BinaryIO] = []
+
+    def one(item: Any) -> Any:
+        if not isinstance(item, (str, os.PathLike)):
+            return item
+        try:
+            mode = os.stat(item).st_mode
+            if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+                return item
+            opened.append(open(item, "rb"))
+        except OSError:
+            return item  # the reader says what is wrong
+        return opened[-1]
+
+    try:
+        yield [one(item) for item in source] if isinstance(source, (list, tuple)) else one(source)
+    finally:
+        for stream in opened:
+            stream.close()
+
+
 def peek(source: Source, count: int = PEEK_LINES) -> tuple[list[str], Source]:
     """The first lines of ``source``, blank ones included, as far as :class:`SniffWindow` reads
     (decoded leniently, for sniffing only), and a source to read instead of ``source``: the
@@ -427,7 +455,7 @@ def _head(lines: Iterator, count: int) -> tuple[list, list[str]]:
 
 
 __all__ = ["Source", "OnError", "source_name", "iter_lines", "open_output", "blocks", "each_sentence", "Undecodable",
-           "peek", "window", "SniffWindow", "Replay", "io"]
+           "read_once", "peek", "window", "SniffWindow", "Replay", "io"]
 
 
 def parse_head(value: str, name: str, number: int) -> int:

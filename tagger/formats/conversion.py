@@ -16,7 +16,7 @@ from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats import OUTPUT_ALIASES, column_layout, read, sniff, write
 from tagger.formats import columns as columns_format
-from tagger.formats.base import Source, open_output, peek, source_name
+from tagger.formats.base import Source, open_output, peek, read_once, source_name
 from tagger.formats.placement import map_columns
 
 
@@ -51,18 +51,19 @@ def convert(source: Source, output: str | os.PathLike | TextIO | None, target_fo
     """Write the sentences of ``source`` to ``output`` (a path, created with its folders; a text
     stream; ``None``/``-``: stdout) in ``target_format``; see :func:`converted`. Input that is
     refused before reading leaves ``output`` untouched."""
-    sentences = converted(source, target_format, source_format=source_format, columns=columns,
-                          supertag_in=supertag_in)
-    target_format = OUTPUT_ALIASES.get(target_format, target_format)
-    stream = open_output(output) if output is None or isinstance(output, (str, os.PathLike)) else output
-    try:
-        if target_format == "columns":
-            write(sentences, stream, "columns", columns=column_layout(columns))
-        else:
-            write(sentences, stream, target_format)
-    finally:
-        if stream is not sys.stdout and stream is not output:
-            stream.close()
+    with read_once(source) as source:  # a pipe (<(command)) is read once: sniffed and read
+        sentences = converted(source, target_format, source_format=source_format, columns=columns,
+                              supertag_in=supertag_in)
+        target_format = OUTPUT_ALIASES.get(target_format, target_format)
+        stream = open_output(output) if output is None or isinstance(output, (str, os.PathLike)) else output
+        try:
+            if target_format == "columns":
+                write(sentences, stream, "columns", columns=column_layout(columns))
+            else:
+                write(sentences, stream, target_format)
+        finally:
+            if stream is not sys.stdout and stream is not output:
+                stream.close()
 
 
 __all__ = ["convert", "converted"]

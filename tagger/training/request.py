@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -153,8 +154,19 @@ class TrainReporter(Reporter, Protocol):
 # -- building a request --------------------------------------------------------------------------
 
 def data_source(path: str | os.PathLike | Sequence[str | os.PathLike]) -> str | list[Path]:
-    """A ``DataSpec`` path: a file or folder's name, or a list of files."""
-    return [Path(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
+    """A ``DataSpec`` path: a file or folder's name, or a list of files. A pipe (bash's
+    ``<(command)``, a FIFO) is refused: training reads its data more than once (a sample to
+    plan, then all of it; jackknife folds in processes of their own), and a pipe once only."""
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    for one in paths:
+        try:
+            mode = one.stat().st_mode
+        except OSError:
+            continue  # the reader says what is wrong
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise TaggerError("training reads its data more than once, and a pipe can be read once only: "
+                              "write it to a file first", os.fspath(one))
+    return paths if isinstance(path, (list, tuple)) else os.fspath(path)
 
 
 def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = None, split: str | None = None,
