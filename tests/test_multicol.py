@@ -63,6 +63,22 @@ def test_feats_may_be_all_underscore_in_a_sentence_but_not_everywhere():
     assert str(error.value).startswith("t.tsv:7: ")
 
 
+def test_a_parser_refuses_data_without_the_pos_it_reads_in_any_sentence():
+    """A parser reads its tag_column's POS as input: '_' in some sentences trains (tags unknown
+    there), none anywhere is refused at training, as tagging the same file would be (found on
+    the WSJ .dp sample: XPOS only, trained to LAS 0 on UPOS)."""
+    from tagger.models.transition_parser import ParserConfig, TransitionParser
+
+    xpos_only = [Sentence(["dogs", "bark"], {"xpos": ["NNS", "VBP"], "upos": ["_", "_"], "head": [2, 0],
+                                             "deprel": ["nsubj", "root"]}, "wsj.dp", 1)]
+    with pytest.raises(TaggerError, match="no 'upos' annotation in any sentence, and the transition_parser model "
+                                          r"reads it; it has xpos \(choose another with --column\)"):
+        check_columns(TransitionParser, ParserConfig(), xpos_only, "wsj.dp", "tag_column")
+    check_columns(TransitionParser, ParserConfig(tag_column="xpos"), xpos_only, "wsj.dp", "tag_column")
+    tagged = Sentence(["Hi"], {"upos": ["INTJ"], "head": [0], "deprel": ["root"]}, "t.conllu", 5)
+    check_columns(TransitionParser, ParserConfig(), xpos_only + [tagged], "t.conllu", "tag_column")  # some: fine
+
+
 # ------------------------------------------------------------------------------------ FEATS
 
 TOY = [

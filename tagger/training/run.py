@@ -353,3 +353,9 @@ def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: s
     for name in columns:
         if name in UNDERSCORE_VALUE_COLUMNS and sentences and not any(sentence.has(name) for sentence in sentences):
             raise TaggerError(f"no '{name}' annotation in any sentence (only '_'; {hint(name)})", path)
+    for name in cls.pos_columns(config):  # read as input: '_' in some sentences, not in all (tagging would refuse it)
+        if sentences and not any(sentence.has(name) for sentence in sentences):
+            present = [other for other in ("upos", "xpos") if other != name and any(s.has(other) for s in sentences)]
+            has = f"; it has {present[0]}" if present else ""
+            raise TaggerError(f"no '{name}' annotation in any sentence, and the {cls.name} model reads it{has} "
+                              f"({hint(name)})", path)
