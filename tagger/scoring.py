@@ -302,6 +302,34 @@ def choose_aligned(task: str, column: str | None, gold: Sequence[Sentence], pred
     return columns, choose_parsing(task, gold, pred, gold_name, pred_name)
 
 
+def one_tag_as(pred: Sequence[Sentence], column: str | None, gold: Sequence[Sentence],
+               pred_name: str) -> Sequence[Sentence]:
+    """``pred`` from a format of one tag a word that does not name it (``word/TAG``: read as
+    XPOS) with that tag as the one ``column`` names, where it names one the file lacks (a UPOS
+    tagger's or a CCG supertagger's ``tagged`` output against CoNLL-U or AUTO gold), with a
+    ``note:`` on stderr; a file that names its columns (CoNLL) is left as it is. Without a
+    ``column``, where the gold file has other tag columns, a note says which it is scored as."""
+    if not pred or any(isinstance(sentence.raw, dict) for sentence in pred):
+        return pred
+    present = [name for name in AUTO_COLUMNS if has_column(pred, name)]
+    names = tag_columns(column)
+    if len(present) != 1:
+        return pred
+    if not names:
+        others = [name for name in AUTO_COLUMNS if name != present[0] and has_column(gold, name)]
+        if others:
+            how = (f"is scored as the gold's {present[0]}" if has_column(gold, present[0]) else
+                   f"(read as {present[0]}) is not in the gold file")
+            print(f"note: {pred_name}: its one tag column {how}; --column {others[0]} scores it as the gold's "
+                  f"{others[0]}", file=sys.stderr, flush=True)
+        return pred
+    if len(names) != 1 or has_column(pred, names[0]):
+        return pred
+    print(f"note: {pred_name}: its one tag column is scored as {names[0]}", file=sys.stderr, flush=True)
+    return [replace(sentence, columns={**{key: value for key, value in sentence.columns.items() if key != present[0]},
+                                       names[0]: sentence.columns[present[0]]}) for sentence in pred]
+
+
 def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, column: str | None = None,
                        task: str = "auto", train_words: set[str] | None = None, gold_name: str = "gold",
                        pred_name: str = "predicted", evalb_params: EvalbParams | None = None,
@@ -310,6 +338,7 @@ def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, co
     name them in errors."""
     _check_task(task)
     _check_preterminals(preterminals)
+    pred = one_tag_as(pred, column, gold, pred_name)
     const = choose_const(task, gold, pred, gold_name, pred_name)
     if const and column is None:  # trees on both sides: EVALB's scores (its tagging accuracy included)
         chosen, parse = None, False

@@ -156,6 +156,16 @@ def test_tagged_read_write():
     assert read("a/B\n", "tagged", column="upos")[0].columns == {"upos": ["B"]}
 
 
+def test_ccg_supertags_written_as_tagged_text_read_back():
+    """A supertag's slashes are escaped as a word's are (``Pierre/N/N`` read back as the word
+    ``Pierre/N`` with the tag ``N``)."""
+    tags = ["N/N", "(S[dcl]\\NP)/(S[b]\\NP)", "."]
+    text = write([Sentence(["Pierre", "will", "."], {"xpos": tags})], "tagged")
+    assert text == "Pierre/N\\/N will/(S[dcl]\\NP)\\/(S[b]\\NP) ./.\n"
+    back = read(text, "tagged")[0]
+    assert back.words == ["Pierre", "will", "."] and back.columns["xpos"] == tags
+
+
 def test_tagged_errors():
     e = error("a/DT b/NN\nc/DT d\n", "tagged")
     assert e.line == 2 and "'d' has no /TAG" in e.message

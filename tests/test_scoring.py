@@ -250,3 +250,23 @@ def test_train_request_takes_typed_epochs_batch_and_patience(tmp_path):
         torch.set_num_threads(threads)
     training = model_file.configs_of(model_file.read_archive(out))[1]  # the model file keeps the training config
     assert summary["epochs"] == 1 and (training["max_epochs"], training["batch_size"], training["patience"]) == (1, 4, 2)
+
+
+def test_a_tagged_files_one_tag_is_scored_as_the_column_named(tmp_path, capsys):
+    """``word/TAG`` names no column (its tag is read as XPOS): ``--column upos`` scores it against
+    the gold UPOS, with a note; without one, a note says how to; a CoNLL file's own columns are
+    never renamed."""
+    gold = Path("data/sample.conllu")
+    sentences = [s for s in formats.read(gold) if len(s)]
+    pred = tmp_path / "pred.tagged"
+    pred.write_text("".join(" ".join(f"{w}/{t}" for w, t in zip(s.words, s.columns["upos"])) + "\n" for s in sentences),
+                    encoding="utf-8")
+    result = evaluate_files(gold, pred, column="upos")
+    assert result.column == "upos" and result.metrics["tagging"].accuracy == 1.0
+    assert "its one tag column is scored as upos" in capsys.readouterr().err
+    xpos_only = tmp_path / "pred.conllu"
+    xpos_only.write_text(gold.read_text(encoding="utf-8"), encoding="utf-8")
+    blanked = [Sentence(s.words, {"xpos": s.columns["xpos"]}, raw=s.raw) for s in formats.read(xpos_only)]
+    with pytest.raises(TaggerError, match="predicted file has no 'upos' column"):
+        from tagger.scoring import evaluate_sentences
+        evaluate_sentences(sentences, blanked, column="upos")

@@ -2,8 +2,9 @@
 WSJ file splits.
 
 The separator is the last unescaped ``/`` of a token, or, when it has none, its last ``_``;
-``\\/`` is an escaped slash inside a word (``1\\/2/CD`` is the word ``1/2``). Tags go to the
-``xpos`` column unless ``column`` says otherwise.
+``\\/`` is an escaped slash inside a word (``1\\/2/CD`` is the word ``1/2``) or a tag (a CCG
+supertag: ``Pierre/N\\/N`` is the word ``Pierre`` with ``N/N``). Tags go to the ``xpos`` column
+unless ``column`` says otherwise.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ def split_token(token: str) -> tuple[str, str] | None:
         cut = token.rfind("_")
     if cut <= 0 or cut == len(token) - 1:
         return None
-    return token[:cut].replace("\\/", "/"), token[cut + 1 :]
+    return token[:cut].replace("\\/", "/"), token[cut + 1 :].replace("\\/", "/")
 
 
 def join_token(word: str, tag: str, sep: str = "/") -> str:
-    """The token for ``word`` and ``tag``; slashes in the word are escaped as ``\\/``."""
-    return word.replace("/", "\\/") + sep + tag
+    """The token for ``word`` and ``tag``; slashes in both are escaped as ``\\/`` (a CCG
+    supertag's too, so that the token reads back)."""
+    return word.replace("/", "\\/") + sep + tag.replace("/", "\\/")
 
 
 def parse_tokens(text: str, name: str, number: int) -> list[tuple[str, str]]:
