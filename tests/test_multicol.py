@@ -354,3 +354,20 @@ def test_an_aux_column_file_of_format_3_tags_as_before():
     done = invoke("tag", "--model", path, "--threads", "1", "--precision", "fp32", stdin=text)
     assert done.exit_code == 0, done.stderr
     assert done.stdout == (FIXTURES / "skip-aux-format3-expected.conllu").read_text(encoding="utf-8")
+
+
+def test_training_warns_of_tokens_whose_tag_is_missing_but_not_of_features_that_are_none():
+    """A tagger learns '_' as a tag where some tokens of a sentence have none: a warning says so
+    (found on EWT with every third XPOS blanked: it then predicted '_' for most dev tokens);
+    FEATS's '_' is a value (no features) and is not warned of."""
+    from types import SimpleNamespace
+
+    from tagger.training.run import unannotated_tokens
+
+    train = [Sentence(["a", "b", "c"], {"xpos": ["DT", "_", "NN"], "feats": ["_", "_", "Number=Sing"]}),
+             Sentence(["d"], {"xpos": ["VB"], "feats": ["_"]})]
+    tagger = SimpleNamespace(kind="tagger", output_columns=["xpos", "feats"])
+    warnings = unannotated_tokens(tagger, train)
+    assert len(warnings) == 1 and warnings[0].startswith("warning: 1 of the 4 training tokens (25.0%) have no xpos ('_')")
+    assert unannotated_tokens(SimpleNamespace(kind="parser", output_columns=["head"]), train) == []
+    assert unannotated_tokens(tagger, train[1:]) == []

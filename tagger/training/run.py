@@ -182,6 +182,26 @@ def unseen_dev_values(model: Any, train: Sequence[Sentence], dev: Sequence[Sente
     return warnings
 
 
+def unannotated_tokens(model: Any, train: Sequence[Sentence]) -> list[str]:
+    """Warnings for each column a tagger learns where training tokens hold ``_`` (unannotated)
+    in sentences that have the column (a sentence without it at all is refused): the tagger
+    learns ``_`` as a tag like any other, and predicts it. FEATS's ``_`` (no features) is a value."""
+    if model.kind != "tagger":
+        return []
+    warnings = []
+    for column in model.output_columns:
+        if column in UNDERSCORE_VALUE_COLUMNS:
+            continue
+        values = [value for sentence in train for value in sentence.columns.get(column, ())]
+        missing = values.count("_")
+        if missing:
+            share = 100 * missing / len(values)
+            warnings.append(f"warning: {missing:,} of the {len(values):,} training tokens ({share:.1f}%) have no {column} "
+                            f"('_'): the tagger learns '_' as a {column} tag and will predict it (fill them, or leave "
+                            f"their sentences out, to learn {column} alone)")
+    return warnings
+
+
 def attach_vectors(model: Any, source: str, words: Sequence[str] | None) -> str:
     """Give ``model`` the pretrained vectors of ``source`` (a file or a package name, as
     ``--embeddings`` takes it), reading only the rows of ``words`` (None: all); the note saying
@@ -238,7 +258,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         model_file.save(request.out, model, {**meta_base, **meta}, training)
         saves.append(meta["epoch"])
 
-    for warning in data.warnings + unseen_dev_values(model, data.train, data.dev):
+    for warning in data.warnings + unseen_dev_values(model, data.train, data.dev) + unannotated_tokens(model, data.train):
         say(warning)
     try:
         state: TrainState = fit(model, data.train, data.dev, training, options, save_best, reporter,
