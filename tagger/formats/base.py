@@ -396,6 +396,16 @@ def window(lines: Iterable[str], count: int = PEEK_LINES) -> list[str]:
     return seen
 
 
+def read_once_only(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names something that can be read once only: not a file or folder (a
+    pipe, a FIFO, a terminal); False where it names nothing (the reader says so)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 @contextmanager
 def read_once(source: Any) -> Iterator[Any]:
     """``source`` (a path, a stream or a list of them) with each path that can be read only
@@ -405,12 +415,9 @@ def read_once(source: Any) -> Iterator[Any]:
     opened: list[BinaryIO] = []
 
     def one(item: Any) -> Any:
-        if not isinstance(item, (str, os.PathLike)):
+        if not isinstance(item, (str, os.PathLike)) or not read_once_only(item):
             return item
         try:
-            mode = os.stat(item).st_mode
-            if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-                return item
             opened.append(open(item, "rb"))
         except OSError:
             return item  # the reader says what is wrong
@@ -455,7 +462,7 @@ def _head(lines: Iterator, count: int) -> tuple[list, list[str]]:
 
 
 __all__ = ["Source", "OnError", "source_name", "iter_lines", "open_output", "blocks", "each_sentence", "Undecodable",
-           "read_once", "peek", "window", "SniffWindow", "Replay", "io"]
+           "read_once", "read_once_only", "peek", "window", "SniffWindow", "Replay", "io"]
 
 
 def parse_head(value: str, name: str, number: int) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -21,6 +20,7 @@ from typing import Any, Protocol, Sequence
 from tagger.config import TrainingConfig, build_configs, check_options
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.formats.base import read_once_only
 from tagger.tasks import TASKS as TASK_TABLE
 from tagger.tasks import get_task
 
@@ -159,11 +159,7 @@ def data_source(path: str | os.PathLike | Sequence[str | os.PathLike]) -> str | 
     plan, then all of it; jackknife folds in processes of their own), and a pipe once only."""
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     for one in paths:
-        try:
-            mode = one.stat().st_mode
-        except OSError:
-            continue  # the reader says what is wrong
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        if read_once_only(one):
             raise TaggerError("training reads its data more than once, and a pipe can be read once only: "
                               "write it to a file first", os.fspath(one))
     return paths if isinstance(path, (list, tuple)) else os.fspath(path)
