@@ -98,6 +98,14 @@ def test_tag_refuses_strings_in_one_line(pos_model):
         model.tag([["The", "cat"], "The cat"])
 
 
+def test_tag_refuses_a_token_no_format_can_hold_and_keeps_spaces_inside_one(pos_model):
+    model = tagger.load(pos_model)
+    for tokens, where in ((["The", ""], "token 2"), (["a\tb"], "token 1"), (["The", "cat\n"], "token 2")):
+        with pytest.raises(TaggerError, match=f"sentence 2, {where}: .* is not a word"):
+            model.tag([["The", "cat"], tokens])
+    assert model.tag([["New York", "sleeps"]])[0]["words"] == ["New York", "sleeps"]  # Vietnamese words hold spaces
+
+
 def test_multitags_are_those_of_tagger_tag(pos_model, tmp_path):
     out = tmp_path / "multi.jsonl"
     run_cli("tag", "--model", str(pos_model), str(DATA / "sample.txt"), "--top-k", "3", "-o", str(out))
