@@ -172,8 +172,9 @@ def write(sentences: Iterable[Sentence], stream: TextIO, *, dialect: str = "conl
           columns: Sequence[str] | None = None) -> None:
     """Write ``sentences`` as CoNLL-U (or CoNLL-X), one blank line after each.
 
-    A sentence read from CoNLL keeps its comments, multiword ranges, empty nodes and every
-    column this toolkit does not model; only FORM and the columns in ``Sentence.columns``
+    A sentence read from the same dialect keeps its comments, multiword ranges, empty nodes and
+    every column this toolkit does not model (one read from the other is written fresh: CoNLL-X
+    has no comments, ranges, empty nodes, DEPS or MISC); only FORM and the columns in ``Sentence.columns``
     are written from the record. With ``columns``, only FORM and those of the record's columns
     that are named there are: the others stay as they are in the sentence's lines, unformatted
     (what ``tagger tag`` wants: the model changed its output columns, nothing else). Other
@@ -183,7 +184,7 @@ def write(sentences: Iterable[Sentence], stream: TextIO, *, dialect: str = "conl
     chosen = fields if columns is None else {column: index for column, index in fields.items() if column in columns}
     for sentence in sentences:
         raw = sentence.raw if isinstance(sentence.raw, dict) else {}
-        lines = raw.get("lines") if raw.get("format") in FIELDS else None
+        lines = raw.get("lines") if raw.get("format") == dialect else None  # CoNLL-U lines are no CoNLL-X ones
         text = _rewrite(sentence, lines, chosen) if lines is not None else None
         if text is None:
             text = _fresh(sentence, fields)
