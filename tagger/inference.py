@@ -101,10 +101,9 @@ def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | No
         probs = model.distribution(batch)  # [B, T, C]
         k = min(top_k or probs.shape[-1], probs.shape[-1])
         values, indices = probs.topk(k, dim=-1)
+        keep = values > 0  # never a label the model cannot give (padding, RARE, what a tag dictionary bans)
         if beta is not None:
-            keep = values >= beta * values[..., :1]
-        else:
-            keep = torch.ones_like(values, dtype=torch.bool)
+            keep &= values >= beta * values[..., :1]
         values, indices, keep = values.tolist(), indices.tolist(), keep.tolist()
         out = []
         for b, n in enumerate(batch.lengths.tolist()):

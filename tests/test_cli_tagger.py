@@ -61,12 +61,17 @@ def test_info_and_multitag_outputs(model):
     done = invoke("info", model, "--json")
     info = json.loads(done.stdout)
     assert info["model"] == "skip_lstm" and info["config"]["column"] == "upos" and info["meta"]["dev_score"] > 0.8
-    done = invoke("tag", "--model", model, "--top-k", "3", stdin=b"The cat sat .\n")
+    done = invoke("tag", "--model", model, "--top-k", "3", stdin=b"The cat zorblaxed .\n")
     record = json.loads(done.stdout)
-    assert record["words"] == ["The", "cat", "sat", "."]
-    assert all(len(tags) == 3 and tags[0][1] >= tags[1][1] >= tags[2][1] for tags in record["multitags"])
+    assert record["words"] == ["The", "cat", "zorblaxed", "."]
+    assert all(1 <= len(tags) <= 3 and [p for _, p in tags] == sorted((p for _, p in tags), reverse=True)
+               for tags in record["multitags"])  # at most 3: never a tag its tag dictionary bans the word
+    assert len(record["multitags"][2]) == 3  # an unseen word: any tag
     done = invoke("tag", "--model", model, "--beta", "1.0", "--output-format", "msuper", stdin=b"The cat\n")
     assert [line.split("\t")[1] for line in done.stdout.splitlines() if line] == ["1", "1"]
+    done = invoke("tag", "--model", model, "--beta", "0", stdin=b"The cat\n")  # every tag it can give, and no more
+    tags = [tag for token in json.loads(done.stdout)["multitags"] for tag, p in token]
+    assert tags and not any(tag.startswith("<") for tag in tags)  # not the padding label
 
 
 def test_stdin_edge_cases(model):
