@@ -44,7 +44,7 @@ def test_a_student_trains_and_is_an_ordinary_tagger_naming_its_teachers(teachers
                   "--max-epochs", "3", "--json", *STUDENT)
     assert done.exit_code == 0, (done.stderr, done.exception)
     summary = json.loads(done.stdout)
-    assert summary["model"] == str(out) and summary["epochs"] == 3 and summary["dev_metric"] == "accuracy"
+    assert summary["model"] == str(out) and summary["epochs"] == 3 and summary["updates"] > 0 and summary["dev_metric"] == "accuracy"
     assert [t["model"] for t in summary["teachers"]] == [str(t.resolve()) for t in teachers]
     assert summary["top_k"] == 8 and summary["gold_weight"] == 0.5 and 0 < summary["kept_mass"] <= 100
     # the teachers' dev accuracies are theirs: each is what `tagger evaluate` gives it on dev

@@ -448,6 +448,7 @@ def _summary(request: DistillRequest, name: str, task: str, state: TrainState, d
         "dev_metric": state.metric_name,
         "best_epoch": state.best_epoch,
         "epochs": len(state.history),
+        "updates": state.steps,  # optimizer steps, as tagger train's summary says them
         "seconds": round(state.elapsed, 1),
         "train_tokens_per_second": round(state.tokens / state.elapsed) if state.elapsed else None,
         "train_sentences": len(data.train),
