@@ -341,3 +341,11 @@ def test_tokens_only_output_scores_segmentation(tmp_path):
     full = evaluate_files(FR_GOLD, FR_SYSTEM).aligned
     assert list(ours.scores) == ["Tokens", "Sentences", "Words"] and ours.main == "Words"
     assert all(ours[n].to_dict() == full[n].to_dict() for n in ours.scores)
+
+
+def test_a_text_mismatch_shows_the_text_as_the_files_have_it():
+    """A PTB word ``1\\/2`` is shown with its one backslash (repr doubled it), control characters
+    as repr shows them."""
+    from tagger.evaluation.aligned import _shown
+
+    assert _shown("1\\/2") == "'1\\/2'" and _shown("a\tb") == "'a\\tb'"

@@ -269,21 +269,27 @@ def check_same_text(gold: Document, system: Document) -> None:
     if low == len(system.text):
         count = len(system.sentences)
         message = (f"the predicted file ends after {count} sentence{'s' * (count != 1)}, at character {low + 1} of the "
-                   f"text, but the gold file goes on: {gold.text[low:low + 20]!r} at {gold_line}")
+                   f"text, but the gold file goes on: {_shown(gold.text[low:low + 20])} at {gold_line}")
     elif low == len(gold.text):
         count = len(gold.sentences)
         message = (f"the predicted file goes on after the end of the gold file's text (character {low + 1}, after "
-                   f"{count} sentence{'s' * (count != 1)} in {gold.name}): {system.text[low:low + 20]!r}")
+                   f"{count} sentence{'s' * (count != 1)} in {gold.name}): {_shown(system.text[low:low + 20])}")
     else:
         message = (f"the text (tokens without spaces) differs from the gold file's at character {low + 1}, in the "
-                   f"token {_token(system, at_system)!r} ({_token(gold, at_gold)!r} at {gold_line}): "
-                   f"{system.text[low:low + 20]!r} here, {gold.text[low:low + 20]!r} in the gold file")
+                   f"token {_shown(_token(system, at_system))} ({_shown(_token(gold, at_gold))} at {gold_line}): "
+                   f"{_shown(system.text[low:low + 20])} here, {_shown(gold.text[low:low + 20])} in the gold file")
     raise TaggerError(message, system.name, system.token_lines[at_system] if system.tokens else None)
 
 
 def _token_at(doc: Document, position: int) -> int:
     """The index of the token holding character ``position`` (the last token past the end)."""
     return max(bisect_right([start for start, _ in doc.tokens], position) - 1, 0)
+
+
+def _shown(text: str) -> str:
+    """``text`` in quotes as the file has it (a backslash once, as ``repr`` would not), or its
+    ``repr`` where it holds what does not print (a tab, a control character)."""
+    return f"'{text}'" if text.isprintable() else repr(text)
 
 
 def _token(doc: Document, index: int) -> str:
