@@ -179,6 +179,9 @@ class Model:
         from tagger.inference import InputCheck
 
         self._refuse_raw("model.tag takes tokens")
+        if isinstance(sentences, str):
+            raise TaggerError("model.tag takes a list of sentences, each a list of token strings (e.g. [line.split() for "
+                              "line in lines]), not one string: model.tag_lines takes lines of text")
         records = [_sentence(item, i) for i, item in enumerate(sentences)]
         extra = self._annotate(records, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta))
         out = []

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from tagger import model_file
+from tagger import model_file, resources
 from tagger.errors import TaggerError
 from tagger.models.transition_parser import TransitionParser
 from tagger.models.transition_parser.ensemble import check_members
@@ -39,6 +39,7 @@ def combine(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> dict[
     files, their dev scores (percent) and what was written."""
     if len(paths) < 2:
         raise TaggerError("give at least two parser (or pipeline) model files to combine")
+    paths = [resources.model_path(path) for path in paths]  # a shipped model's name (en): its file, as tag reads it
     archives = [model_file.read_archive(path) for path in paths]
     members: list[dict[str, Any]] = []
     sources: list[str] = []

@@ -96,6 +96,8 @@ def test_tag_refuses_strings_in_one_line(pos_model):
         model.tag(["The", "cat", "sat"])
     with pytest.raises(TaggerError, match="sentence 2"):
         model.tag([["The", "cat"], "The cat"])
+    with pytest.raises(TaggerError, match="not one string: model.tag_lines takes lines of text"):
+        model.tag("The cat sat")
 
 
 def test_tag_refuses_a_token_no_format_can_hold_and_keeps_spaces_inside_one(pos_model):

@@ -143,6 +143,8 @@ def test_ensemble_refuses_a_tagger_one_parser_and_other_labels(parsers, sample_t
     refused = invoke("ensemble", str(parsers[1]), str(other), "--out", str(tmp_path / "x.model"))
     assert refused.exit_code == 1 and "labels differ" in refused.stderr and str(other) in refused.stderr
     assert not (tmp_path / "x.model").exists()
+    shipped = invoke("ensemble", str(parsers[1]), "en", "--out", str(tmp_path / "x.model"))  # a name, as tag takes it
+    assert shipped.exit_code == 1 and "labels differ" in shipped.stderr and "en.model" in shipped.stderr
 
 
 def test_task_pipeline_parsers_trains_members_with_their_seeds_on_one_jackknife(tmp_path):
