@@ -127,6 +127,8 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     assert len(model.stages) == 3 and model.stages[0].name == "tokenizer" and meta["tokenizer"]
     assert model.stages[0].config.hidden == 64  # --tokenizer-preset wide (the default, fast: 32)
     assert model.output_columns == ["upos", "xpos", "feats", "head", "deprel"] and model.input_columns == []
+    shown = [line for line in invoke("info", out).stdout.splitlines() if line.startswith("│ jackknife ")]
+    assert shown and "2 folds, taggers" in shown[0] and "{" not in shown[0]  # in a line, as a parser's, not a dict
 
     raw = "I saw it. It was big.\n"
     tagged = invoke("tag", "--model", out, stdin=raw.encode())

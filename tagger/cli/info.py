@@ -203,7 +203,7 @@ def command(model_path: str, as_json: bool) -> None:
                 for name, text in value.items():
                     table.add_row(name, card_text(text))
             else:
-                table.add_row(key, f"{value:.2f} %" if key == "dev_score" and isinstance(value, float) else str(value))
+                table.add_row(key, meta_text(key, value))
         console.print(table)
         for number, stage in enumerate(info["stages"], 1):
             _print(console, stage, f"stage {number}: {stage['model']} ({stage['parameters']:,} parameters)")
@@ -218,16 +218,21 @@ def card_text(value: Any) -> str:
     return str(value)
 
 
+def meta_text(key: str, value: Any) -> str:
+    """One meta entry as ``tagger info``'s table shows it (a pipeline's and each stage's alike)."""
+    if key == "dev_score" and isinstance(value, float):
+        return f"{value:.2f} %"
+    shown = {"jackknife": jackknife_text, "distilled_from": distilled_text, "distillation": distillation_text}.get(key)
+    return shown(value) if shown is not None and value else str(value)
+
+
 def _print(console: Any, info: dict[str, Any], title: str) -> None:
     table = Table(title=title, show_header=False)
     table.add_row("format", f"{info['format_version']} (tagger {info['tagger_version']})")
     if info["columns"]:
         table.add_row("columns", ", ".join(info["columns"]))
     for key, value in info["meta"].items():
-        shown = (f"{value:.2f} %" if key == "dev_score" else jackknife_text(value) if key == "jackknife" else
-                 distilled_text(value) if key == "distilled_from" else distillation_text(value) if key == "distillation"
-                 else str(value))
-        table.add_row(key, shown)
+        table.add_row(key, meta_text(key, value))
     table.add_row("vocabularies", vocabularies_line(info["vocab_sizes"]))
     table.add_section()
     table.add_row("model config", "" if info["config"] else "(none)")
