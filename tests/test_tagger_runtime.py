@@ -68,7 +68,7 @@ def trained(tmp_path_factory) -> dict[str, Path]:
     for name, (column, overrides) in MODELS.items():
         paths[name] = folder / f"{name}.tagger"
         train(TrainRequest(task="pos", train=DataSpec(str(train_file)), dev=DataSpec(str(dev_file)),
-                           out=str(paths[name]), column=column, max_epochs=4, batch_size=8,
+                           out=str(paths[name]), column=column, max_epochs=2, batch_size=8,
                            overrides=("lr=0.01", *overrides)), Quiet())
     tokenizer = ("--task", "tokenize", "--train", train_file, "--dev", dev_file, "--out", folder / "tok.model",
                  "--max-epochs", "3", "--threads", "1", "--quiet", "--batch-size", "4", *(
