@@ -91,7 +91,7 @@ def _sentence(item: SentenceLike, index: int) -> Sentence:
     if isinstance(item, str) or not all(isinstance(token, str) for token in item):
         raise TaggerError(f"sentence {index + 1}: model.tag takes a list of sentences, each a list of token strings "
                           f"(e.g. [line.split() for line in lines]), not {type(item).__name__} {str(item)[:40]!r}")
-    bad = next((t for t, token in enumerate(item) if not token or "\t" in token or "\n" in token or "\r" in token), None)
+    bad = next((t for t, token in enumerate(item) if not token or any(c in token for c in "\t\n\r")), None)
     if bad is not None:  # no format holds such a word (a space inside one is kept: Vietnamese words have them)
         raise TaggerError(f"sentence {index + 1}, token {bad + 1}: {item[bad]!r} is not a word (empty, or with a tab "
                           "or line break in it)")

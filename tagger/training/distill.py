@@ -43,7 +43,7 @@ from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
 from tagger.training.request import (Data, DataSpec, RunOptions, TrainReporter, TrainRequest, configs, read_data,
                                      read_sentences, where)
-from tagger.training.run import attach_vectors, check_columns
+from tagger.training.run import attach_vectors, check_columns, summary
 from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
 
 #: The student's preset when none is given.
@@ -439,22 +439,5 @@ def _meta_base(request: DistillRequest, task: str, data: Data, distilled_from: l
 
 
 def _summary(request: DistillRequest, name: str, task: str, state: TrainState, data: Data) -> dict[str, Any]:
-    """What ``tagger train`` sums a run up with (scores in percent)."""
-    return {
-        "model": request.out,
-        "name": name,
-        "task": task,
-        "best_dev": 100.0 * state.best_score,
-        "dev_metric": state.metric_name,
-        "best_epoch": state.best_epoch,
-        "epochs": len(state.history),
-        "updates": state.steps,  # optimizer steps, as tagger train's summary says them
-        "seconds": round(state.elapsed, 1),
-        "train_tokens_per_second": round(state.tokens / state.elapsed) if state.elapsed else None,
-        "train_sentences": len(data.train),
-        "dev": data.dev_source,
-        "dev_sentences": len(data.dev),
-        "dev_held_out": data.held_out,
-        "processes": 1,
-        "notes": [],
-    }
+    """What ``tagger train`` sums a run up with (scores in percent): :func:`tagger.training.run.summary`."""
+    return summary(request.out, name, task, state, data, state.tokens, (len(data.train), len(data.dev)))

@@ -292,11 +292,18 @@ def tune_saved(path: str, dev: Sequence[Sentence], training: Any, options: RunOp
 
 def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, context: distributed.Context,
              notes: list[str]) -> dict[str, Any]:
-    tokens = distributed.total(state.tokens)
+    return summary(request.out, cls.name, request.task, state, data, distributed.total(state.tokens),
+                   data.sentence_counts, context.world, notes)
+
+
+def summary(out: str, name: str, task: str, state: TrainState, data: Data, tokens: int, counts: Sequence[int],
+            processes: int = 1, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """What a training run (``tagger train``, ``tagger distill``) sums itself up with: scores in
+    percent; ``tokens`` trained on (all processes'), ``counts`` the train and dev sentences."""
     return {
-        "model": request.out,
-        "name": cls.name,
-        "task": request.task,
+        "model": out,
+        "name": name,
+        "task": task,
         "best_dev": 100.0 * state.best_score,  # percent, as every score the tagger prints
         "dev_metric": state.metric_name,
         "best_epoch": state.best_epoch,
@@ -304,12 +311,12 @@ def _summary(request: TrainRequest, cls: type, state: TrainState, data: Data, co
         "updates": state.steps,  # optimizer steps (each process's, under DDP)
         "seconds": round(state.elapsed, 1),
         "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,
-        "train_sentences": data.sentence_counts[0],
+        "train_sentences": counts[0],
         "dev": data.dev_source,
-        "dev_sentences": data.sentence_counts[1],
+        "dev_sentences": counts[1],
         "dev_held_out": data.held_out,
-        "processes": context.world,
-        "notes": notes,
+        "processes": processes,
+        "notes": list(notes),
     }
 
 
