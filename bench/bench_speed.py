@@ -16,7 +16,10 @@ times would be. To measure here what another kind of CPU runs, set ``TAGGER_CPU`
 ``--also-threads N``, each repeat also runs `tagger tag --threads N`: the speed-up of --threads
 over N measured in the same runs (``threads_speedup``), not in two runs minutes apart. The
 ``paired_*`` figures are medians of each repeat's own ratio (:func:`paired`), steadier than the
-ratio of medians where the machine's speed drifts.
+ratio of medians where the machine's speed drifts. With ``--also-halves``, each repeat also runs
+two `tagger tag --threads 1` processes at once, each on half of the file's sentences (cut at the
+blank line nearest the middle byte): the most any sharing of the sentences between two cores can
+give on this machine (nothing shared, no lock), to hold the two-thread figure against.
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ import pickle
 import platform
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -95,6 +100,29 @@ def first_line(model: str, threads: int, extra: list[str], text: bytes = b"a b c
     return wall
 
 
+def halves(path: Path, folder: Path) -> tuple[Path, Path]:
+    """``path`` cut in two at the blank line nearest its middle byte, written to ``folder``."""
+    data = path.read_bytes()
+    cut = data.find(b"\n\n", len(data) // 2) + 2
+    if cut < 2:
+        raise SystemExit(f"{path}: no blank line after its middle to cut it at")
+    first, second = folder / "first-half.conllu", folder / "second-half.conllu"
+    first.write_bytes(data[:cut])
+    second.write_bytes(data[cut:])
+    return first, second
+
+
+def both_at_once(model: str, parts: tuple[Path, Path], extra: list[str]) -> float:
+    """Wall seconds of two one-thread `tagger tag` processes run at once, one on each part."""
+    start = time.perf_counter()
+    running = [subprocess.Popen(tagger_command(model, 1, extra), stdin=open(part, "rb"), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE) for part in parts]
+    failed = [p.stderr.read().decode()[-2000:] for p in running if p.wait() != 0]
+    if failed:
+        raise SystemExit(f"tagger tag failed:\n{failed[0]}")
+    return time.perf_counter() - start
+
+
 def paired(over: list[float], under: list[float]) -> float:
     """The median of the repeats' own ratios ``over[i] / under[i]``: each repeat runs both back to
     back, so a machine whose speed drifts between repeats (a shared VM's moved 25% within
@@ -138,8 +166,12 @@ def main() -> None:
                              "e.g. before:TAGGER_F32_KERNEL=none; reported under variants, its ratio to NLTK in the same run.")
     parser.add_argument("--also-threads", type=int, action="append", default=[], metavar="N",
                         help="Also `tagger tag --threads N` in every repeat (interleaved): --threads' speed-up over N.")
+    parser.add_argument("--also-halves", action="store_true",
+                        help="Also two `tagger tag --threads 1` at once, each on half the sentences, in every repeat.")
     args = parser.parse_args()
     byte_compile()
+    folder = Path(tempfile.mkdtemp(prefix="bench-speed-"))
+    parts = halves(Path(args.file), folder) if args.also_halves else None
 
     from tagger import formats
 
@@ -153,12 +185,15 @@ def main() -> None:
                 (variant.split(":", 1) for variant in args.variant)}
     variant_walls: dict[str, list[float]] = {name: [] for name in variants}
     other_walls: dict[int, list[float]] = {n: [] for n in args.also_threads}
+    half_walls: list[float] = []
     for _ in range(args.repeats):
         wall, cpu_s = whole_process(args.model, args.threads, path, args.extra)
         ours.append(wall)
         ours_cpu.append(cpu_s)
         for n, walls in other_walls.items():
             walls.append(whole_process(args.model, n, path, args.extra)[0])
+        if parts is not None:
+            half_walls.append(both_at_once(args.model, parts, args.extra))
         for name, env in variants.items():
             variant_walls[name].append(whole_process(args.model, args.threads, path, args.extra, env)[0])
         if peer is not None:
@@ -192,6 +227,13 @@ def main() -> None:
                                               "speedup": round(statistics.median(walls) / statistics.median(ours), 3),
                                               "paired_speedup": paired(walls, ours)}
                                      for n, walls in other_walls.items()}
+    if half_walls:
+        record["halves"] = {"wall_s": [round(w, 2) for w in half_walls],
+                            "speedup": round(statistics.median(other_walls[1]) / statistics.median(half_walls), 3)
+                            if 1 in other_walls else None,
+                            "paired_speedup": paired(other_walls[1], half_walls) if 1 in other_walls else None,
+                            "paired_over_ours": paired(half_walls, ours)}
+    shutil.rmtree(folder)
     record |= {**cpu(), "load_before": before, "load_after": load()}
     print(json.dumps(record), flush=True)
 
