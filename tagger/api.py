@@ -25,14 +25,15 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections import abc
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
 from tagger import engines, formats, resources
 from tagger.corpus.batching import chunks
-from tagger.corpus.records import Sentence
+from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import read_once
-from tagger.options import CHUNK_SIZE, MAX_TOKENS, TagRequest, in_worker_process  # noqa: F401 (tagger.in_worker_process)
+from tagger.options import CHUNK_SIZE, MAX_TOKENS, PRECISIONS, TagRequest, in_worker_process  # noqa: F401 (tagger.in_worker_process)
 
 if TYPE_CHECKING:
     import torch
@@ -69,9 +70,11 @@ def load(path: str | os.PathLike | Sequence[str | os.PathLike] = resources.DEFAU
     (default: as its model file says). ``engine``: ``auto`` chooses it here
     (:func:`tagger.engines.choose`; a model the torch-free runtimes run is loaded for torch on
     first need, ``model.module``), ``torch`` runs torch on every input."""
-    paths = [resources.model_path(p) for p in ([path] if isinstance(path, (str, os.PathLike)) else list(path))]
-    if not paths:
-        raise TaggerError("no model file given")
+    paths = _model_paths(path)
+    if precision not in PRECISIONS:
+        raise TaggerError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+        raise TaggerError(f"threads must be a whole number of at least 1 (or None: one a core), not {threads!r}")
     chosen = engines.choose(paths, device, threads, precision, beam, constrained, engine)
     name = " + ".join(chosen.paths)
     if chosen.runtime:
@@ -84,11 +87,23 @@ def load(path: str | os.PathLike | Sequence[str | os.PathLike] = resources.DEFAU
     return Model(module, meta, name)
 
 
+def _model_paths(path: Any) -> list[str]:
+    """The files of :func:`load`'s ``path`` (a shipped model's name stands for its file); a
+    :class:`TaggerError` for anything but a path or a list of them."""
+    if isinstance(path, (str, os.PathLike)):
+        path = [path]
+    if not isinstance(path, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in path):
+        raise TaggerError(f"load takes a model file's path, a shipped model's name or a list of paths, not {path!r:.60}")
+    if not path:
+        raise TaggerError("no model file given")
+    return [resources.model_path(p) for p in path]
+
+
 def _sentence(item: SentenceLike, index: int) -> Sentence:
     """A fresh record for one input of :meth:`Model.tag` (the caller's record is not changed)."""
     if isinstance(item, Sentence):
         return Sentence(list(item.words), dict(item.columns), item.source, item.line, item.raw)
-    if isinstance(item, str) or not all(isinstance(token, str) for token in item):
+    if isinstance(item, str) or not isinstance(item, abc.Iterable) or not all(isinstance(token, str) for token in item):
         raise TaggerError(f"sentence {index + 1}: model.tag takes a list of sentences, each a list of token strings "
                           f"(e.g. [line.split() for line in lines]), not {type(item).__name__} {str(item)[:40]!r}")
     bad = next((t for t, token in enumerate(item) if not token or any(c in token for c in "\t\n\r")), None)
@@ -182,14 +197,20 @@ class Model:
         if isinstance(sentences, str):
             raise TaggerError("model.tag takes a list of sentences, each a list of token strings (e.g. [line.split() for "
                               "line in lines]), not one string: model.tag_lines takes lines of text")
+        if not isinstance(sentences, abc.Iterable):
+            raise TaggerError("model.tag takes a list of sentences, each a list of token strings (e.g. [line.split() for "
+                              f"line in lines]), not {type(sentences).__name__} {sentences!r:.40}")
         records = [_sentence(item, i) for i, item in enumerate(sentences)]
-        extra = self._annotate(records, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta))
+        filled = [sentence for sentence in records if sentence.words]  # an empty one has nothing to predict
+        extra = self._annotate(filled, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta))
+        multitags = iter(extra or [])
         out = []
-        for i, sentence in enumerate(records):
+        for sentence in records:
             record: dict[str, Any] = {"words": sentence.words}
-            record.update({name: sentence.output(name) for name in self.module.output_columns})
+            record.update({name: sentence.output(name) if sentence.words else None if name == TREE else []
+                           for name in self.module.output_columns})
             if extra is not None:
-                record["multitags"] = [[list(pair) for pair in token] for token in extra[i]]
+                record["multitags"] = [[list(pair) for pair in token] for token in next(multitags)] if sentence.words else []
             out.append(record)
         return out
 
@@ -237,17 +258,20 @@ class Model:
             extra.extend(annotate(self.module, chunk, MAX_TOKENS, decode))
         return extra if multi else None
 
-    def tag_lines(self, lines: Iterable[str], format: str = "conllu", *, supertag_in: str = "misc",
+    def tag_lines(self, lines: Iterable[str], format: str | None = None, *, supertag_in: str = "misc",
                   allow_missing_columns: bool = False) -> list[str]:
         """Plain-text lines (one sentence each, tokens split on whitespace) tagged, each as the
-        text ``tagger tag`` writes for it in output ``format`` (a blank line gives ``""``), so
-        that the outputs joined are ``tagger tag``'s output for the lines: what a batch of a
-        distributed engine needs (:class:`BatchTagger`)."""
+        text ``tagger tag`` writes for it in output ``format`` (default: :meth:`tag_file`'s, conllu
+        or a constituency parser's trees; a blank line gives ``""``), so that the outputs joined
+        are ``tagger tag``'s output for the lines: what a batch of a distributed engine needs
+        (:class:`BatchTagger`)."""
         from tagger.formats.placement import check_output, write_chunk
         from tagger.formats.text import MAX_WORDS, pieces
         from tagger.inference import InputCheck
+        from tagger.tagging import default_output_format
 
         self._refuse_raw("tag_lines takes tokenised lines")
+        format = format or default_output_format(self.module)
         check_output(self.module.output_columns, format, supertag_in)
 
         lines = list(lines)  # a line of more than MAX_WORDS tokens is several sentences, as in tagger tag
@@ -325,7 +349,7 @@ class Model:
             "sentences": len(gold),
             "score_name": metric.score_name,
             "score": 100.0 * metric.score,
-            "tagging" if self.kind == "tagger" else "parsing": metric.to_dict(),
+            _metric_key(self.kind, self.output_columns): metric.to_dict(),
         }
 
     def _evaluate_pipeline(self, gold: list[Sentence], name: str) -> dict[str, Any]:
@@ -345,6 +369,12 @@ class Model:
         main = result.parsing or result.tagging
         return {"model": self.path, "data": name, "columns": self.output_columns, "sentences": len(gold),
                 "score_name": main.score_name, "score": 100.0 * main.score, **result.to_dict()}
+
+
+def _metric_key(kind: str, columns: list[str]) -> str:
+    """Where ``tagger evaluate --json`` puts a model's scores: ``tagging``, ``parsing`` (a
+    dependency parser's) or ``const`` (a constituency parser's brackets)."""
+    return "tagging" if kind == "tagger" else "const" if TREE in columns else "parsing"
 
 
 def _name(data: Any) -> str:

@@ -98,6 +98,19 @@ def test_tag_refuses_strings_in_one_line(pos_model):
         model.tag([["The", "cat"], "The cat"])
     with pytest.raises(TaggerError, match="not one string: model.tag_lines takes lines of text"):
         model.tag("The cat sat")
+    for wrong, said in ((None, "not NoneType"), (5, "not int 5"), ([["a"], 5], "sentence 2: .* not int")):
+        with pytest.raises(TaggerError, match=said):
+            model.tag(wrong)
+    assert model.tag([[], ["The"]])[0] == {"words": [], "upos": []}  # an empty sentence: nothing to tag
+
+
+def test_load_refuses_wrong_arguments_in_one_line(pos_model):
+    for arguments, said in (({"precision": "fp8"}, "precision must be one of auto, fp32, bf16, not 'fp8'"),
+                            ({"threads": 0}, "threads must be a whole number of at least 1"),
+                            ({"threads": 1.5}, "threads must be"), ({"path": 5}, "load takes a model file's path"),
+                            ({"path": []}, "no model file given")):
+        with pytest.raises(TaggerError, match=said):
+            tagger.load(**{"path": pos_model, **arguments})
 
 
 def test_tag_refuses_a_token_no_format_can_hold_and_keeps_spaces_inside_one(pos_model):
@@ -209,6 +222,8 @@ def test_parser_records_are_heads_and_labels_as_tagger_tag_writes(parser_model, 
     assert all(isinstance(h, int) for h in records[0]["head"])
     with pytest.raises(TaggerError, match="the input has no UPOS"):
         model.tag([["The", "cat", "sat", "on", "the", "mat"]])
+    first = next(iter(formats.read(str(DATA / "heldout.conllu"))))
+    assert model.tag([[], first]) == [{"words": [], "head": [], "deprel": []}, records[0]]  # no words, no tree to parse
     result = tagger.evaluate(model, DATA / "heldout.conllu")
     assert result["score_name"].startswith("LAS") and result["parsing"]["all_words"]["words"] > 0
 

@@ -296,3 +296,11 @@ def test_a_dev_file_with_another_tag_set_is_warned_of(tmp_path):
     assert "of the dev xpos values never occur in the training data (" in warned.stderr
     plain = invoke("train", "--dev", HELDOUT, *args)
     assert plain.exit_code == 0 and "never occur" not in plain.stderr
+
+
+def test_a_temperature_that_is_no_number_is_refused():
+    from tagger.training.distill import DistillRequest
+
+    for temperature in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(TaggerError, match="--temperature must be a positive number"):
+            DistillRequest(("t.tagger",), DataSpec("train.conllu"), None, "out.tagger", temperature=temperature)

@@ -545,3 +545,18 @@ class Quiet:
     def epoch_start(self, epoch, batches): pass
     def step(self, loss, tokens): pass
     def epoch_end(self, record): pass
+
+
+def test_weights_that_are_no_longer_numbers_end_training_in_one_line_and_save_nothing():
+    from tagger.training.trainer import TrainState, score_epoch
+
+    model = torch.nn.Linear(2, 2)
+    state = TrainState(epoch=2, best_epoch=1, epoch_loss=float("nan"), epoch_tokens=10)
+    with torch.no_grad():
+        model.weight[0, 0] = float("inf")
+    with pytest.raises(TaggerError, match=r"training diverged in epoch 2: its weights became inf or nan \(loss nan\); "
+                                          r"the model of epoch 1 is kept"):
+        score_epoch(model, [], state, True, 1.0, 100)
+    state.best_epoch = 0
+    with pytest.raises(TaggerError, match="no model was saved"):
+        score_epoch(model, [], state, True, 1.0, 100)

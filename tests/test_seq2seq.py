@@ -218,6 +218,10 @@ def test_evaluate_a_model_on_gold_trees(const_model):
     every = json.loads(done.stdout)["const"]["all"]
     assert every["sentences"] == len(wsj(4)) and every["error_sentences"] == 0  # the words are the gold ones
     assert every["tagging_accuracy"] == 100.0 and 0.0 <= every["f1"] <= 100.0  # the gold tags go into the trees
+    import tagger
+
+    through_api = tagger.evaluate(const_model, WSJ / "wsj_0004.mrg")  # its scores under the command's key
+    assert through_api["const"] == json.loads(done.stdout)["const"] and through_api["score_name"] == "bracket F1"
 
 
 def test_pretrained_vectors_initialise_the_word_embeddings(tmp_path):
@@ -242,6 +246,9 @@ def test_mrg_and_jsonl_outputs_and_the_python_api_give_the_same_tree(const_model
     assert json.loads(jsonl.stdout)["tree"] == record["tree"]
     pretty = next(iter(formats.read(io.StringIO(mrg.stdout), "mrg"))).tree
     assert pretty.bracketed() == record["tree"] and record["words"] == ["It", "rained", "."]
+    assert model.tag([[], ["It", "rained", "."]]) == [{"words": [], "tree": None}, record]  # nothing to parse: no tree
+    trees = invoke("tag", "--model", const_model, "--beam", "2", stdin="It rained .\n")
+    assert model.tag_lines(["It rained ."]) == [trees.stdout]  # one tree a line, tagger tag's default
 
 
 def test_tag_says_on_stderr_how_many_outputs_were_repaired(const_model, capsys):

@@ -26,6 +26,8 @@ and the ensemble's dev accuracy (``distillation``).
 
 from __future__ import annotations
 
+import math
+
 import os
 import time
 from dataclasses import dataclass, field
@@ -80,8 +82,8 @@ class DistillRequest:
     def __post_init__(self) -> None:
         if not self.teachers:
             raise TaggerError("distillation needs at least one teacher (--teacher MODEL)")
-        if not self.temperature > 0:
-            raise TaggerError(f"--temperature must be positive, not {self.temperature}")
+        if not 0 < self.temperature < math.inf:
+            raise TaggerError(f"--temperature must be a positive number, not {self.temperature}")
         if not 0.0 <= self.gold_weight < 1.0:
             raise TaggerError(f"--gold-weight must be in [0, 1) (1 would ignore the teachers), not {self.gold_weight}")
         if self.top_k < 1:

@@ -207,7 +207,13 @@ def updates(batches: list[list[int]], accumulate: int) -> list[list[list[int]]]:
 def score_epoch(model: torch.nn.Module, dev: Sequence[Sentence], state: TrainState, complete: bool,
                 seconds: float, max_tokens: int) -> tuple[dict[str, Any], bool]:
     """The record of the epoch just trained, with its dev score; and whether that score is the
-    best so far (``state`` then names this epoch)."""
+    best so far (``state`` then names this epoch). A :class:`TaggerError` if the weights are no
+    longer numbers (a learning rate too high, a loss that overflowed): nothing is saved of it."""
+    if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        loss = state.epoch_loss / max(1, state.epoch_tokens)
+        kept = f"the model of epoch {state.best_epoch} is kept" if state.best_epoch else "no model was saved"
+        raise TaggerError(f"training diverged in epoch {state.epoch}: its weights became inf or nan (loss {loss:.4g}); "
+                          f"{kept}. A lower learning rate (--set lr=...) may help")
     metric = evaluate(model, dev, max_tokens)
     state.metric_name = metric.score_name
     record = {"epoch": state.epoch, "loss": state.epoch_loss / max(1, state.epoch_tokens), "dev": metric.score,
