@@ -292,3 +292,21 @@ def test_the_jackknifed_taggers_take_the_pretrained_vectors_too(ewt_slices, tmp_
         assert json.loads((work / name / jackknife.RESULT).read_text())["identity"]["embeddings"] == str(vectors)
     parser, meta = model_file.load(out)  # the parser's static words get a frozen table of their own
     assert parser.word_pretrained is not None and parser.config.pretrained_dim == 8 and meta["embeddings"] == str(vectors)
+
+
+def test_the_jackknifed_tags_are_scored_as_tagger_evaluate_scores_them_feats_underscores_too(tmp_path):
+    from tagger.cli.info import jackknife_text
+    from tagger.training.jobs import write_json
+
+    gold = [Sentence(["a", "b"], {"upos": ["X", "_"], "feats": ["_", "Case=Nom"]})]
+    write_json(tmp_path / "tags.json", {"columns": ["upos", "feats"], "sentences": [[["X", "Y"], ["_", "_"]]]})
+    counts: dict[str, list[int]] = {}
+    jackknife._retag(gold, tmp_path / "tags.json", ["upos", "feats"], counts)
+    assert counts == {"upos": [1, 1], "feats": [1, 2]}  # UPOS '_' is no tag; FEATS '_' is "no features"
+    entry = {"folds": 2, "columns": ["upos", "feats"], "train_accuracy": {"upos": 90.0, "feats": 80.0},
+             "dev_accuracy": {"upos": 91.0, "feats": 81.0}, "fold_accuracies": [84.0, 86.0], "tagger_preset": "fast"}
+    line = jackknife_text(entry)  # a fold tagger's one score (its columns' mean) shown once, not under each column
+    assert "UPOS train 90.00 %, dev 91.00 %; FEATS train 80.00 %, dev 81.00 %" in line
+    assert "each fold's tagger on its fold (the mean of its columns) 84.00, 86.00" in line
+    one = jackknife_text({**entry, "columns": ["upos"]})
+    assert "UPOS train 90.00 % (folds 84.00, 86.00), dev 91.00 %" in one

@@ -3,6 +3,7 @@ the same output as piping one model's CoNLL-U into the next."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -233,3 +234,36 @@ def test_a_small_corpus_gets_a_parser_reading_jackknifed_tags_and_taggers_with_a
     monkeypatch.setattr(pipeline, "SMALL_WORDS", 20)
     large = build_request(task="pipeline", train=sample, out="m")
     assert pipeline.small_recipe(large) == (large, None)
+
+
+def test_the_pipelines_tokenizer_is_reused_only_for_the_same_data_and_settings(tmp_path, monkeypatch):
+    from tagger.training import pipeline
+    from tagger.training.request import DataSpec, TrainRequest
+
+    trained: list[str] = []
+    monkeypatch.setattr(pipeline.run, "train", lambda request, reporter, say: trained.append(request.train.path)
+                        or open(request.out, "wb").close())
+    train = tmp_path / "train.conllu"
+    train.write_text("# text = A b\n1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t1\tdep\t_\t_\n\n", encoding="utf-8")
+    request = TrainRequest("pipeline", DataSpec(str(train)), None, str(tmp_path / "p.model"), max_epochs=3)
+    said: list[str] = []
+    for change in (None, None, "max_epochs", None, "data"):
+        if change == "max_epochs":
+            request = dataclasses.replace(request, max_epochs=40)
+        if change == "data":
+            train.write_text(train.read_text(encoding="utf-8").replace("A b", "A  b"), encoding="utf-8")
+        pipeline.train_tokenizer(request, tmp_path, None, said.append)
+    out = tmp_path / pipeline.TOKENIZER
+    fresh, reused = f"pipeline: training the tokenizer {out}", f"pipeline: reusing the tokenizer {out}"
+    again = f"pipeline: the tokenizer {out} was trained with other data or settings: training it again"
+    assert said == [fresh, reused, again, reused, again] and len(trained) == 3
+
+
+def test_the_pipelines_parser_reads_feats_only_where_a_tenth_of_the_words_have_some():
+    from tagger.training.pipeline import FEATS_SHARE, parser_columns
+
+    both = ["upos", "xpos", "feats"]
+    assert parser_columns(both, (), 0.68) == ["tag_column=upos+feats"]  # English EWT
+    assert parser_columns(both, (), 0.004) == ["tag_column=upos"] == parser_columns(["upos"], (), 1.0)  # Japanese GSD
+    assert parser_columns(both, (), FEATS_SHARE) == ["tag_column=upos+feats"]
+    assert parser_columns(both, ("tag_column=xpos",), 0.0) == []  # --set names it

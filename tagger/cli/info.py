@@ -67,9 +67,14 @@ def jackknife_text(entry: dict[str, Any]) -> str:
     if overrides:
         settings += f" + {overrides}"
     folds = ", ".join(f"{value:.2f}" for value in entry.get("fold_accuracies", []))
-    scores = "; ".join(f"{column.upper()} train {entry['train_accuracy'][column]:.2f} % (folds {folds}), "
-                       f"dev {entry['dev_accuracy'][column]:.2f} %" for column in entry.get("columns", [])
-                       if column in entry.get("train_accuracy", {}) and column in entry.get("dev_accuracy", {}))
+    columns = [column for column in entry.get("columns", [])
+               if column in entry.get("train_accuracy", {}) and column in entry.get("dev_accuracy", {})]
+    each = len(columns) == 1  # a fold tagger's score is its columns' mean: shown once where there are several
+    scores = "; ".join(f"{column.upper()} train {entry['train_accuracy'][column]:.2f} %"
+                       + (f" (folds {folds})" if each else "") + f", dev {entry['dev_accuracy'][column]:.2f} %"
+                       for column in columns)
+    if folds and not each:
+        scores += f"; each fold's tagger on its fold (the mean of its columns) {folds}"
     return (f"{entry.get('folds')} folds, taggers {settings}; {scores}; "
             f"{entry.get('tagger_seconds', 0):.0f} s of tagger training; in {entry.get('work_dir')}")
 

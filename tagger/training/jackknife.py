@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from tagger.config import config_to_dict, parse_overrides
-from tagger.corpus.records import Sentence
+from tagger.corpus.records import UNDERSCORE_VALUE_COLUMNS, Sentence
 from tagger.errors import TaggerError
 from tagger.training import distributed, run
 from tagger.training.jobs import (EpochLines, Job, child_main, clear_stale, log_line, read_json, run_stamped, stamped,
@@ -407,7 +407,8 @@ def apply(jackknife: Jackknife, data: Data) -> dict[str, dict[str, float]]:
 
 def _retag(sentences: Sequence[Sentence], path: Path, columns: Sequence[str], counts: dict[str, list[int]]) -> None:
     """Replace ``columns`` of ``sentences`` with the tags in ``path``, counting per column the
-    (correct, total) of the tokens whose gold is not ``_``."""
+    (correct, total) of the tokens whose gold is not ``_`` (FEATS: every token, its ``_`` a value,
+    as ``tagger evaluate`` scores it)."""
     saved = read_json(path)
     if not isinstance(saved, dict) or saved.get("columns") != list(columns) or \
             len(saved.get("sentences", ())) != len(sentences):
@@ -418,9 +419,10 @@ def _retag(sentences: Sequence[Sentence], path: Path, columns: Sequence[str], co
                 raise TaggerError("not the tags of these sentences: delete the folder to train its tagger again",
                                   str(path))
             gold = sentence.columns.get(column) or ["_"] * len(sentence)
+            blank = None if column in UNDERSCORE_VALUE_COLUMNS and column in sentence.columns else "_"  # FEATS' '_' counts
             tally = counts.setdefault(column, [0, 0])
-            tally[0] += sum(g == p for g, p in zip(gold, values) if g != "_")
-            tally[1] += sum(g != "_" for g in gold)
+            tally[0] += sum(g == p for g, p in zip(gold, values) if g != blank)
+            tally[1] += sum(g != blank for g in gold)
             sentence.columns[column] = list(values)
 
 

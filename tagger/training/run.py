@@ -364,7 +364,7 @@ def check_columns(cls: type, config: Any, sentences: Sequence[Sentence], path: s
     columns = cls.required_columns(config)
     # the config keys that name columns (column, aux_column, tag_column), by the column they name
     keys = {name: key for key, value in config_to_dict(config).items() if key.endswith("column") and value
-            for name in str(value).split(",")}
+            for name in str(value).replace("+", ",").split(",")}
 
     def hint(name: str) -> str:
         if name not in keys:  # no option named it: the model's own (a parser's heads and relations)
