@@ -210,7 +210,18 @@ def test_text_that_is_not_utf8_is_a_one_line_error_naming_the_line():
     data = "a b\nc d\n".encode() + b"\xff\xfe oops\n"
     with pytest.raises(TaggerError, match="not UTF-8") as error:
         list(read_pieces(io.BytesIO(data), "in.txt"))
-    assert str(error.value).startswith("in.txt:3: ")
+    assert str(error.value) == "in.txt:3: not UTF-8 text (byte 0xff at column 1)"
+
+
+@pytest.mark.parametrize("size", [8, 1000])
+def test_the_sentences_before_a_line_that_is_not_utf8_are_tokenised_before_the_error(size):
+    data = "One. Two dogs.\nThree cats. Fin".encode() + b"al\xf3 word.\nNever read.\n"
+    got: list[Sentence] = []
+    with pytest.raises(TaggerError) as error:
+        for sentence in tokenize(read_pieces(io.BytesIO(data), "in.txt", size), _rule_labels, Expander([], [])):
+            got.append(sentence)
+    assert [s.words for s in got] == [["One", "."], ["Two", "dogs", "."], ["Three", "cats", "."]]  # not "Fin al"
+    assert str(error.value) == "in.txt:2: not UTF-8 text (byte 0xf3 at column 18)"
 
 
 def test_multiword_lexicon_rules_and_case():

@@ -55,7 +55,8 @@ OPTIONS = (
     click.option("--on-error", type=click.Choice(ON_ERROR), default="fail", show_default=True,
                  help="Malformed input sentence: fail (stop after writing what came before), or skip it "
                       "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
-                      "text, tagged and pipe input."),
+                      "text, tagged and pipe input (raw text through a tokenizer stops at a byte that is not UTF-8, "
+                      "after writing the sentences before it)."),
     click.option("--allow-missing-columns", is_flag=True,
                  help="Run a model on input that lacks a column it reads (a parser's UPOS or FEATS: plain text, or "
                       "'_' there) instead of refusing it; its output will be poor."),

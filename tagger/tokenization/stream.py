@@ -48,15 +48,15 @@ def read_pieces(stream: BinaryIO, name: str, size: int = PIECE) -> Iterator[str]
     BOM dropped), cut after the last white space of a piece's second half where there is one;
     a :class:`TaggerError` naming the line of the first byte that is not UTF-8."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    buffer, line, first = "", 1, True
+    buffer, line, first, column = "", 1, True, 0
     while True:
         data = stream.read(size)
         final = not data
         try:
             buffer += decoder.decode(data, final)
         except UnicodeDecodeError as e:
-            where = line + buffer.count("\n") + e.object[: e.start].count(b"\n")
-            raise TaggerError(f"not UTF-8 text ({e.reason})", name, where) from None
+            yield from _before_bad_line(buffer, e, size)
+            raise _not_utf8(e, buffer, name, line, column) from None
         if first and buffer:
             first = False
             if buffer.startswith("\ufeff"):
@@ -65,9 +65,35 @@ def read_pieces(stream: BinaryIO, name: str, size: int = PIECE) -> Iterator[str]
             cut = _cut(buffer, size)
             piece, buffer = buffer[:cut], buffer[cut:]
             line += piece.count("\n")
+            at = piece.rfind("\n")  # the bytes of the line the next piece goes on with
+            column = len(piece[at + 1 :].encode("utf-8")) + (column if at < 0 else 0)
             yield piece
         if final:
             return
+
+
+def _before_bad_line(buffer: str, e: UnicodeDecodeError, size: int) -> Iterator[str]:
+    """The pieces of the text before a byte that is not UTF-8 (``buffer``, then the bytes decoded
+    before it): its sentences are tokenised and written before the error (:func:`tokenize`)."""
+    text = buffer + e.object[: e.start].decode("utf-8", "replace")  # (valid up to e.start: nothing replaced)
+    while text:
+        cut = _cut(text, size)
+        yield text[:cut]
+        text = text[cut:]
+
+
+def _not_utf8(e: UnicodeDecodeError, buffer: str, name: str, line: int, column: int) -> TaggerError:
+    """The error for a byte that is not UTF-8, as the readers of tokens word it: its line (``line``
+    the first of ``buffer``, whose first ``column`` bytes were in the pieces before), its byte and
+    its column."""
+    before = e.object[: e.start]
+    where = line + buffer.count("\n") + before.count(b"\n")
+    if b"\n" in before:
+        column = e.start - before.rfind(b"\n") - 1
+    else:
+        at = buffer.rfind("\n")
+        column = e.start + len(buffer[at + 1 :].encode("utf-8")) + (column if at < 0 else 0)
+    return TaggerError(f"not UTF-8 text (byte {e.object[e.start]:#04x} at column {column + 1})", name, where)
 
 
 def _cut(buffer: str, size: int) -> int:
@@ -104,8 +130,12 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
     pending, first, new_par, line = "", True, True, 1
     iterator = iter(pieces)
     piece = next(iterator, None)
+    failed = None
     while piece is not None:
-        following = next(iterator, None)
+        try:
+            following = next(iterator, None)
+        except TaggerError as error:  # bad bytes: this piece is the last, and its sentences but the one
+            failed, following = error, None  # the bad bytes cut short are written before the error
         final = following is None
         text = pending + piece
         norm = normalise(text)
@@ -116,7 +146,9 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
         labels = closed_sentences(norm, whole_clusters(norm, bytes(labels)))
         spans = segment(norm, join_known(norm, labels, joined), new_par, max_tokens, spaced_tokens)
         emitted, carried = spans, len(text)
-        if not final:
+        if failed is not None and spans and spans[-1].stop >= len(text):  # the bad bytes cut it short
+            emitted, carried = spans[:-1], spans[-1].start
+        elif not final:
             emitted, carried = _split(spans, len(text), margin, max_carry)
             if not emitted and not spans:  # only white space so far
                 pending, piece = text, following
@@ -133,6 +165,8 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
             new_par = _starts_paragraph(spans, carried)
         line = at_line + text.count("\n", at, carried)
         pending, piece = text[carried:], following
+    if failed is not None:
+        raise failed
 
 
 def _split(spans: list[Span], size: int, margin: int, max_carry: int) -> tuple[list[Span], int]:
