@@ -287,13 +287,43 @@ def test_trees_are_read_a_line_a_sentence():
     ("(S (NN a)\n(VB b)\n", 1, "not closed"),
     ("(S (NN a))\n)\n", 2, "')' closes no tree"),
     ("(S (NN a))\nstray\n", 2, "outside a tree"),
-    ("(S\n (NN a b))\n", 2, "outside a (TAG word) leaf"),
+    ("(S\n (NN a b))\n", 2, "leaf (NN a b) has 2 words; a leaf is (TAG word)"),
+    ("(S (NP (DT the cat)))\n", 1, "leaf (DT the cat) has 2 words; a leaf is (TAG word)"),
+    ("(S (X a b c d e f))\n", 1, "leaf (X a b c d e ...) has 6 words"),
+    ("(S\n (NP a (NN b)))\n", 2, "word 'a' outside a (TAG word) leaf"),
     ("(S (NP) (NN a))\n", 1, "empty constituent"),
     ("(S (-NONE- *))\n", 1, "no words"),
 ])
 def test_mrg_errors(text, line, message):
     e = error(text, "mrg")
     assert e.line == line and message in e.message
+
+
+WSJ_LAYOUT = ("( (S \n"
+              "    (NP-SBJ (NNP Mr.) (NNP Vinken) )\n"
+              "    (VP (VBZ is) \n"
+              "      (NP-PRD \n"
+              "        (NP (NN chairman) )\n"
+              "        (PP (IN of) \n"
+              "          (NP (NNP Elsevier) ))))\n"
+              "    (. .) ))\n")
+
+
+def test_unbalanced_multiline_trees_are_reported_where_the_layout_breaks():
+    """A ``)`` too many or too few shows only where the brackets run out, lines later; the
+    indentation says which line it is on."""
+    lines = WSJ_LAYOUT.splitlines(keepends=True)
+    assert [s.words for s in read(WSJ_LAYOUT, "mrg")] == [["Mr.", "Vinken", "is", "chairman", "of", "Elsevier", "."]]
+    extra = "".join(lines[:4] + [lines[4].replace(")\n", "))\n")] + lines[5:])
+    for fmt in ("mrg", "trees"):
+        e = error(extra, fmt)
+        assert e.line == 5 and "one ')' too many on this line" in e.message and "line 8: ')' closes no tree" in e.message
+    e = error("".join(lines[:6] + [lines[6].replace("))))", ")))")] + lines[7:]) + WSJ_LAYOUT, "mrg")
+    assert e.line == 7 and "a ')' missing on this line" in e.message and "line 1: the tree starting here" in e.message
+    e = error(WSJ_LAYOUT + WSJ_LAYOUT[:-1] + ")\n", "mrg")  # on the last line: that line
+    assert e.line == 16 and e.message == "unbalanced brackets: ')' closes no tree"
+    e = error("(S (NP (NN a))))\n(S (NN b))\n", "trees")
+    assert e.line == 1 and e.message == "unbalanced brackets: ')' closes no tree"
 
 
 # --- dp -------------------------------------------------------------------------------------------------

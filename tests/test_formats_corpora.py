@@ -7,14 +7,15 @@ import io
 import pytest
 
 from tagger import formats
+from tagger.errors import TaggerError
 from tagger.formats import ptb
 
 BRACKETS = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-"}
 
 
 def _normal(word: str) -> str:
-    """PTB .pos files write brackets literally and unescape slashes; .mrg files do not."""
-    return BRACKETS.get(word, word).replace("\\/", "/")
+    """PTB .pos files write brackets literally, .mrg files as -LRB- (slashes are read alike)."""
+    return BRACKETS.get(word, word)
 
 
 def test_ewt_counts_and_byte_identical_round_trip(shared_data):
@@ -124,3 +125,16 @@ def test_wsj_mrg_written_back_in_its_own_layout(shared_data):
         out = io.StringIO()
         formats.write(formats.read(folder / name), out, "mrg")
         assert out.getvalue() == (folder / name).read_text(encoding="utf-8").lstrip("\n")
+
+
+def test_an_extra_bracket_in_a_wsj_tree_is_reported_on_its_line(shared_data, tmp_path):
+    """wsj_0003 with one ``)`` more on line 21: the reader finds out at the tree's last line (45),
+    but names line 21."""
+    lines = (shared_data / "ptb-wsj-sample" / "combined" / "wsj_0003.mrg").read_text(encoding="utf-8").splitlines(True)
+    assert lines[20].endswith(" )\n")
+    path = tmp_path / "w3b.mrg"
+    path.write_text("".join(lines[:20] + [lines[20][:-1] + ")\n"] + lines[21:]), encoding="utf-8")
+    with pytest.raises(TaggerError) as info:
+        list(formats.read(path))
+    assert info.value.line == 21 and "one ')' too many on this line" in info.value.message
+    assert "line 45: ')' closes no tree" in info.value.message

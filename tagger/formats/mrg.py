@@ -6,6 +6,12 @@ column. The whole tree, traces included, is kept in :attr:`Sentence.tree` (a pla
 :class:`~tagger.corpus.trees.Tree`, a leaf ``(TAG word)`` a tree over one word; the unlabelled
 outer bracket of the WSJ files is labelled ``""``), which :func:`write` writes back, laid out as
 the WSJ files are (the ``trees`` format writes one tree a line).
+
+Words are read with the Penn Treebank's ``\\/`` as ``/`` (``(CD 50\\/50)`` is the word
+``50/50``, in :attr:`Sentence.words` and in the tree alike, as the ``.pos`` and tagged readers
+read it) and written with ``/`` as ``\\/`` again, as the PTB gold files that EVALB compares
+them with spell them; a word that the file spelled with a bare ``/`` (a treebank that does not
+escape it) is written back as it was. See :mod:`tagger.formats.ptb` for why.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.trees import Tree, escaped
 from tagger.errors import TaggerError
 from tagger.formats.base import Source, iter_lines, source_name
+from tagger.formats.ptb import read_words, spelled_words
 
 NAME = "mrg"
 EXTENSIONS = (".mrg",)
@@ -33,15 +40,19 @@ def read(source: Source) -> Iterator[Sentence]:
 
 
 def trees(source: Source, name: str) -> Iterator[tuple[Tree, int, int]]:
-    """Yield each top-level bracketed tree of ``source`` with the lines it starts and ends on."""
+    """Yield each top-level bracketed tree of ``source`` with the lines it starts and ends on
+    (words as the file spells them). Unbalanced brackets are an error at the line the layout
+    points to (:class:`_Layout`)."""
     stack: list[list] = []  # open brackets: [label or None, children, line]
+    layout = _Layout()
     for number, text in iter_lines(source, name):
+        layout.line(text, len(stack), number)
         for token in _TOKEN.findall(text):
             if token == "(":
                 stack.append([None, [], number])
             elif token == ")":
                 if not stack:
-                    raise TaggerError("unbalanced brackets: ')' closes no tree", name, number)
+                    raise layout.error(-1, "')' closes no tree", name, number)
                 label, children, start = stack.pop()
                 node = _node(label, children, name, start)
                 if stack:
@@ -55,13 +66,56 @@ def trees(source: Source, name: str) -> Iterator[tuple[Tree, int, int]]:
             else:
                 stack[-1][1].append(token)
     if stack:
-        raise TaggerError("unbalanced brackets: the tree starting here is not closed", name, stack[0][2])
+        raise layout.error(1, "the tree starting here is not closed", name, stack[0][2])
+
+
+class _Layout:
+    """Which line of a tree laid out over many lines has a ``)`` too many or too few, by the
+    indentation. The reader finds out only where the brackets run out (a ``)`` left over at the
+    tree's end, a tree still open at the end of the file), often many lines later. But in the WSJ
+    layout (:func:`pretty`, and the hand-made layouts of the sample files alike) a line that
+    starts with a bracket inside a tree is as deep in it as its indentation says: lines indented
+    alike start at the same depth. The first line that starts shallower (deeper) than an earlier
+    line of the tree indented as it follows the line with the extra (missing) ``)``: that line is
+    the one the error names. (One-line trees, a ``.trees`` file's, have nothing to compare.)"""
+
+    def __init__(self) -> None:
+        self.depths: dict[int, int] = {}  # indentation -> depth, for the lines of the current tree
+        self.off: tuple[int, int] | None = None  # (line before the first line off the layout, its sign)
+        self.previous = 0  # the last line with text
+
+    def line(self, text: str, depth: int, number: int) -> None:
+        """Note the line ``number``, which starts with ``depth`` brackets open."""
+        stripped = text.lstrip()
+        if not stripped:
+            return
+        indent = len(text) - len(stripped)
+        if depth == 0 and indent == 0:  # a tree starts at the margin: a new layout
+            self.depths, self.off = {0: 0}, None
+        elif stripped.startswith("(") and self.previous and self.off is None:
+            expected = self.depths.setdefault(indent, depth)
+            if expected != depth:
+                self.off = (self.previous, 1 if depth > expected else -1)
+        self.previous = number
+
+    def error(self, sign: int, message: str, name: str, number: int) -> TaggerError:
+        """The unbalanced-brackets error ``message``, at ``number``; but where the layout says
+        one ``)`` too many (``sign`` -1) or one missing (1), at the line before the first line
+        off the layout, which the message names."""
+        if self.off is None or self.off[1] != sign:
+            return TaggerError(f"unbalanced brackets: {message}", name, number)
+        what, where = ("one ')' too many", "shallower") if sign < 0 else ("a ')' missing", "deeper")
+        return TaggerError(f"unbalanced brackets: {what} on this line (the next line starts {where} in the tree "
+                           f"than the lines indented as it; line {number}: {message})", name, self.off[0])
 
 
 def _node(label: str | None, children: list, name: str, line: int) -> Tree:
     words = [c for c in children if isinstance(c, str)]
     if not children:
         raise TaggerError(f"empty constituent '({label or ''})'", name, line)
+    if label and len(words) == len(children) > 1:
+        shown = " ".join(words[:5]) + (" ..." if len(words) > 5 else "")
+        raise TaggerError(f"leaf ({label} {shown}) has {len(words)} words; a leaf is (TAG word)", name, line)
     if words and (len(children) > 1 or not label):
         raise TaggerError(f"word '{words[0]}' outside a (TAG word) leaf", name, line)
     return Tree(label or "", tuple(children))
@@ -73,12 +127,17 @@ def leaves(tree: Tree) -> list[tuple[str, str]]:
 
 
 def sentence(tree: Tree, name: str, line: int) -> Sentence:
-    """The sentence of ``tree``: its leaves but the empty elements, their tags as ``xpos``."""
+    """The sentence of ``tree``: its leaves but the empty elements, their tags as ``xpos``; the
+    words, in the sentence and in its tree, with the PTB's ``\\/`` as ``/`` (the spellings kept
+    where the file has bare slashes: :func:`tagger.formats.ptb.read_words`)."""
     pairs = [(tag, word) for tag, word in tree.leaves() if tag != TRACE]
     if not pairs:
         raise TaggerError("tree has no words (only empty elements)", name, line)
-    words = [word for _, word in pairs]
-    return Sentence(words, {"xpos": [tag for tag, _ in pairs]}, source=name, line=line, tree=tree)
+    spelled = [word for _, word in pairs]
+    words, spelling = read_words(spelled)
+    if words != spelled:
+        tree = _retag(tree, words, None)
+    return Sentence(words, {"xpos": [tag for tag, _ in pairs]}, source=name, line=line, raw=spelling, tree=tree)
 
 
 def pretty(tree: Tree) -> str:
@@ -170,7 +229,7 @@ def write_trees(sentences: Iterable[Sentence], stream: TextIO, layout: Callable[
             raise TaggerError(f"cannot write {fmt}: the sentence has no bracketed tree (only sentences read from "
                               ".mrg or .trees files, or parsed, have one; write tagged or conllu instead)",
                               sentence.source, sentence.line)
-        tree = _retag(tree, sentence.words, tags)
+        tree = _retag(tree, spelled_words(sentence), tags)
         try:
             stream.write(layout(tree) + "\n")
         except RecursionError:

@@ -37,6 +37,8 @@ from tagger.formats.supertags import (CONLL_FORMATS, MISSING, SUPERTAG_IN, SUPER
 HOLDS_TREE = ("conllu", "conllx", "jsonl", "dp", "columns")
 #: Output formats that hold a constituency tree (:attr:`Sentence.tree`).
 HOLDS_PHRASES = ("trees", "mrg", "jsonl")
+#: The bracketed-tree formats: one's ``raw`` payload (words' spellings) is the other's.
+TREE_FORMATS = frozenset({"trees", "mrg"})
 #: Output formats that keep the columns as they are (no POS slot to fill).
 AS_IS = ("jsonl", "msuper", "text", "ccgbank")
 
@@ -165,10 +167,11 @@ def map_columns(sentence: Sentence, source_format: str, target_format: str, supe
     - out of CoNLL: supertags come back from MISC or XPOS (:func:`supertags_from_conll`), a
       columns spec's generic columns from MISC or XPOS (:func:`generic_from_conll`); formats
       with one POS column (tagged, pos, pipe, ...) get UPOS, or a generic column, where XPOS is empty.
-    The format-specific ``raw`` payload is kept only when the format does not change.
+    The format-specific ``raw`` payload is kept only when the format does not change, or goes
+    from one bracketed-tree format to the other (the words' spellings: :class:`~tagger.formats.ptb.Spelling`).
     """
     source_conll, target_conll = source_format in CONLL_FORMATS, target_format in CONLL_FORMATS
-    if source_format != target_format:
+    if source_format != target_format and not {source_format, target_format} <= TREE_FORMATS:
         sentence = replace(sentence, raw=None)
     if source_conll and target_conll:
         return sentence

@@ -1,18 +1,34 @@
-"""PTB-style tagged text (``word/TAG`` or ``word_TAG`` tokens, one sentence per line) and the
-WSJ file splits.
+"""PTB-style tagged text (``word/TAG`` or ``word_TAG`` tokens, one sentence per line), the
+Penn Treebank's slash escape, and the WSJ file splits.
 
 The separator is the last unescaped ``/`` of a token, or, when it has none, its last ``_``;
 ``\\/`` is an escaped slash inside a word (``1\\/2/CD`` is the word ``1/2``) or a tag (a CCG
 supertag: ``Pierre/N\\/N`` is the word ``Pierre`` with ``N/N``). Tags go to the ``xpos`` column
 unless ``column`` says otherwise.
+
+**Slashes, one convention for every PTB format.** The Penn Treebank writes a slash in a word as
+``\\/`` in all its files (``50\\/50`` in ``.pos``, ``.mrg`` and the ``.dp`` conversion alike). A
+word inside the toolkit is *unescaped*, ``50/50``, as a user typing text writes it: every PTB
+reader (tagged, ``.pos``, ``.mrg``, ``.trees``, ``.dp``) turns ``\\/`` into ``/`` (:func:`unescape`),
+so the same token has the same form whichever file it came from, and a model trained on one
+format knows the words of the others and of plain text. The writers of those formats escape
+``/`` as ``\\/`` again (:func:`escape`), so that their output reads back and matches PTB gold
+files byte for byte (what EVALB compares). The tagged formats must (``/`` separates the tag); the
+tree and ``.dp`` writers would not have to, and other treebanks write bare slashes: so where a
+tree or ``.dp`` file spelled a word with a bare ``/``, the reader keeps the file's spellings
+(:class:`Spelling`, in :attr:`Sentence.raw`) and those writers give back each word as its file
+spelled it (:func:`spelled_words`); words from anywhere else (``.pos``, tagged text, CoNLL-U,
+plain text) are written escaped, as the Penn Treebank spells them. (``\\*``, which some PTB
+releases write for a ``*`` in a word, is not in the WSJ sample here and is left as it is.)
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import Iterable, Iterator, Sequence, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
@@ -20,6 +36,43 @@ from tagger.formats.base import OnError, Source, each_sentence, iter_lines, sour
 
 NAME = "tagged"
 EXTENSIONS = (".tagged", ".tag")
+
+
+def unescape(text: str) -> str:
+    """``text`` with the PTB's escaped slashes, ``\\/``, as plain ``/`` (``50\\/50`` -> ``50/50``)."""
+    return text.replace("\\/", "/")
+
+
+def escape(text: str) -> str:
+    """``text`` with each ``/`` escaped as the PTB writes it, ``\\/`` (``50/50`` -> ``50\\/50``):
+    what :func:`unescape` reads back."""
+    return text.replace("/", "\\/")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """The words of a sentence as its tree or ``.dp`` file spelled them (slash escapes and all),
+    kept in :attr:`Sentence.raw` where one has a bare ``/`` (a treebank that does not escape
+    slashes), so that the same format's writer gives them back as they were."""
+
+    words: tuple[str, ...]
+
+
+def read_words(spelled: Sequence[str]) -> tuple[list[str], Spelling | None]:
+    """The words of a PTB file's sentence (:func:`unescape`), and their :class:`Spelling` where
+    some word has a bare ``/`` (else ``None``: the PTB's own escapes are written back anyway)."""
+    bare = any("/" in word.replace("\\/", "") for word in spelled)
+    return [unescape(word) for word in spelled], Spelling(tuple(spelled)) if bare else None
+
+
+def spelled_words(sentence: Sentence) -> list[str]:
+    """``sentence``'s words as a tree or ``.dp`` file writes them: each as its file spelled it
+    where the sentence keeps a :class:`Spelling` and the word is unchanged, else escaped
+    (:func:`escape`)."""
+    kept = sentence.raw.words if isinstance(sentence.raw, Spelling) else ()
+    if len(kept) != len(sentence.words):
+        kept = ()
+    return [kept[i] if kept and unescape(kept[i]) == word else escape(word) for i, word in enumerate(sentence.words)]
 
 
 def split_token(token: str) -> tuple[str, str] | None:
@@ -31,13 +84,13 @@ def split_token(token: str) -> tuple[str, str] | None:
         cut = token.rfind("_")
     if cut <= 0 or cut == len(token) - 1:
         return None
-    return token[:cut].replace("\\/", "/"), token[cut + 1 :].replace("\\/", "/")
+    return unescape(token[:cut]), unescape(token[cut + 1 :])
 
 
 def join_token(word: str, tag: str, sep: str = "/") -> str:
     """The token for ``word`` and ``tag``; slashes in both are escaped as ``\\/`` (a CCG
     supertag's too, so that the token reads back)."""
-    return word.replace("/", "\\/") + sep + tag.replace("/", "\\/")
+    return escape(word) + sep + escape(tag)
 
 
 def parse_tokens(text: str, name: str, number: int) -> list[tuple[str, str]]:

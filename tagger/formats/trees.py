@@ -7,7 +7,10 @@ holding several top-level trees is one sentence whose tree is an unlabelled brac
 (which :mod:`tagger.evaluation.evalb` scores as EVALB scores the bare line); a tree left open
 at the end of a line goes on over the next lines. A blank line is skipped, or with
 ``blank_lines`` an empty sentence (no words, no tree: what EVALB counts as a skipped
-sentence; ``tagger evaluate`` reads files so), except after the last tree.
+sentence; ``tagger evaluate`` reads files so), except after the last tree. Slashes in words are
+read and written as the ``.mrg`` format does (``\\/`` read as ``/``, written as ``\\/`` unless
+the file spelled the word with a bare ``/``): a parser's trees over words read from PTB files
+(``.pos``, ``.mrg``, tagged) match the gold ``.mrg`` words as EVALB compares them.
 """
 
 from __future__ import annotations
