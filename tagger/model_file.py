@@ -130,8 +130,12 @@ def save(path: str | os.PathLike, model: torch.nn.Module, meta: dict[str, Any], 
 def read_archive(path: str | os.PathLike) -> dict[str, Any]:
     """The archive's plain data, checked, its tensors on the CPU; a :class:`TaggerError` for
     anything not ours. Read by :func:`tagger.archive.read` (torch-free, weights only), else by
-    ``torch.load(weights_only=True)`` (older layouts; the refusals and their messages)."""
-    name = os.fspath(path)
+    ``torch.load(weights_only=True)`` (older layouts; the refusals and their messages). A shipped
+    model's name (``en``) stands for its file wherever a model file is read (a teacher, a
+    ``--bootstrap``: where it is no model of the kind wanted, the reader of that option says so)."""
+    from tagger import resources
+
+    name = resources.model_path(path)
     check_magic(name)
     archive = plain.read(name)
     archive = _tensors(archive) if archive is not None else _torch_load(name)

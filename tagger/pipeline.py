@@ -120,6 +120,9 @@ def chain(stages: Sequence[nn.Module]) -> nn.Module:
     for stage in stages:
         flat += list(stage.stages) if isinstance(stage, Pipeline) else [stage]
     if any(stage.reads_raw_text for stage in flat[1:]):
+        if flat[0].reads_raw_text:  # a tokenizer, then a pipeline file that begins with its own
+            raise TaggerError("these models hold two tokenizers (a pipeline model file begins with its own): "
+                              "give one, first (--model tok.model --model pos.tagger ..., or the pipeline alone)")
         raise TaggerError("a tokenizer reads raw text and makes the sentences: give its model first "
                           "(--model tok.model --model pos.tagger ...)")
     return flat[0] if len(flat) == 1 else Pipeline(flat)

@@ -323,7 +323,7 @@ def one_tag_as(pred: Sequence[Sentence], column: str | None, gold: Sequence[Sent
             print(f"note: {pred_name}: its one tag column {how}; --column {others[0]} scores it as the gold's "
                   f"{others[0]}", file=sys.stderr, flush=True)
         return pred
-    if len(names) != 1 or has_column(pred, names[0]):
+    if len(names) != 1 or has_column(pred, names[0]) or not has_column(gold, names[0]):  # (the gold's lack: an error)
         return pred
     print(f"note: {pred_name}: its one tag column is scored as {names[0]}", file=sys.stderr, flush=True)
     return [replace(sentence, columns={**{key: value for key, value in sentence.columns.items() if key != present[0]},

@@ -125,6 +125,9 @@ def test_a_generic_column_goes_to_xpos_or_else_to_misc():
     (["supertag"], "conllx", "misc", "use --supertag-in xpos"),
     (["a", "b"], "conllx", "misc", "one generic column"),
     (["upos"], "conllu", "nowhere", "--supertag-in must be one of"),
+    # a parser and a constituency parser chained: one format holds both (each other one pointed at the other)
+    (["upos", "head", "deprel", "tree"], "trees", "misc", "both the dependency tree .* use --output-format jsonl$"),
+    (["upos", "head", "deprel", "tree"], "conllu", "misc", "both the dependency tree .* use --output-format jsonl$"),
 ])
 def test_check_output_refuses_what_a_format_cannot_hold(columns, fmt, supertag_in, message):
     with pytest.raises(TaggerError, match=message):
@@ -134,6 +137,7 @@ def test_check_output_refuses_what_a_format_cannot_hold(columns, fmt, supertag_i
 @pytest.mark.parametrize("columns, fmt, supertag_in", [
     (["head", "deprel"], "conllu", "misc"), (["head", "deprel"], "conllx", "misc"), (["head", "deprel"], "jsonl", "misc"),
     (["supertag"], "conllx", "xpos"), (["supertag"], "tagged", "misc"), (["tag"], "pipe", "misc"),
+    (["head", "deprel", "tree"], "jsonl", "misc"),
 ])
 def test_check_output_accepts_what_a_format_holds(columns, fmt, supertag_in):
     check_output(columns, fmt, supertag_in)

@@ -270,3 +270,6 @@ def test_a_tagged_files_one_tag_is_scored_as_the_column_named(tmp_path, capsys):
     with pytest.raises(TaggerError, match="predicted file has no 'upos' column"):
         from tagger.scoring import evaluate_sentences
         evaluate_sentences(sentences, blanked, column="upos")
+    with pytest.raises(TaggerError, match="no 'nonesuch'"):
+        evaluate_files(gold, pred, column="nonesuch")
+    assert "scored as nonesuch" not in capsys.readouterr().err  # no note for what is then refused

@@ -142,6 +142,7 @@ def test_tag_text_in_python_gives_the_records_of_the_chained_models(french, samp
 
 def test_bad_uses_are_one_line_errors(french, sample_tagger, tmp_path):
     assert_one_line_error(invoke("tag", "--model", sample_tagger, "--model", french, stdin=b"a b\n"), "give its model first")
+    assert_one_line_error(invoke("tag", "--model", french, "--model", french, stdin=b"a b\n"), "two tokenizers")
     assert_one_line_error(invoke("tag", "--model", french, stdin=b"ok\n\xff\n"), "<stdin>:2:", "not UTF-8")
     assert_one_line_error(invoke("tag", "--model", french, "--format", "conllu", stdin=b"a\n"), "reads raw text")
     assert_one_line_error(invoke("tag", "--model", french, "--output-format", "tagged", stdin=b"a\n"), "tokenizer alone")

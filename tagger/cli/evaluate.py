@@ -133,7 +133,9 @@ OPTIONS = (
     click.option("--threads", type=int, help="With --model: CPU threads for torch."),
     click.option("--precision", type=click.Choice(("auto", "fp32", "bf16")), default="auto", show_default=True,
                  help="With --model: inference matrix products in bf16 (inputs rounded to bfloat16, sums in float32) "
-                      "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32."),
+                      "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32. Taggers "
+                      "only: parsers score in fp32 here (tagger tag computes them in bf16 on such a CPU, a few heads in "
+                      "10,000 otherwise; --precision fp32 there gives these scores)."),
     click.option("--preterminals", type=click.Choice(("auto", "gold", "predicted")), default="auto", show_default=True,
                  help="Trees: score the predicted trees with the gold trees' part-of-speech tags or their own; auto: the "
                       "gold ones where the predicted are of another tagset (a parser's XX, UPOS), with a note."),

@@ -48,6 +48,9 @@ def check_output(columns: Sequence[str], fmt: str, supertag_in: str = "misc") ->
     model's output columns) as :func:`place` would place them."""
     if supertag_in not in SUPERTAG_IN:
         raise TaggerError(f"--supertag-in must be one of {', '.join(SUPERTAG_IN)}")
+    if "head" in columns and TREE in columns and fmt != "jsonl":  # (HOLDS_TREE & HOLDS_PHRASES)
+        raise TaggerError(f"the {fmt} format has no place for both the dependency tree (head, deprel) and the "
+                          f"constituency tree these models predict: use --output-format jsonl")
     if "head" in columns and fmt not in HOLDS_TREE:
         raise TaggerError(f"the {fmt} format has no place for the dependency tree this model predicts "
                           f"(head, deprel): use --output-format conllu, conllx or jsonl")
