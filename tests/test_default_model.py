@@ -99,6 +99,16 @@ def test_tag_without_a_model_reads_raw_text_with_the_shipped_one_and_says_so_onc
     assert named.exit_code == 0 and named.stdout == out and named.stderr == ""
 
 
+def test_text_of_a_script_the_tokenizer_never_saw_is_tagged_with_a_warning():
+    japanese = "これに不快感を示す住民はいましたが、現在はおさまっています。\n" * 2
+    done = invoke("tag", "--model", "en", stdin=japanese)
+    assert done.exit_code == 0 and done.stdout  # still tagged, as asked
+    assert done.stderr.startswith("warning: <stdin>: 100% of its first 60 characters are ones this tokenizer never "
+                                  "saw in training") and done.stderr.count("\n") == 1
+    portuguese = "O gato dormiu ao sol. Não se mexeu durante uma hora.\n"  # Latin script: no warning
+    assert invoke("tag", "--model", "en", stdin=portuguese).stderr == ""
+
+
 def test_the_shipped_model_runs_without_torch_and_writes_what_torch_writes(tmp_path):
     """Every stage of the shipped pipeline is one the torch-free runtimes compute (the parser by
     tagger.runtime.parser): raw text in, no torch imported, and in fp32 the torch pipeline's bytes."""

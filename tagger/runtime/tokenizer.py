@@ -85,6 +85,7 @@ class SwitchingLabeller:
     def __init__(self, fast: Any, load_full: Callable[[], Any], switch_after: int = SWITCH_CHARS):
         self.fast, self.load_full, self.switch_after = fast, load_full, switch_after
         self.expander, self.spaced_tokens, self.joined = fast.expander, fast.spaced_tokens, fast.joined
+        self.known = fast.known
         self.full: Any = None
         self.done = 0
 

@@ -13,7 +13,7 @@ class Vocabulary:
     """What both runtimes take from a tokenizer's config and vocabularies: the windows
     (``segment`` characters labelled in the middle of ``window``, ``context`` each side), the
     characters' codes (:meth:`code`), and what turns labels into tokens (``expander``,
-    ``spaced_tokens``, ``joined``)."""
+    ``spaced_tokens``, ``joined``); ``known``: the characters of its training text."""
 
     def __init__(self, config: TokenizerConfig, vocabs: dict[str, list[str]]):
         self.segment, self.context, self.window = config.segment, config.context, config.window
@@ -23,6 +23,7 @@ class Vocabulary:
         self.expander = Expander.from_vocabs(vocabs)
         self.spaced_tokens = spaced_tokens(vocabs)
         self.joined = frozenset(vocabs.get(JOINED, ()))
+        self.known = frozenset(vocabs["chars"])  # the characters seen in training (unseen_share)
 
     def code(self, char: str) -> int:
         """A character's code, ``id × N_CATEGORIES + category``."""

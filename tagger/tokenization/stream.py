@@ -19,6 +19,7 @@ import codecs
 import itertools
 import json
 import os
+import sys
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 
 from tagger.corpus.batching import chunks_until_error
@@ -241,11 +242,41 @@ def _conllu_head(head: bytes) -> bool:
     return bool(lines) if words is None else words.count("\t") == 9
 
 
+#: A warning when more than this share of the first characters of the input (white space aside)
+#: are ones the tokenizer never saw in training: text of another script than it learnt.
+UNSEEN_SHARE = 0.5
+#: ... of at least this many characters.
+UNSEEN_SAMPLE = 20
+
+
+def unseen_share(text: str, known: frozenset[str]) -> tuple[float, int]:
+    """The share of the characters of ``text`` (white space aside, normalised as the tokenizer
+    reads them) that are not in ``known``, and how many there are."""
+    chars = [char for char in normalise(text[:PIECE]) if not char.isspace()]
+    return sum(char not in known for char in chars) / max(len(chars), 1), len(chars)
+
+
+def _checked(pieces: Iterator[str], known: frozenset[str], name: str, told: list[bool]) -> Iterator[str]:
+    """``pieces``, the first looked at once (``told``: whether a warning was given already): a
+    one-line warning on stderr where most of its characters are unseen (:func:`unseen_share`),
+    not a silent wrong tokenisation of text in a script the model never learnt."""
+    for piece in pieces:
+        if not told[0]:
+            told[0] = True
+            share, count = unseen_share(piece, known)
+            if share > UNSEEN_SHARE and count >= UNSEEN_SAMPLE:
+                print(f"warning: {name}: {share:.0%} of its first {count} characters are ones this tokenizer never saw "
+                      "in training (another language or script than it learnt): its tokens, and what later models "
+                      "make of them, will be poor", file=sys.stderr, flush=True)
+        yield piece
+
+
 def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
     """The sentences a tokenizer makes of raw text (:func:`tagger.tokenization.stream.tokenize`,
     streaming): ``source`` is a path, a list of paths (each a document of its own) or a binary
-    stream; sentences are numbered on across them."""
-    ids = itertools.count(1)
+    stream; sentences are numbered on across them. A warning where the text is mostly characters
+    the tokenizer never saw (:func:`_checked`)."""
+    ids, told = itertools.count(1), [False]
     for item in (source if isinstance(source, (list, tuple)) else [source]):
         name = source_name(item)
         if isinstance(item, (str, os.PathLike)):
@@ -256,11 +287,11 @@ def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
             except OSError as e:
                 raise TaggerError(f"cannot read: {e.strerror}", name) from None
             with stream:
-                yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids,
+                yield from tokenize(_checked(read_pieces(stream, name), tokenizer.known, name, told), tokenizer.label, tokenizer.expander, name, ids,
                                     spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined)
         else:
             stream = getattr(item, "buffer", item)
-            yield from tokenize(read_pieces(stream, name), tokenizer.label, tokenizer.expander, name, ids,
+            yield from tokenize(_checked(read_pieces(stream, name), tokenizer.known, name, told), tokenizer.label, tokenizer.expander, name, ids,
                                 spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined)
 
 

@@ -106,6 +106,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
         self.expander = Expander.from_vocabs(vocabs)
         self.spaced_tokens = spaced_tokens(vocabs)  # tokens may hold a space (Vietnamese)
         self.joined = frozenset(vocabs.get(JOINED, ()))  # words with a space it joins (tagger.tokenization.joined)
+        self.known = frozenset(vocabs["chars"])  # the characters seen in training (stream.unseen_share)
         self.char_embedding = nn.Embedding(len(self.chars), config.char_dim, padding_idx=0)
         self.category_embedding = nn.Embedding(len(CATEGORIES_WITH_SCRIPTS if config.scripts else CATEGORIES),
                                                config.category_dim, padding_idx=0)
