@@ -317,12 +317,15 @@ def _route_file(loaded: dict[str, Any], model_cls: type, training_cls: type, whe
 
 def build_configs(model_cls: Any, presets: Mapping[str, Mapping[str, Any]], preset: str | None,
                   file: str | Path | None = None, overrides: Sequence[str] = (),
-                  defaults: Mapping[str, Any] | None = None) -> tuple[Any, TrainingConfig]:
+                  defaults: Mapping[str, Any] | None = None,
+                  options: Mapping[str, str] | None = None) -> tuple[Any, TrainingConfig]:
     """``(model config, training config)`` of the model family ``model_cls`` (its ``Config`` and
     ``training_defaults``), layered: field defaults < the family's ``training_defaults`` <
     ``defaults`` (a task's, e.g. CCG's ``rare_tag_count``) < ``preset`` (of ``presets``) < JSON
-    ``file`` < ``key=value`` overrides."""
-    return _build(model_cls.Config, model_cls.training_defaults, presets, preset, file, overrides, defaults)
+    ``file`` < ``key=value`` overrides. ``options`` names the command-line option an override's
+    value came from where that is not ``--set`` (``{"column": "--column"}``): errors about that
+    key name it."""
+    return _build(model_cls.Config, model_cls.training_defaults, presets, preset, file, overrides, defaults, options)
 
 
 def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset: str | None, file: str | Path | None = None,
@@ -334,7 +337,7 @@ def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset:
 
 def _build(config_cls: type, training_defaults: Mapping[str, Any], presets: Mapping[str, Mapping[str, Any]],
            preset: str | None, file: str | Path | None, overrides: Sequence[str],
-           defaults: Mapping[str, Any] | None) -> tuple[Any, TrainingConfig]:
+           defaults: Mapping[str, Any] | None, options: Mapping[str, str] | None = None) -> tuple[Any, TrainingConfig]:
     both: tuple[dict[str, Any], dict[str, Any]] = ({}, dict(training_defaults))
     origins: dict[str, str] = {}  # where each key's value came from, for its errors
     _route(defaults or {}, config_cls, TrainingConfig, None, both)
@@ -350,7 +353,7 @@ def _build(config_cls: type, training_defaults: Mapping[str, Any], presets: Mapp
                                      str(file)))
     settings = parse_overrides(overrides)
     _route(settings, config_cls, TrainingConfig, "--set", both)
-    origins.update(dict.fromkeys(settings, "--set"))
+    origins.update({key: (options or {}).get(key, "--set") for key in settings})
     where = "--set" if overrides else (str(file) if file else None)
     return (config_from_dict(config_cls, both[0], where, origins),
             config_from_dict(TrainingConfig, both[1], where, origins))
@@ -359,8 +362,9 @@ def _build(config_cls: type, training_defaults: Mapping[str, Any], presets: Mapp
 def config_from_dict(cls: type[C], values: Mapping[str, Any], where: str | None = None,
                      origins: Mapping[str, str] | None = None, from_file: bool = False) -> C:
     """``cls(**values)`` with unknown keys rejected, values converted to the field types and
-    checked against their ranges (:func:`ranged`). An error about one key names where its value
-    came from (``origins``, else ``where``); one about several, ``where``. ``from_file``: the
+    checked against their ranges (:func:`ranged`). An error about one key (a range's, or a
+    config's own check whose message starts with the key's name) names where its value came from
+    (``origins``, else ``where``); one about several, ``where``. ``from_file``: the
     values are a model file's, which loads whatever its ranges (they were declared after some
     files were written); what a user asks for is always checked."""
     if from_file:
@@ -385,8 +389,8 @@ def config_from_dict(cls: type[C], values: Mapping[str, Any], where: str | None 
             raise TaggerError(str(e), source[key]) from None
     try:
         return cls(**converted)
-    except ValueError as e:
-        raise TaggerError(str(e), where) from None
+    except ValueError as e:  # one that starts with a key's name is about that key's value
+        raise TaggerError(str(e), source.get(str(e).split(" ", 1)[0]) or where) from None
 
 
 def split_flat(values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

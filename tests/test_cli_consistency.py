@@ -196,6 +196,27 @@ def test_train_json_and_info_give_percent_with_metric_name(tmp_path):
     assert all(r["dev"] > 1 and r["metric"] == "accuracy" for r in info["history"] if r["dev"] > 0.01)
 
 
+def test_info_history_marks_the_saved_epoch_as_best(tmp_path):
+    out = tmp_path / "m.tagger"
+    train(out, "--dev", HELDOUT, "--max-epochs", "3")
+    saved = model_file.read_archive(out)["meta"]
+    assert [r["epoch"] for r in saved["history"] if r.get("best")] == [saved["epoch"]]  # the file itself
+    info = json.loads(invoke("info", str(out), "--json").stdout)
+    assert [r["epoch"] for r in info["history"] if r.get("best")] == [info["meta"]["epoch"]]
+
+
+def test_info_marks_the_saved_epoch_of_files_written_before_it_was_marked(tmp_path):
+    from tagger.cli.info import describe
+
+    old = {"format_version": 1, "tagger_version": "0.1.0", "name": "transition_parser", "config": {}, "vocabs": {},
+           "state_dict": {"w": torch.zeros(2)},
+           "meta": {"task": "dep", "dev_score": 0.6, "epoch": 2,
+                    "history": [{"epoch": 1, "dev": 0.5, "best": True}, {"epoch": 2, "dev": 0.6}]}}
+    path = tmp_path / "old.model"
+    torch.save(old, path)
+    assert [r.get("best", False) for r in describe(str(path))["history"]] == [False, True]
+
+
 def test_old_model_files_show_their_fraction_scores_in_percent(tmp_path):
     from tagger.cli.info import describe
 

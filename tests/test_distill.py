@@ -170,6 +170,14 @@ def test_teachers_that_disagree_on_what_they_predict_are_refused(teachers, tmp_p
         tagger.distill(teachers=str(teachers[0]), train=SAMPLE, out=tmp_path / "s.tagger")
 
 
+def test_a_column_named_twice_is_refused_naming_the_option_it_came_from(teachers, tmp_path):
+    common = ["--teacher", teachers[0], "--train", SAMPLE, "--dev", HELDOUT, "--out", tmp_path / "s.tagger", *STUDENT]
+    twice = "column names 'upos' twice"
+    assert_one_line_error(invoke("distill", *common, "--column", "upos,upos"), f"error: --column: {twice}")
+    assert_one_line_error(invoke("distill", *common, "--set", "column=upos,upos"), f"error: --set: {twice}")
+    assert not (tmp_path / "s.tagger").exists()
+
+
 def test_a_tagger_of_several_columns_teaches_each_of_them(tmp_path):
     """A teacher of UPOS and XPOS teaches a student of both: each column's soft targets are its
     distribution of that column, and the student's loss learns each from its own."""

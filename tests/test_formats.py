@@ -123,6 +123,9 @@ def test_conllx_columns_and_round_trip():
     ([row(1, "a"), "3-4\tab\t_\t_\t_\t_\t_\t_\t_\t_"], 2, "should start at word 2"),
     (["1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "a")], 1, "ends at word 2"),
     ([row(1, "a"), "3.1\tb\t_\t_\t_\t_\t_\t_\t_\t_"], 2, "should follow word 1"),
+    (["1-1\ta\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "a")], 1, "range 1-1 covers one word"),
+    (["1-3\tabc\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "a"), "2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_", row(2, "b", head=1),
+      row(3, "c", head=1)], 3, "range 2-3 overlaps the range ending at word 3 (line 3)"),
     ([row(1, "a").replace("\t_\t", "\t\t", 1)], 1, "column 3 is empty"),
 ])
 def test_conllu_errors_name_file_and_line(tmp_path, lines, line, message):
@@ -132,6 +135,34 @@ def test_conllu_errors_name_file_and_line(tmp_path, lines, line, message):
         list(formats.read(path))
     assert info.value.file == str(path) and info.value.line == line + 2
     assert message in info.value.message
+
+
+def mwt(ids: str, form: str) -> str:
+    return f"{ids}\t{form}\t_\t_\t_\t_\t_\t_\t_\t_"
+
+
+WORDS = [row(i, w, head=0 if i == 1 else 1) for i, w in enumerate("abcdefg", 1)]
+
+
+@pytest.mark.parametrize("lines, bad_line", [
+    ([mwt("1-7", "abcdefg")] + WORDS, None),  # as the official scorer and validator: any span of existing words
+    ([mwt("1-2", "ab")] + WORDS[:2] + [mwt("3-4", "cd")] + WORDS[2:], None),
+    ([mwt("1-7", "abcdefg")] + WORDS[:3] + [mwt("4-5", "de")] + WORDS[3:], 5),  # 19-25 over 22-23
+    ([mwt("1-3", "abc")] + WORDS[:2] + [mwt("3-4", "cd")] + WORDS[2:], 4),
+    (WORDS[:1] + [mwt("2-2", "b")] + WORDS[1:], 2),
+    (WORDS[:5] + [mwt("6-8", "fgh")] + WORDS[5:], 6),
+])
+def test_conllu_multiword_ranges_the_fast_and_checked_readings_agree(lines, bad_line):
+    """The fast path (:func:`conll._plain`) reads a block with ranges exactly as the line by
+    line reading does, and leaves a bad range to it, which reports it on its line."""
+    block = list(enumerate(lines, 1))
+    if bad_line is None:
+        assert conll._plain(lines) == conll._checked(block, "x") and len(read("\n".join(lines) + "\n\n")[0]) == 7
+        return
+    assert conll._plain(lines) is None
+    with pytest.raises(TaggerError) as info:
+        conll._checked(block, "x")
+    assert info.value.line == bad_line and "multiword range" in info.value.message
 
 
 # --- tagged text and .pos --------------------------------------------------------------------------

@@ -44,7 +44,10 @@ def test_column_lists_parse_and_refuse_what_cannot_be_learned():
 def test_cli_refuses_a_repeated_column_and_one_the_data_lacks_in_one_line(tmp_path):
     base = ["train", "--task", "pos", "--train", "data/sample.conllu", "--out", tmp_path / "m.tagger", "--max-epochs", "1",
             "--threads", "1"]
-    assert_one_line_error(invoke(*base, "--column", "upos,xpos,upos"), "column names 'upos' twice")
+    assert_one_line_error(invoke(*base, "--column", "upos,xpos,upos"), "error: --column: column names 'upos' twice")
+    assert_one_line_error(invoke(*base, "--column", "upos,"), "error: --column: column must name one column")
+    assert_one_line_error(invoke(*base, "--set", "column=upos,upos"), "error: --set: column names 'upos' twice")
+    assert_one_line_error(invoke(*base, "--column", "xpos", "--set", "column=upos,upos"), "error: --set: column names")
     assert_one_line_error(invoke(*base, "--column", "upos,supertag"), "data/sample.conllu:", "no 'supertag' annotation",
                           "choose another with --column")
     assert not (tmp_path / "m.tagger").exists()

@@ -51,7 +51,23 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
         if isinstance(record.get("parts"), dict):  # each column's dev accuracy, of a tagger of several
             record["parts"] = {name: 100.0 * value for name, value in record["parts"].items()}
         history.append(record)
-    return shown, history
+    return shown, marked_best(history, meta.get("epoch"))
+
+
+def marked_best(history: list[dict[str, Any]], epoch: Any) -> list[dict[str, Any]]:
+    """``history`` with exactly the saved model's record marked ``best``: the last one of its
+    ``epoch`` (meta ``epoch``). Files written before the trainer marked it lack that mark and
+    carry it on earlier epochs that were the best of their time; a history with no record of
+    ``epoch`` is left as it is."""
+    saved = [i for i, record in enumerate(history) if record.get("epoch") == epoch]
+    if epoch is None or not saved:
+        return history
+    for record in history:
+        record.pop("best", None)
+    history[saved[-1]]["best"] = True
+    return history
+
+
 #: Entries of ``vocabs`` that hold a number, not a vocabulary: where the words seen once start,
 #: where a lifting parser's lifted labels start, and (in model files of older versions) the count
 #: of non-projective training trees, which the meta's ``nonprojective_skipped`` shows.

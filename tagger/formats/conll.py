@@ -112,11 +112,26 @@ def _without_ranges(values: list[str]) -> list[int] | None:
         if first != (words + 1 if kind == "-" else words):
             return None
         if kind == "-":
+            if last <= first or (lasts and first <= lasts[-1]):  # one word, or inside the range before
+                return None
             lasts.append(last)
         ranges.append(i)
     for i in reversed(ranges):
         del values[10 * i : 10 * i + 10]
     return lasts
+
+
+def _check_range(text: str, first: int, last: int, ranges: list[tuple[int, int]], name: str, number: int) -> None:
+    """A :class:`TaggerError` at ``name:number`` if the multiword range ``text`` (words ``first``
+    to ``last``) is not one the CoNLL-U validator accepts: it covers one word only, or words of
+    the range before it (``ranges``: (line, last word) of each, in order). Words beyond the
+    sentence are checked once its length is known."""
+    if last <= first:
+        raise TaggerError(f"multiword range {text} covers one word (a range covers at least 2)", name, number)
+    if ranges and first <= ranges[-1][1]:
+        line, end = ranges[-1]
+        raise TaggerError(f"multiword range {text} overlaps the range ending at word {end} (line {line}): "
+                          f"word {first} is in both", name, number)
 
 
 def _checked(block: list[tuple[int, str]], name: str) -> tuple[list[str], list[int]]:
@@ -148,6 +163,7 @@ def _checked(block: list[tuple[int, str]], name: str) -> tuple[list[str], list[i
             if kind == "." and first != expected - 1:
                 raise TaggerError(f"empty node {fields[0]} should follow word {expected - 1}", name, number)
             if kind == "-":
+                _check_range(fields[0], first, last, ranges, name, number)
                 ranges.append((number, last))
             continue
         if wid != expected:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from tagger.config import TrainingConfig, build_configs, check_options
+from tagger.config import TrainingConfig, build_configs, check_options, parse_overrides
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import read_once_only
@@ -347,4 +347,6 @@ def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, Training
     overrides = overrides_of(request, column)
     if request.encoder:  # before --set, which wins
         overrides.insert(len(overrides) - len(request.overrides), f"{cls.transformer_key}={request.encoder}")
-    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides, task.defaults if own else {})
+    given = request.column and task.column_key not in parse_overrides(request.overrides)  # not overridden by --set
+    named = {task.column_key: "--column"} if given else {}
+    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides, task.defaults if own else {}, named)

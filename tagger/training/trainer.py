@@ -226,6 +226,14 @@ def score_epoch(model: torch.nn.Module, dev: Sequence[Sentence], state: TrainSta
     return record, best
 
 
+def saved_history(history: Sequence[dict[str, Any]], record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The history a model saved at ``record``'s epoch holds: the earlier records (``history``)
+    and ``record``, which alone is marked ``best`` (an earlier epoch that was the best of its
+    time is not the model in the file)."""
+    earlier = [{k: v for k, v in r.items() if k != "best"} for r in history]
+    return earlier + [{**record, "best": True}]
+
+
 def fit(
     model: torch.nn.Module,
     train: Sequence[Sentence],
@@ -283,11 +291,11 @@ def fit(
             with average.swapped_in():  # with a weight average, the average is what is scored and saved
                 record, best = score_epoch(model, dev, state, state.batch >= len(batches), budget.elapsed(),
                                            options.eval_max_tokens)
+                if best:
+                    record["best"] = True
                 if best and rank == 0:
                     save_best({"dev_score": record["dev"], "dev_metric": record["metric"], "epoch": state.epoch,
-                               "history": state.history + [record]})
-            if best:
-                record["best"] = True
+                               "history": saved_history(state.history, record)})
             schedule.after_epoch(state, 1.0 - record["dev"], optimizer)
             state.history.append(record)
             reporter.epoch_end(record)
