@@ -288,6 +288,13 @@ def test_convert_conllu_to_tagged_and_pipe(files):
     assert run("convert", "--to", "pipe", gold).stdout.splitlines()[0] == "The|DT|_ dog|NN|_ barked|VBD|_ .|.|_"
 
 
+def test_convert_of_plain_text_says_nothing_of_tagging_it(tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text("Hello, world.\nIt works!\n", encoding="utf-8")
+    done = run("convert", "--to", "conllx", text)
+    assert done.exit_code == 0 and done.stderr == "" and "Hello,\t" in done.stdout
+
+
 def test_convert_errors(tmp_path):
     missing = tmp_path / "missing.auto"
     result = run("convert", "--to", "conllu", missing)

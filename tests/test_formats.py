@@ -633,6 +633,9 @@ def test_text_warns_once_about_attached_punctuation():
     assert len(lines) == 1  # once, on the first line that has them
     assert lines[0].startswith("warning: <stdin>:2: plain text is split at white space only")
     assert "'$5.00,'" in lines[0] and "'Smith?'" in lines[0] and "tokenize" in lines[0]
+    quiet = io.StringIO()  # converted, not tagged: nothing to warn of
+    assert len(list(text.read(io.BytesIO(data.getvalue()), warn=quiet, check_tokens=False))) == 3
+    assert quiet.getvalue() == ""
 
 
 def test_text_tokenised_input_gives_no_warning():

@@ -40,7 +40,8 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
         lines, source = peek(source)
         if columns_format.header_layout(lines, name) is None:
             raise TaggerError(f"{columns_format.NEEDS_LAYOUT} (or a '# --columns SPEC' header line)", name)
-    sentences = read(source, resolved, columns=layout if resolved == "columns" else None)
+    untagged = {"check_tokens": False} if resolved == "text" else {}  # tokens tagged poorly: not converted poorly
+    sentences = read(source, resolved, columns=layout if resolved == "columns" else None, **untagged)
     names = list(layout) if target_format == "columns" and layout else []
     return (map_columns(s, resolved, target_format, supertag_in, names) for s in sentences)
 

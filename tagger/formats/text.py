@@ -58,11 +58,12 @@ def warning(name: str, line: int, examples: list[str]) -> str:
 
 
 def read(source: Source, *, on_error: OnError | None = None, warn: TextIO | None = None,
-         max_words: int = MAX_WORDS) -> Iterator[Sentence]:
+         max_words: int = MAX_WORDS, check_tokens: bool = True) -> Iterator[Sentence]:
     """Yield one sentence (words only) per non-blank line, a line of more than ``max_words``
     tokens as several (see the module text); with ``on_error``, lines that are not valid UTF-8
     are reported to it and skipped. The first time one of the first :data:`CHECK_LINES` lines
-    has tokens with punctuation attached, a warning goes to ``warn`` (default stderr)."""
+    has tokens with punctuation attached, a warning goes to ``warn`` (default stderr), unless
+    not ``check_tokens`` (``tagger convert``: nothing is tagged)."""
     name = source_name(source)
     told = {"warned": False, "split": False}
 
@@ -74,7 +75,7 @@ def read(source: Source, *, on_error: OnError | None = None, warn: TextIO | None
     def sentences(item: tuple[int, str]) -> Iterator[Sentence]:
         number, line = item
         for index, words in enumerate(pieces(line, max_words)):
-            if index == 0 and not told["warned"] and number <= CHECK_LINES:
+            if index == 0 and check_tokens and not told["warned"] and number <= CHECK_LINES:
                 attached = attached_punctuation(words, ends_line=len(words) < max_words)
                 if attached:
                     told["warned"] = True
