@@ -288,6 +288,17 @@ def test_convert_conllu_to_tagged_and_pipe(files):
     assert run("convert", "--to", "pipe", gold).stdout.splitlines()[0] == "The|DT|_ dog|NN|_ barked|VBD|_ .|.|_"
 
 
+def test_convert_to_conllx_says_how_many_multiword_tokens_it_leaves_out(tmp_path):
+    source = tmp_path / "mwt.conllu"
+    source.write_text("# text = do gato\n1-2\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n1\tde\tde\tADP\t_\t_\t3\tcase\t_\t_\n"
+                      "2\to\to\tDET\t_\t_\t3\tdet\t_\t_\n3\tgato\tgato\tNOUN\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    done = run("convert", "--to", "conllx", source)
+    assert done.exit_code == 0 and [line.split("\t")[1] for line in done.stdout.splitlines() if line] == ["de", "o", "gato"]
+    assert done.stderr == (f"note: {source}: CoNLL-X has no multiword tokens: their 1 lines (IDs such as 3-4) are left "
+                           "out, their words kept\n")
+    assert run("convert", "--to", "conllu", source).stderr == ""
+
+
 def test_convert_of_plain_text_says_nothing_of_tagging_it(tmp_path):
     text = tmp_path / "in.txt"
     text.write_text("Hello, world.\nIt works!\n", encoding="utf-8")

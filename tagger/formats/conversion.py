@@ -21,7 +21,8 @@ from tagger.formats.placement import map_columns
 
 
 def converted(source: Source, target_format: str, *, source_format: str = "auto",
-              columns: Mapping[str, int] | str | None = None, supertag_in: str = "misc") -> Iterator[Sentence]:
+              columns: Mapping[str, int] | str | None = None, supertag_in: str = "misc",
+              dropped: list[int] | None = None) -> Iterator[Sentence]:
     """The sentences of ``source`` (a file or a stream) made ready for ``target_format``'s writer.
 
     What can be refused before anything is read is refused here, at the call: ``auto``
@@ -29,7 +30,8 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
     the guess is unsure); ``columns``, the layout of a ``columns`` file, is needed to read one
     and to write one (a layout is never guessed here; a column file's header may name it);
     ``supertag_in``: where CoNLL files carry
-    CCG supertags (``misc`` or ``xpos``)."""
+    CCG supertags (``misc`` or ``xpos``). ``dropped[0]`` counts the multiword-token lines that a
+    CoNLL-X target leaves out (:func:`_counting_ranges`)."""
     target_format = OUTPUT_ALIASES.get(target_format, target_format)
     layout = column_layout(columns)
     if layout is None and target_format == "columns":
@@ -42,6 +44,8 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
             raise TaggerError(f"{columns_format.NEEDS_LAYOUT} (or a '# --columns SPEC' header line)", name)
     untagged = {"check_tokens": False} if resolved == "text" else {}  # tokens tagged poorly: not converted poorly
     sentences = read(source, resolved, columns=layout if resolved == "columns" else None, **untagged)
+    if dropped is not None and target_format == "conllx":
+        sentences = _counting_ranges(sentences, dropped)
     names = list(layout) if target_format == "columns" and layout else []
     return (map_columns(s, resolved, target_format, supertag_in, names) for s in sentences)
 
@@ -53,8 +57,9 @@ def convert(source: Source, output: str | os.PathLike | TextIO | None, target_fo
     stream; ``None``/``-``: stdout) in ``target_format``; see :func:`converted`. Input that is
     refused before reading leaves ``output`` untouched."""
     with read_once(source) as source:  # a pipe (<(command)) is read once: sniffed and read
+        dropped = [0]  # multiword-token lines, which CoNLL-X cannot hold (a note says how many)
         sentences = converted(source, target_format, source_format=source_format, columns=columns,
-                              supertag_in=supertag_in)
+                              supertag_in=supertag_in, dropped=dropped)
         target_format = OUTPUT_ALIASES.get(target_format, target_format)
         stream = open_output(output) if output is None or isinstance(output, (str, os.PathLike)) else output
         try:
@@ -65,6 +70,18 @@ def convert(source: Source, output: str | os.PathLike | TextIO | None, target_fo
         finally:
             if stream is not sys.stdout and stream is not output:
                 stream.close()
+        if dropped[0]:
+            print(f"note: {source_name(source)}: CoNLL-X has no multiword tokens: their {dropped[0]} lines "
+                  f"(IDs such as 3-4) are left out, their words kept", file=sys.stderr, flush=True)
+
+
+def _counting_ranges(sentences: Iterator[Sentence], dropped: list[int]) -> Iterator[Sentence]:
+    """``sentences``, counting in ``dropped[0]`` the multiword-token range lines of CoNLL-U ones."""
+    for sentence in sentences:
+        raw = sentence.raw if isinstance(sentence.raw, dict) else {}
+        if raw.get("format") == "conllu":
+            dropped[0] += sum(1 for line in raw["lines"] if "-" in line.split("\t", 1)[0] and not line.startswith("#"))
+        yield sentence
 
 
 __all__ = ["convert", "converted"]
