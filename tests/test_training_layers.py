@@ -206,3 +206,18 @@ def test_run_stamped_collects_results_and_failures(tmp_path):
     assert outcome.done == {"good": {"identity": {"n": "good"}, "ok": True}} and outcome.failed == ["bad"]
     assert sorted(ended) == [("bad", None, "error: it failed"), ("good", outcome.done["good"], None)]
     assert not made[0].checkpoint.exists() and made[1].checkpoint.exists()
+
+
+def test_a_bootstrap_source_of_other_data_is_warned_of():
+    from tagger.training.run import bootstrap_gaps
+
+    theirs = {"words": ["<pad>", "<unk>", "o", "gato"], "labels": ["root", "det", "nsubj"]}
+    assert bootstrap_gaps({"words": ["<pad>", "<unk>", "o", "gato"], "labels": ["det", "root"]}, theirs, "ffn.model") == []
+    ours = {"words": ["<pad>", "<unk>", "猫", "が", "寝る", "の"], "labels": ["root", "nsubj:outer", "csubj:outer↑root"],
+            "plain_labels": ["2"]}  # a lifted label (after plain_labels) is not one to warn of
+    assert bootstrap_gaps(ours, theirs, "ffn.model") == [
+        "warning: --bootstrap ffn.model: 67% of the training words are not in its vocabulary, which this parser takes: "
+        "it reads them as unknown (was it trained on other data?)",
+        "warning: --bootstrap ffn.model: 1 relations of the training data are not among its labels (nsubj:outer): this "
+        "parser can never predict them"]
+    assert bootstrap_gaps({**ours, "words": theirs["words"] + ["猫"]}, theirs, "ffn.model")[0].endswith("predict them")

@@ -159,7 +159,29 @@ def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resu
         except ValueError as e:
             raise TaggerError(str(e), request.bootstrap) from None
         notes.append(f"bootstrapped from {request.bootstrap} ({','.join(gates) if gates else 'all gates'})")
+        data.warnings += bootstrap_gaps(cls.vocabs_from(config, data.train), vocabs, request.bootstrap)
     return model, notes
+
+
+def bootstrap_gaps(ours: dict[str, list[str]], theirs: dict[str, list[str]], source: str,
+                   share: float = 0.5) -> list[str]:
+    """Warnings where a bootstrapped parser, which takes its source's vocabularies (``theirs``),
+    would miss much of its training data's (``ours``, as the data alone would give them): more
+    than ``share`` of the training words unknown to it, or relations it can never predict (an
+    FFN trained on other data, or on a part of these)."""
+    warnings = []
+    words = ours.get("words", [])
+    unknown = set(words) - set(theirs.get("words", ()))
+    if words and len(unknown) > share * len(words):
+        warnings.append(f"warning: --bootstrap {source}: {len(unknown) / len(words):.0%} of the training words are not in "
+                        "its vocabulary, which this parser takes: it reads them as unknown (was it trained on other data?)")
+    plain = ours.get("labels", [])[: int((ours.get("plain_labels") or [len(ours.get("labels", []))])[0])]  # not lifted ones
+    labels = [label for label in plain if label not in set(theirs.get("labels", ()))]
+    if labels:
+        warnings.append(f"warning: --bootstrap {source}: {len(labels)} relations of the training data are not among "
+                        f"its labels ({', '.join(labels[:3])}{', ...' if len(labels) > 3 else ''}): this parser can "
+                        "never predict them")
+    return warnings
 
 
 def unseen_dev_values(model: Any, train: Sequence[Sentence], dev: Sequence[Sentence], share: float = 0.2) -> list[str]:
