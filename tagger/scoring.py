@@ -203,7 +203,39 @@ def choose_parsing(task: str, gold: Sequence[Sentence], pred: Sequence[Sentence]
             raise TaggerError("gold file has no heads to score", gold_name)
         if not pred_heads:
             raise TaggerError("predicted file has no heads to score", pred_name)
+    if gold_heads and pred_heads:  # scored: each must be a tree, as the official scorer requires
+        check_trees(gold, gold_name)
+        check_trees(pred, pred_name)
     return gold_heads and pred_heads
+
+
+def check_trees(sentences: Sequence[Sentence], name: str) -> None:
+    """A one-line error at the first sentence whose heads are no tree: not one word headed by the
+    root, or words whose heads never lead to it (a cycle); the official scorer refuses such a file.
+    A sentence with a head missing (``_``) is not checked (its words are scored as unattached)."""
+    for sentence in sentences:
+        heads = sentence.columns.get("head") or []
+        if not heads or any(head is None or head < 0 for head in heads):
+            continue
+        roots = sum(head == 0 for head in heads)
+        problem = f"{roots} words hang from the root (HEAD 0), where a tree has one" if roots != 1 else _cycle(heads)
+        if problem:
+            raise TaggerError(problem, sentence.source or name, sentence.line)
+
+
+def _cycle(heads: Sequence[int]) -> str | None:
+    """Which words' heads (1-based, 0 the root) never lead to the root, if some do not."""
+    reaches = [True] + [False] * len(heads)
+    for start in range(1, len(heads) + 1):
+        path, at = [], start
+        while not reaches[at]:
+            if at in path:
+                return f"words {', '.join(map(str, sorted(path[path.index(at):])))} are each other's heads (a cycle)"
+            path.append(at)
+            at = heads[at - 1]
+        for word in path:
+            reaches[word] = True
+    return None
 
 
 def choose_const(task: str, gold: Sequence[Sentence], pred: Sequence[Sentence], gold_name: str,
@@ -280,21 +312,37 @@ def scored(gold: Sequence[Sentence], pred: Sequence[Sentence], column: str | Non
 
 
 def same_words(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> bool:
-    """Whether the two files have the same sentences of the same words (gold tokenisation)."""
+    """Whether the two files have the same sentences of the same words (gold tokenisation), and,
+    where the predicted file writes multiword tokens, the same ones (``3-4 das``: one written
+    otherwise, ``dos``, is other text, which the official scorer refuses and the aligned scoring
+    says so; a file without any, CoNLL-X's, is scored on its words)."""
     gold, pred = [s for s in gold if len(s)], [s for s in pred if len(s)]
-    return len(gold) == len(pred) and all(g.words == p.words for g, p in zip(gold, pred))
+    if len(gold) != len(pred) or any(g.words != p.words for g, p in zip(gold, pred)):
+        return False
+    ranges = [_ranges(p) for p in pred]
+    return not any(ranges) or all(_ranges(g) == r for g, r in zip(gold, ranges))
+
+
+def _ranges(sentence: Sentence) -> list[tuple[str, ...]]:
+    """The multiword-token lines of a sentence read from CoNLL-U, as (ID, FORM)."""
+    raw = sentence.raw if isinstance(sentence.raw, dict) else {}
+    return [tuple(line.split("\t", 2)[:2]) for line in raw.get("lines", ()) if "-" in line.split("\t", 1)[0]
+            and not line.startswith("#")]
 
 
 def choose_aligned(task: str, column: str | None, gold: Sequence[Sentence], pred: Sequence[Sentence],
                    gold_name: str, pred_name: str) -> tuple[list[str], bool]:
     """What is scored over aligned words (a system's own tokenisation): the tag columns (``column``;
-    by default UPOS, XPOS, FEATS and LEMMA, those present in both files; a task's own column for
-    ``ccg``; none for ``dep``) and whether attachment is (:func:`choose_parsing`). Tokens,
-    Sentences and Words are always scored."""
+    by default all four of UPOS, XPOS, FEATS and LEMMA, as the official scorer scores them, ``_``
+    against ``_`` counting as right, and so AllTags, MLAS and BLEX with them; none where the
+    system file has no tag column at all, a tokenizer's output; a task's own column for ``ccg``;
+    none for ``dep``) and whether attachment is (:func:`choose_parsing`). Tokens, Sentences and
+    Words are always scored."""
     if column is not None or (task not in ("auto", "pos") and TASK_COLUMNS.get(task)):
         columns = tag_columns(choose_column(task, column, gold, pred, gold_name, pred_name))
     elif task in ("auto", "pos"):
-        columns = [name for name in UD_COLUMNS if has_column(gold, name) and has_column(pred, name)]
+        tagged = any(has_column(pred, name) for name in UD_COLUMNS)
+        columns = list(UD_COLUMNS) if tagged else []
         if task == "pos" and not any(name in columns for name in TASK_COLUMNS["pos"]):
             choose_column(task, None, gold, pred, gold_name, pred_name)  # its error: no POS column in both
     else:

@@ -44,8 +44,7 @@ def assert_agrees(official, gold: Path, system: Path) -> AlignedMetric:
     theirs = official.evaluate(official.load_conllu_file(str(gold)), official.load_conllu_file(str(system)))
     ours = evaluate_files(gold, system).aligned
     assert ours is not None
-    assert set(ours.scores) >= {"Tokens", "Sentences", "Words", "UPOS", "UFeats", "Lemmas", "UAS", "LAS", "CLAS",
-                                "MLAS", "BLEX"}
+    assert set(ours.scores) == set(theirs)  # all 13, as the official prints them
     for name, metric in ours.scores.items():
         reference = theirs[name]
         for ours_value, their_value in ((metric.precision, reference.precision), (metric.recall, reference.recall),
@@ -221,7 +220,7 @@ def test_perturbed_ewt_dev_agrees_with_the_official_scorer(official, perturbed_e
 
 def test_french_multiword_tokens_agree_with_the_official_scorer(official):
     ours = assert_agrees(official, FR_GOLD, FR_SYSTEM)
-    assert "XPOS" not in ours.scores  # the gold file has no XPOS: not scored (nor AllTags)
+    assert ours["XPOS"].correct == ours["Words"].correct  # neither has XPOS: each aligned word's '_' right, as officially
     # 26 gold tokens, 33 words; the system's 24 tokens and 30 words; 1 of the 4 sentences kept.
     counts = (ours["Tokens"].gold, ours["Tokens"].predicted, ours["Words"].gold, ours["Words"].predicted)
     assert counts == (26, 24, 33, 30)
@@ -311,7 +310,7 @@ def test_cli_table_and_json():
     result = invoke("evaluate", "--gold", FR_GOLD, "--pred", FR_SYSTEM, "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["column"] == "upos,feats,lemma" and data["aligned"]["main"] == "LAS"
+    assert data["column"] == "upos,xpos,feats,lemma" and data["aligned"]["main"] == "LAS"
     assert round(data["aligned"]["LAS"]["f1"], 2) == 63.49 and round(data["aligned"]["Tokens"]["f1"], 2) == 88.0
     table = invoke("evaluate", "--gold", FR_GOLD, "--pred", FR_SYSTEM)
     assert table.exit_code == 0 and "MLAS" in table.stdout and "63.49" in table.stdout
@@ -349,3 +348,22 @@ def test_a_text_mismatch_shows_the_text_as_the_files_have_it():
     from tagger.evaluation.aligned import _shown
 
     assert _shown("1\\/2") == "'1\\/2'" and _shown("a\tb") == "'a\\tb'"
+
+
+def test_what_the_official_scorer_refuses_or_rounds_is_refused_and_rounded_alike(tmp_path):
+    """A cycle or two roots, a multiword token written otherwise than the gold's (other text), as
+    the official scorer refuses them; scores in percent as it computes them (``100 * (c / n)``)."""
+    gold = tmp_path / "gold.conllu"
+    gold.write_text("1-2\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n1\tde\tde\tADP\t_\t_\t3\tcase\t_\t_\n2\to\to\tDET\t_\t_\t3\tdet\t_\t_\n"
+                    "3\tgato\tgato\tNOUN\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    text = gold.read_text(encoding="utf-8")
+    for name, pred, message in (
+            ("cycle", text.replace("3\tcase", "2\tcase").replace("3\tdet", "1\tdet"), "words 1, 2 are each other's heads"),
+            ("roots", text.replace("3\tdet", "0\tdet"), "2 words hang from the root"),
+            ("mwt", text.replace("1-2\tdo", "1-2\tdu"), "differs from the gold file's")):
+        (tmp_path / f"{name}.conllu").write_text(pred, encoding="utf-8")
+        with pytest.raises(TaggerError, match=message):
+            evaluate_files(gold, tmp_path / f"{name}.conllu")
+    assert F1Metric(160, 160, 23, 160).to_dict()["precision"] == 100 * (23 / 160) != 100.0 * 23 / 160  # 14.37, not 14.38
+    assert F1Metric(10, 0, 0, 0).to_dict() == {"gold": 10, "predicted": 0, "correct": 0, "aligned": 0, "precision": 0.0,
+                                                    "recall": 0.0, "f1": 0.0, "aligned_accuracy": 0.0}

@@ -56,10 +56,6 @@ SCORE_ORDER = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTag
 ROOT, MISSING, UNALIGNED = -1, -2, -3
 
 
-def _percent(numerator: int, denominator: int | None) -> float | None:
-    return 100.0 * numerator / denominator if denominator else None
-
-
 class F1Metric(Metric):
     """One score: ``correct`` of ``gold`` gold items and ``predicted`` system items; ``aligned``
     the aligned words it was counted over (``None`` for Tokens, Sentences, Words). ``score`` is F1."""
@@ -98,10 +94,13 @@ class F1Metric(Metric):
         return F1Metric(self.gold + other.gold, self.predicted + other.predicted, self.correct + other.correct, aligned)
 
     def to_dict(self) -> dict:
+        """The counts and the scores in percent as the official scorer computes them: ``100 * (c / n)``
+        (``100.0 * c / n`` rounds otherwise at an exact half: 23/160 is 14.37 there), 0 where
+        nothing was predicted or gold (not ``None``), the aligned accuracy ``None`` where not counted."""
+        accuracy = self.aligned_accuracy
         return {"gold": self.gold, "predicted": self.predicted, "correct": self.correct, "aligned": self.aligned,
-                "precision": _percent(self.correct, self.predicted), "recall": _percent(self.correct, self.gold),
-                "f1": _percent(2 * self.correct, self.gold + self.predicted),
-                "aligned_accuracy": _percent(self.correct, self.aligned)}
+                "precision": 100 * self.precision, "recall": 100 * self.recall, "f1": 100 * self.f1,
+                "aligned_accuracy": None if self.aligned is None else 100 * (accuracy or 0.0)}
 
 
 class AlignedMetric(Metric):
