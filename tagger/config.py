@@ -162,6 +162,8 @@ class TrainingConfig:
         check_ranges(self)
         if self.amp not in ("off", "bf16", "fp16"):
             raise ValueError(f"amp must be off, bf16 or fp16, not {self.amp!r}")
+        if self.optimizer not in ("sgd", "adam"):
+            raise ValueError(f"optimizer must be sgd or adam, not {self.optimizer!r}")
 
 
 #: The numeric options of ``tagger train``, ``distill`` and ``ablate`` (and of :mod:`tagger.api`)
@@ -225,6 +227,8 @@ def _convert(value: Any, kind: Any, key: str, where: str) -> Any:
     for name, typ in (("int", int), ("float", float), ("str", str)):
         if kind in (name, typ):
             try:
+                if isinstance(value, bool) and typ is not str:  # JSON's true is no number (int(True) is 1)
+                    raise ValueError
                 if typ is int and isinstance(value, float) and not value.is_integer():
                     raise ValueError
                 return typ(value)

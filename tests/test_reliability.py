@@ -197,6 +197,42 @@ def test_fit_interrupted_in_process_resumes_to_the_uninterrupted_run(tmp_path, a
         {k: v for k, v in expected.items() if k not in ("history", "average", "rng", "elapsed")}
 
 
+def test_a_run_stopped_by_its_budget_and_resumed_is_the_run_not_stopped(tmp_path, monkeypatch):
+    """A budget's end mid-epoch scores that part of an epoch (it may be the best so far), but the
+    part neither halves the learning rate nor counts as an epoch: resumed, the run ends with the
+    weights and rate of the run that was never stopped."""
+    from tagger.training import trainer
+    from tagger.training.trainer import RunOptions, fit
+
+    config, training = build_configs(SkipLSTMTagger, PRESETS, "fast", overrides=[
+        "layers=1", "hidden=8", "word_dim=8", "batch_size=1", "max_epochs=3", "halve_threshold=0.9",
+        "min_epoch_updates=0"])
+    steps = {"done": 0, "stop": None}
+
+    class Counting(Quiet):
+        def step(self, loss, tokens):
+            steps["done"] += 1
+
+    monkeypatch.setattr(trainer.Budget, "out_of_time", lambda self: steps["stop"] is not None and steps["done"] >= steps["stop"])
+
+    def run(folder: Path, stop: int | None, resume: bool = False) -> tuple[SkipLSTMTagger, object]:
+        torch.manual_seed(0)
+        steps.update(done=0, stop=stop)
+        model = SkipLSTMTagger(config, SkipLSTMTagger.vocabs_from(config, TOY))
+        state = fit(model, TOY, TOY, training, RunOptions(seed=5, checkpoint_dir=folder, resume=resume),
+                    lambda meta: None, Counting())
+        return model, state
+
+    reference, expected = run(tmp_path / "ref", None)
+    _, stopped = run(tmp_path / "ck", 3)  # epoch 2, after its first update
+    assert [(r["epoch"], r["complete"]) for r in stopped.history] == [(1, True), (2, False)]
+    assert stopped.lr == training.lr  # no halving from half an epoch's score
+    resumed, state = run(tmp_path / "ck", None, resume=True)
+    for name, tensor in reference.state_dict().items():
+        assert torch.equal(resumed.state_dict()[name], tensor), name
+    assert state.lr == expected.lr and state.steps == expected.steps
+
+
 # --- 2. model files ------------------------------------------------------------------------------
 
 

@@ -112,6 +112,30 @@ def test_build_request_checks_and_fills_in():
     assert request_from_json(json.loads(json.dumps(request_to_json(pipeline)))) == pipeline
 
 
+def test_the_model_is_never_written_over_a_file_the_run_reads(tmp_path, monkeypatch):
+    from tagger.training.distill import DistillRequest
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("train.conllu", "dev.conllu", "teacher.tagger"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    for out in ("train.conllu", "./dev.conllu", str(tmp_path / "train.conllu")):
+        with pytest.raises(TaggerError, match="which this run reads: the model would replace it"):
+            build_request(task="pos", train="train.conllu", dev="dev.conllu", out=out)
+    with pytest.raises(TaggerError, match="teacher.tagger, which this run reads"):
+        DistillRequest(("teacher.tagger",), DataSpec("train.conllu"), None, "teacher.tagger")
+    assert build_request(task="pos", train="train.conllu", dev="dev.conllu", out="new.tagger").out == "new.tagger"
+    assert (tmp_path / "train.conllu").read_text(encoding="utf-8") == "x"
+
+
+def test_config_values_of_the_wrong_kind_are_one_line_errors():
+    from tagger.config import TrainingConfig, config_from_dict
+
+    with pytest.raises(TaggerError, match="optimizer must be sgd or adam, not 'foo'"):
+        config_from_dict(TrainingConfig, {"optimizer": "foo"}, "--set")
+    with pytest.raises(TaggerError, match="max_epochs must be int, not True"):  # JSON's true is no number
+        config_from_dict(TrainingConfig, {"max_epochs": True}, "cfg.json")
+
+
 def test_the_single_model_runner_refuses_what_needs_the_dispatcher(tmp_path):
     from tagger.training import run
 
@@ -221,3 +245,30 @@ def test_a_bootstrap_source_of_other_data_is_warned_of():
         "warning: --bootstrap ffn.model: 1 relations of the training data are not among its labels (nsubj:outer): this "
         "parser can never predict them"]
     assert bootstrap_gaps({**ours, "words": theirs["words"] + ["猫"]}, theirs, "ffn.model")[0].endswith("predict them")
+
+
+def test_a_checkpoint_of_another_run_is_not_resumed(tmp_path, monkeypatch):
+    """--resume takes a checkpoint only of the same run (:func:`run_stamp`): other data, column,
+    settings or seed are refused in one line; how long it goes on may change."""
+    from tagger.training import checkpoint, run
+
+    train = tmp_path / "train.conllu"
+    train.write_text("1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    folder = tmp_path / "ck"
+    monkeypatch.setattr(checkpoint, "read", lambda directory: {"trainer": {"epoch": 2, "batch": 5}})
+
+    def resumed(**changes):
+        options = {"checkpoint_dir": str(folder), "resume": True, "seed": 1, **changes.pop("options", {})}
+        return run._resumed(build_request(task="pos", train=str(train), out=str(tmp_path / "m"), **options, **changes),
+                            lambda line: None)
+
+    assert resumed(options={"resume": False}) is None and (folder / run.RUN_STAMP).is_file()  # started afresh: stamped
+    assert resumed() == {"trainer": {"epoch": 2, "batch": 5}}
+    assert resumed(max_epochs=9, overrides=["patience=2"]) is not None  # only how long it goes on changes
+    for changes, named in (({"column": "xpos"}, "column"), ({"overrides": ["hidden=32"]}, "settings"),
+                           ({"options": {"seed": 2}}, "seed")):
+        with pytest.raises(TaggerError, match=f"another run \\(not the same {named}\\)"):
+            resumed(**changes)
+    train.write_text(train.read_text(encoding="utf-8") * 2, encoding="utf-8")
+    with pytest.raises(TaggerError, match="not the same train"):
+        resumed()

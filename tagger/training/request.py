@@ -165,6 +165,18 @@ def data_source(path: str | os.PathLike | Sequence[str | os.PathLike]) -> str | 
     return paths if isinstance(path, (list, tuple)) else os.fspath(path)
 
 
+def refuse_overwriting(out: str | os.PathLike, *inputs: Any) -> None:
+    """A one-line error where ``out`` is one of the files read (``inputs``: paths, lists of them,
+    None): writing the model there would replace a corpus or a teacher."""
+    if not os.path.isfile(out):
+        return
+    for item in inputs:
+        for path in item if isinstance(item, (list, tuple)) else [item]:
+            if path is not None and os.path.isfile(path) and os.path.samefile(path, out):
+                raise TaggerError(f"--out is {os.fspath(path)}, which this run reads: the model would replace it; "
+                                  "write it elsewhere", os.fspath(out))
+
+
 def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = None, split: str | None = None,
                   format: str = "auto", columns: str | None = None, column: str | None = None,
                   model: str | None = None, preset: str | None = None, config_file: str | None = None,
@@ -195,6 +207,7 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
     if split:
         parts = split_files(os.fspath(train), split, task)
         train, dev = parts["train"], dev or parts["dev"]
+    refuse_overwriting(out, train, dev, config_file, bootstrap, pos_model, encoder_from, embeddings)
     settings = JackknifeSettings(jackknife, pos_preset, pos_config, tuple(pos_overrides),
                                  os.fspath(jackknife_dir) if jackknife_dir else None, jobs, threads)
     return TrainRequest(
@@ -337,9 +350,11 @@ def overrides_of(request: TrainRequest, column: str | None) -> list[str]:
 
 def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, TrainingConfig]:
     """The model config and the training config of ``request`` for the family ``cls``: the
-    task's defaults < preset < ``--config`` file < overrides (:func:`overrides_of`)."""
+    task's defaults (with the column it chooses from the data where ``--column`` names none) <
+    preset < ``--config`` file < overrides (:func:`overrides_of`)."""
     task = get_task(request.task)
-    column = request.column or (task.default_column(data.train) if task.column_from_data else None)
+    column = request.column  # given; else the task's choice from the data, below a preset or --config file's
+    chosen = task.default_column(data.train) if not column and task.column_from_data else None
     if request.encoder and not cls.takes_transformer:
         raise TaggerError(f"--encoder puts a transformer under taggers and parsers; the {cls.name} model takes none")
     own = task.model == cls.name  # the task's preset and defaults are its own family's
@@ -349,4 +364,5 @@ def configs(request: TrainRequest, cls: type, data: Data) -> tuple[Any, Training
         overrides.insert(len(overrides) - len(request.overrides), f"{cls.transformer_key}={request.encoder}")
     given = request.column and task.column_key not in parse_overrides(request.overrides)  # not overridden by --set
     named = {task.column_key: "--column"} if given else {}
-    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides, task.defaults if own else {}, named)
+    defaults = {**(task.defaults if own else {}), **({task.column_key: chosen} if chosen else {})}
+    return build_configs(cls, cls.PRESETS, preset, request.config_file, overrides, defaults, named)

@@ -13,6 +13,7 @@ import dataclasses
 import os
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import torch
@@ -25,6 +26,7 @@ from tagger.errors import TaggerError
 from tagger.models import MODELS
 from tagger.tasks import get_task
 from tagger.training import distributed
+from tagger.training.jobs import read_json, write_json
 # The request and data specs, named here too for the callers that import them from this module.
 from tagger.training.request import (HOLD_OUT_EVERY, SPLITS, TASKS, Data, DataSpec,  # noqa: F401
                                      TrainReporter, TrainRequest, configs, default_column, hold_out, overrides_of,
@@ -103,20 +105,61 @@ def _config(request: TrainRequest, cls: type, data: Data,
     return config, training, pos_meta, extra
 
 
+#: The run's identity beside its checkpoints (:func:`run_stamp`), written when it starts afresh.
+RUN_STAMP = "run.json"
+#: What a resumed run may change: how long it goes on.
+RESUMABLE_CHANGES = ("max_epochs", "patience")
+
+
 def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any] | None:
-    """The checkpoint to resume from (None: start afresh), announced through ``say``."""
+    """The checkpoint to resume from (None: start afresh), announced through ``say``; a one-line
+    error where it is of another run (:func:`run_stamp`: other data, column, settings or seed),
+    which resuming would mix into this one. A run started afresh stamps its checkpoint folder."""
     directory = request.options.checkpoint_dir
-    if not request.options.resume or directory is None:
+    if directory is None:
+        return None
+    stamp, path = run_stamp(request), Path(directory) / RUN_STAMP
+    if not request.options.resume:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, stamp)  # (atomic: every process of a distributed run writes the same)
         return None
     from tagger.training import checkpoint
 
     resumed = checkpoint.read(directory)
     if resumed is None:
         say(f"no checkpoint in {directory}: starting afresh")
-    else:
-        trainer = resumed["trainer"]
-        say(f"resuming from epoch {trainer['epoch']}, batch {trainer['batch']} ({directory})")
+        write_json(path, stamp)
+        return None
+    before = read_json(path)  # (none: a checkpoint of an older version, taken as it is)
+    if isinstance(before, dict) and before != stamp:
+        changed = ", ".join(key for key in stamp if stamp[key] != before.get(key))
+        raise TaggerError(f"the checkpoint is of another run (not the same {changed}): resume with the same data and "
+                          "settings (only --max-epochs, --patience and --max-minutes may change), or train afresh "
+                          "without --resume", str(directory))
+    trainer = resumed["trainer"]
+    say(f"resuming from epoch {trainer['epoch']}, batch {trainer['batch']} ({directory})")
     return resumed
+
+
+def run_stamp(request: TrainRequest) -> dict[str, Any]:
+    """What makes a run the one its checkpoints are of: the task, model, column and settings
+    (but :data:`RESUMABLE_CHANGES`), the pretrained inputs, the seed, and each data file's
+    path, size and time of change."""
+    def files(spec: DataSpec | None) -> list | None:
+        if spec is None:
+            return None
+        paths = [Path(spec.path)] if isinstance(spec.path, str) else [Path(p) for p in spec.path]
+        found = sorted(f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file())
+        return [[os.path.abspath(f), f.stat().st_size, f.stat().st_mtime_ns] for f in found] + [
+            spec.fmt, spec.columns, spec.max_sentences]
+
+    overrides = [o for o in request.overrides if o.split("=", 1)[0].strip() not in RESUMABLE_CHANGES]
+    return {"task": request.task, "model": request.model, "column": request.column, "preset": request.preset,
+            "config": files(DataSpec(request.config_file)) if request.config_file else None, "settings": overrides,
+            "arch": request.arch, "encoder": request.encoder, "batch_size": request.batch_size,
+            "embeddings": request.embeddings, "bootstrap": request.bootstrap, "pos_model": request.pos_model,
+            "encoder_from": request.encoder_from, "seed": request.options.seed,
+            "train": files(request.train), "dev": files(request.dev)}
 
 
 def _build_model(request: TrainRequest, cls: type, config: Any, data: Data, resumed: dict | None) -> tuple[Any, list[str]]:
@@ -329,7 +372,7 @@ def summary(out: str, name: str, task: str, state: TrainState, data: Data, token
         "best_dev": 100.0 * state.best_score,  # percent, as every score the tagger prints
         "dev_metric": state.metric_name,
         "best_epoch": state.best_epoch,
-        "epochs": len(state.history),
+        "epochs": len({record["epoch"] for record in state.history}),  # (a budget's part of one, resumed: one)
         "updates": state.steps,  # optimizer steps (each process's, under DDP)
         "seconds": round(state.elapsed, 1),
         "train_tokens_per_second": round(tokens / state.elapsed) if state.elapsed else None,

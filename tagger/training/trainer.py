@@ -296,7 +296,8 @@ def fit(
                 if best and rank == 0:
                     save_best({"dev_score": record["dev"], "dev_metric": record["metric"], "epoch": state.epoch,
                                "history": saved_history(state.history, record)})
-            schedule.after_epoch(state, 1.0 - record["dev"], optimizer)
+            if record["complete"]:  # a part of an epoch (a budget's end) neither halves the rate nor counts
+                schedule.after_epoch(state, 1.0 - record["dev"], optimizer)
             state.history.append(record)
             reporter.epoch_end(record)
             if record["complete"]:
