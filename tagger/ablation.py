@@ -36,7 +36,8 @@ from tagger.models import MODELS
 from tagger.models.skip_lstm import presets as zoo_presets
 from tagger.models.transition_parser import presets as parser_presets
 from tagger.tasks import TASKS, get_task
-from tagger.training.jobs import EpochLines, Job, child_main, clear_stale, run_stamped, threads_per_job, write_json
+from tagger.training.jobs import (EpochLines, Job, Restart, child_main, clear_stale, run_stamped, threads_per_job,
+                                  write_json)
 
 #: The model family listed first (``tagger presets``): the one most of the papers' rows are of.
 ZOO_FAMILY = "skip_lstm"
@@ -359,11 +360,12 @@ def _job(request: AblationRequest, name: str, threads: int) -> Job:
                checkpoint=work / "last.ckpt")
 
 
-def _prepare(request: AblationRequest, name: str, threads: int) -> None:
+def _prepare(request: AblationRequest, name: str, threads: int) -> Restart:
     """Write row ``name``'s spec and whole config to its work folder, just before its process
-    starts (a checkpoint left by a run with other settings is deleted first)."""
+    starts (a checkpoint left by a run with other settings is deleted first: the returned
+    :class:`~tagger.training.jobs.Restart` says whether one was)."""
     job = _job(request, name, threads)
-    clear_stale(job, ("last.ckpt",), keep_without_spec=True)
+    restart = clear_stale(job, ("last.ckpt",), keep_without_spec=True)
     model, training = row_configs(request, name)
     work = job.spec.parent
     write_json(work / "config.json", {"model": model, "training": training}, ensure_ascii=True, newline=False)
@@ -375,6 +377,16 @@ def _prepare(request: AblationRequest, name: str, threads: int) -> None:
             "bootstrap": os.path.abspath(Path(request.out_dir) / f"{source}.model") if source else None,
             "gates": entry.get("gates")}
     write_json(job.spec, spec, ensure_ascii=True, newline=False)
+    return restart
+
+
+def start_word(found: bool, restart: Restart) -> str:
+    """How a row's start is told: ``resuming`` from the checkpoint ``found`` in its folder,
+    ``training again: other settings`` where that checkpoint was another run's and was deleted
+    (:func:`_prepare`), else ``training``."""
+    if found and "last.ckpt" in restart.deleted:
+        return "training again: other settings"
+    return "resuming" if found else "training"
 
 
 def describe_result(result: Mapping[str, Any]) -> str:
@@ -404,9 +416,9 @@ def run_table(request: AblationRequest, say: Callable[[str], None] = lambda line
     failed: list[str] = []
 
     def start(job: Job) -> None:
-        resumed = job.checkpoint is not None and job.checkpoint.exists()
-        _prepare(request, job.name, threads)
-        say(f"row {index_of[job.name]}/{total} {job.name}: {'resuming' if resumed else 'training'} "
+        found = job.checkpoint is not None and job.checkpoint.exists()
+        word = start_word(found, _prepare(request, job.name, threads))
+        say(f"row {index_of[job.name]}/{total} {job.name}: {word} "
             f"(budget {request.budget_minutes:g} min, {threads} thread{'s' * (threads != 1)})")
 
     def ended(job: Job, result: dict[str, Any] | None, error: str | None) -> None:

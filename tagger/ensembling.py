@@ -10,6 +10,7 @@ with different seeds (``--parsers N`` of ``tagger train --task pipeline`` trains
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -33,14 +34,43 @@ def member_archives(archive: dict[str, Any], name: str) -> list[dict[str, Any]]:
     raise TaggerError(f"a {kind} model is not a transition parser: an ensemble combines parsers", name)
 
 
+def file_digest(path: str) -> str:
+    """The SHA-256 of a file's bytes, read a MiB at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def repeated_files(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """A note for each of ``paths`` that repeats an earlier one: the same file given again, or
+    another file of the same bytes (:func:`file_digest`). Its parsers would only count twice: a
+    parser ensembled with itself parses as it alone, so the members should differ (other seeds)."""
+    first: dict[str, str] = {}  # each digest's first file
+    notes = []
+    for name in map(os.fspath, paths):
+        digest = file_digest(name)
+        if digest not in first:
+            first[digest] = name
+            continue
+        earlier = first[digest]
+        same = (f"{name} is given twice" if name == earlier
+                else f"{name} is the same model as {earlier} (the same bytes)")
+        notes.append(f"{same}: an ensemble of a model with itself is no better than that model "
+                     f"(give parsers trained with other --seed values)")
+    return notes
+
+
 def combine(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
     """Write the ensemble of the parsers in ``paths`` to ``out`` (a pipeline file when the first
     input is one: its stages before the parser come first) and return a summary: the members'
-    files, their dev scores (percent) and what was written."""
+    files, their dev scores (percent), what was written and ``notes`` (:func:`repeated_files`)."""
     if len(paths) < 2:
         raise TaggerError("give at least two parser (or pipeline) model files to combine")
     paths = [resources.model_path(path) for path in paths]  # a shipped model's name (en): its file, as tag reads it
     archives = [model_file.read_archive(path) for path in paths]
+    notes = repeated_files(paths)
     members: list[dict[str, Any]] = []
     sources: list[str] = []
     for path, archive in zip(paths, archives):
@@ -63,4 +93,4 @@ def combine(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> dict[
     return {"model": os.fspath(out), "written": written, "parsers": len(members),
             "members": [{"model": source, "dev_score": None if score is None else round(100.0 * score, 2)}
                         for source, score in zip(sources, scores)],
-            "bytes": Path(out).stat().st_size}
+            "bytes": Path(out).stat().st_size, "notes": notes}

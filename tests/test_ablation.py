@@ -268,6 +268,30 @@ def test_a_failing_row_is_reported_with_its_logs_error(zoo, tmp_path):
     assert not (tmp_path / "o" / "fx-plain.json").exists() and (tmp_path / "o" / "table.md").exists()
 
 
+def test_a_rows_start_says_resuming_only_for_a_checkpoint_it_keeps(zoo, ewt_slices, monkeypatch, tmp_path):
+    """A row with a checkpoint of the same run resumes; one whose checkpoint was another run's
+    (other settings: :func:`clear_stale` deletes it) trains again and says so, not "resuming"."""
+    train, dev, test = ewt_slices
+    monkeypatch.setattr(ablation, "run_stamped", lambda jobs, parallel, start, *rest, **options: [
+        start(job) for job in jobs])  # only each row's start: nothing is trained
+
+    def started(overrides: tuple[str, ...]) -> str:
+        request = AblationRequest(TABLE, str(tmp_path / "o"), str(train), str(dev), str(test), 1,
+                                  rows=("fx-plain",), overrides=overrides, threads=1)
+        checkpoint = ablation.work_dir(request.out_dir, "fx-plain") / "last.ckpt"
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        checkpoint.write_bytes(b"ckpt")
+        lines: list[str] = []
+        ablation.run_table(request, lines.append)
+        return lines[0]
+
+    assert started(("hidden=16",)) == "row 1/1 fx-plain: resuming (budget 1 min, 1 thread)"  # no spec: kept
+    assert started(("hidden=16",)) == "row 1/1 fx-plain: resuming (budget 1 min, 1 thread)"  # same run
+    line = started(("hidden=24",))
+    assert line == "row 1/1 fx-plain: training again: other settings (budget 1 min, 1 thread)"
+    assert not (ablation.work_dir(tmp_path / "o", "fx-plain") / "last.ckpt").exists()
+
+
 def test_a_picture_that_could_not_be_written_is_refused_before_any_work(tmp_path):
     from tagger.plots import check_picture_path
 

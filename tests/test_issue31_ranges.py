@@ -151,6 +151,19 @@ def test_gates_without_bootstrap_is_refused(tmp_path) -> None:
         tagger.train(train=DATA / "sample.conllu", out=tmp_path / "m", task="dep", gates="o")
 
 
+def test_checkpoint_minutes_without_a_checkpoint_folder_is_refused(tmp_path) -> None:
+    """As --resume is: without --checkpoint-dir nothing would be written. With --jackknife K (or
+    --task pipeline) the taggers checkpoint in the jackknife's folder, so it is taken there."""
+    out = tmp_path / "m"
+    done = invoke(*TRAIN, "--checkpoint-minutes", "5", "--out", out)
+    assert done.exit_code == 2 and "--checkpoint-minutes needs --checkpoint-dir" in done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+    missing = ["train", "--train", tmp_path / "none.conllu", "--checkpoint-minutes", "5", "--out", out]
+    for taken in (["--task", "dep", "--jackknife", "2"], ["--task", "pipeline"]):
+        done = invoke(*missing, *taken)
+        assert done.exit_code != 0 and "--checkpoint-minutes" not in done.stderr and "none.conllu" in done.stderr
+
+
 @pytest.mark.parametrize("keywords, message", [
     ({"settings": {"lr": -1}}, "lr must be > 0, not -1"), ({"settings": {"window": 2}}, "window must be an odd number"),
     ({"max_epochs": 0}, "max_epochs must be >= 1"), ({"max_minutes": 0}, "max_minutes must be > 0"),

@@ -116,6 +116,41 @@ def test_tagger_ensemble_writes_a_file_that_parses_and_evaluates(parsers, tmp_pa
     assert bigger.exit_code == 0 and json.loads(bigger.stdout)["parsers"] == 4
 
 
+def test_info_shows_the_members_dev_scores_in_percent_as_every_score(parsers, tmp_path):
+    """The meta's ``ensemble_of`` stores fractions (as model files do); ``tagger info`` shows
+    them in percent, in its table and in --json, as it shows the other scores."""
+    out = tmp_path / "two.model"
+    assert invoke("ensemble", parsers[1], parsers[2], "--out", out).exit_code == 0
+    fractions = [model_file.read_archive(p)["meta"]["dev_score"] for p in parsers[1:]]
+    assert [m["dev_score"] for m in model_file.read_archive(out)["meta"]["ensemble_of"]] == fractions
+    shown = invoke("info", out, "--json")
+    assert shown.exit_code == 0, shown.stderr
+    members = json.loads(shown.stdout)["meta"]["ensemble_of"]
+    assert [m["dev_score"] for m in members] == pytest.approx([100.0 * f for f in fractions])
+    table = invoke("info", out)
+    assert table.exit_code == 0, table.stderr
+    text = " ".join(table.stdout.split())  # rich wraps the line
+    assert f"(seed 2, dev {100.0 * fractions[0]:.2f} %)" in text and f"{fractions[0]:.4f}"[:6] not in text
+
+
+def test_ensemble_notes_a_model_given_twice(parsers, tmp_path):
+    """The same file twice, or two files of the same bytes: a note (an ensemble of a model with
+    itself is no better than it), the ensemble still written; other files: no note."""
+    twice = invoke("ensemble", parsers[0], parsers[0], "--out", tmp_path / "twice.model")
+    assert twice.exit_code == 0, twice.stderr
+    notes = [line for line in twice.stderr.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: {parsers[0]} is given twice: an ensemble of a model with itself is no better than "
+                     f"that model (give parsers trained with other --seed values)"]
+    copy = tmp_path / "copy.model"
+    copy.write_bytes(parsers[1].read_bytes())
+    same = invoke("ensemble", parsers[1], parsers[2], copy, "--out", tmp_path / "same.model", "--json")
+    assert same.exit_code == 0, same.stderr
+    assert f"note: {copy} is the same model as {parsers[1]} (the same bytes): " in same.stderr
+    assert json.loads(same.stdout)["notes"] == [same.stderr.strip()[len("note: "):]]
+    other = invoke("ensemble", parsers[1], parsers[2], "--out", tmp_path / "other.model")
+    assert other.exit_code == 0 and "note:" not in other.stderr
+
+
 def test_ensemble_of_pipelines_keeps_the_first_pipelines_tagger(parsers, sample_tagger, tmp_path):
     pipes = []
     for k, parser in enumerate(parsers[1:]):

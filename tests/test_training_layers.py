@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -272,3 +273,16 @@ def test_a_checkpoint_of_another_run_is_not_resumed(tmp_path, monkeypatch):
     train.write_text(train.read_text(encoding="utf-8") * 2, encoding="utf-8")
     with pytest.raises(TaggerError, match="not the same train"):
         resumed()
+
+
+def test_a_model_or_checkpoint_that_cannot_be_written_is_refused_before_training(tmp_path, monkeypatch):
+    from tagger.training import request
+
+    locked = tmp_path / "locked"  # a read-only folder (a read-only mount: root too is refused there)
+    locked.mkdir()
+    monkeypatch.setattr(request.os, "access", lambda path, mode: os.fspath(path) != os.fspath(locked))
+    with pytest.raises(TaggerError, match=r"cannot write here \(.*locked is not writable\)"):
+        request.refuse_unwritable(locked / "sub" / "m.tagger")
+    with pytest.raises(TaggerError, match="not writable"):
+        build_request(task="pos", train=SAMPLE, out=tmp_path / "m", checkpoint_dir=locked / "ck")
+    request.refuse_unwritable(tmp_path / "new" / "deeper" / "m.tagger", None)  # folders made later, in a writable one

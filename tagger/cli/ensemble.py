@@ -32,6 +32,8 @@ def command(models: tuple[str, ...], out: str, as_json: bool) -> None:
       tagger train --task pipeline --parsers 3 ...                     (trains such a set and combines it)
     """
     summary = combine(list(models), out)
+    for note in summary["notes"]:  # a model given twice (tagger.ensembling.repeated_files)
+        click.echo(f"note: {note}", err=True)
     if as_json:
         click.echo(json.dumps(summary))
         return

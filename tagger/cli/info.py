@@ -20,6 +20,11 @@ def dev_metric(meta: dict[str, Any]) -> str:
     return meta.get("dev_metric") or (task.metric if task else "accuracy")
 
 
+def percent(value: Any) -> Any:
+    """A stored fraction in percent; anything else (None: not recorded) as it is."""
+    return 100.0 * value if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
 def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``meta`` and its history as shown: scores in percent (model files store fractions), each
     with its metric's name beside it."""
@@ -35,13 +40,15 @@ def shown_meta(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any
         jackknife["fold_accuracies"] = [100.0 * value for value in jackknife.get("fold_accuracies", [])]
         shown["jackknife"] = jackknife
     if isinstance(shown.get("distilled_from"), list):  # a distilled tagger's teachers (tagger distill)
-        percent = lambda v: 100.0 * v if isinstance(v, (int, float)) else v  # noqa: E731
         shown["distilled_from"] = [{**t, "dev_score": percent(t.get("dev_score")),
                                     "own_dev_score": percent(t.get("own_dev_score"))} for t in shown["distilled_from"]]
         distillation = dict(shown.get("distillation") or {})
         for key in ("teachers_dev_score", "kept_mass"):
             distillation[key] = percent(distillation.get(key))
         shown["distillation"] = distillation
+    if isinstance(shown.get("ensemble_of"), list):  # a parser ensemble's members (tagger ensemble, --parsers N)
+        shown["ensemble_of"] = [{**m, "dev_score": percent(m.get("dev_score"))} if isinstance(m, dict) else m
+                                for m in shown["ensemble_of"]]
     history = []
     for record in meta.get("history", []):
         record = dict(record)
@@ -98,6 +105,20 @@ def jackknife_text(entry: dict[str, Any]) -> str:
 def distilled_text(teachers: list[dict[str, Any]]) -> str:
     """A distilled tagger's ``distilled_from`` meta (scores in percent) in a line."""
     return "; ".join(f"{t.get('model')} (dev {t.get('dev_score', 0):.2f} %)" for t in teachers)
+
+
+def ensemble_text(members: list[Any]) -> str:
+    """A parser ensemble's ``ensemble_of`` meta (scores in percent) in a line: each member's
+    file, seed and dev score."""
+    shown = []
+    for member in members:
+        if not isinstance(member, dict):
+            shown.append(str(member))
+            continue
+        score, seed = member.get("dev_score"), member.get("seed")
+        score = f"dev {score:.2f} %" if isinstance(score, (int, float)) else "dev ?"
+        shown.append(f"{member.get('model')} (seed {'?' if seed is None else seed}, {score})")
+    return "; ".join(shown)
 
 
 def distillation_text(entry: dict[str, Any]) -> str:
@@ -243,7 +264,8 @@ def meta_text(key: str, value: Any) -> str:
     """One meta entry as ``tagger info``'s table shows it (a pipeline's and each stage's alike)."""
     if key == "dev_score" and isinstance(value, float):
         return f"{value:.2f} %"
-    shown = {"jackknife": jackknife_text, "distilled_from": distilled_text, "distillation": distillation_text}.get(key)
+    shown = {"jackknife": jackknife_text, "distilled_from": distilled_text, "distillation": distillation_text,
+             "ensemble_of": ensemble_text}.get(key)
     return shown(value) if shown is not None and value else str(value)
 
 

@@ -113,7 +113,7 @@ process_options = stacked(
     click.option("--threads", type=option_type("threads"), help="CPU threads for torch (with --jackknife: for each tagger too [default 1 each])."),
     click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C)."),
     click.option("--checkpoint-minutes", type=option_type("checkpoint_minutes"), help="Also checkpoint every N minutes within an epoch."),
-    click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none)."),
+    click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none); the same data and settings, but --max-epochs, --patience and --max-minutes."),
     click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors)."),
     click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere)."),
 )
@@ -159,10 +159,13 @@ def check_usage(options: dict[str, Any]) -> None:
     """The usage errors of ``tagger train`` (options given that only go with others)."""
     if options["resume"] and not options["checkpoint_dir"]:
         raise click.UsageError("--resume needs --checkpoint-dir (the folder of the run to continue)")
+    pipeline = bool(get_task(options["task"]).tagger_columns)  # --task pipeline always trains a tagger
+    if options["checkpoint_minutes"] is not None and not options["checkpoint_dir"] and not (
+            options["jackknife"] or pipeline):  # (the jackknife's taggers checkpoint in its folder)
+        raise click.UsageError("--checkpoint-minutes needs --checkpoint-dir (the folder to write the checkpoints to)")
     given = [name for name, key in (("--pos-preset", "pos_preset"), ("--pos-config", "pos_config"),
                                     ("--pos-set", "pos_overrides"), ("--jackknife-dir", "jackknife_dir"),
                                     ("--jobs", "jobs")) if options[key]]
-    pipeline = bool(get_task(options["task"]).tagger_columns)  # --task pipeline always trains a tagger
     if given and not options["jackknife"] and not pipeline:
         raise click.UsageError(f"{', '.join(given)}: only with --jackknife K (they set its taggers)")
     if options["gates"] and not options["bootstrap"]:

@@ -43,7 +43,7 @@ from tagger.errors import TaggerError
 from tagger.evaluation.metrics import TagMetric
 from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
-from tagger.training.request import (Data, DataSpec, RunOptions, refuse_overwriting, TrainReporter, TrainRequest, configs, read_data,
+from tagger.training.request import (Data, DataSpec, RunOptions, refuse_overwriting, refuse_unwritable, TrainReporter, TrainRequest, configs, read_data,
                                      read_sentences, where)
 from tagger.training.run import attach_vectors, check_columns, summary
 from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
@@ -84,6 +84,7 @@ class DistillRequest:
             raise TaggerError("distillation needs at least one teacher (--teacher MODEL)")
         refuse_overwriting(self.out, list(self.teachers), self.train.path, self.dev.path if self.dev else None,
                            self.unlabeled.path if self.unlabeled else None, self.config_file)
+        refuse_unwritable(self.out)
         if not 0 < self.temperature < math.inf:
             raise TaggerError(f"--temperature must be a positive number, not {self.temperature}")
         if not 0.0 <= self.gold_weight < 1.0:

@@ -177,6 +177,22 @@ def refuse_overwriting(out: str | os.PathLike, *inputs: Any) -> None:
                                   "write it elsewhere", os.fspath(out))
 
 
+def refuse_unwritable(*targets: str | os.PathLike | None) -> None:
+    """A one-line error, before anything trains, for a model file or checkpoint folder that could
+    not be written (its nearest existing folder read-only): found at the first epoch's end, it
+    would have cost that epoch."""
+    for target in targets:
+        if target is None:
+            continue
+        folder = Path(target).absolute()
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if folder.is_file():
+            folder = folder.parent
+        if not os.access(folder, os.W_OK):
+            raise TaggerError(f"cannot write here ({folder} is not writable)", os.fspath(target))
+
+
 def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = None, split: str | None = None,
                   format: str = "auto", columns: str | None = None, column: str | None = None,
                   model: str | None = None, preset: str | None = None, config_file: str | None = None,
@@ -208,6 +224,7 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
         parts = split_files(os.fspath(train), split, task)
         train, dev = parts["train"], dev or parts["dev"]
     refuse_overwriting(out, train, dev, config_file, bootstrap, pos_model, encoder_from, embeddings)
+    refuse_unwritable(out, checkpoint_dir)
     settings = JackknifeSettings(jackknife, pos_preset, pos_config, tuple(pos_overrides),
                                  os.fspath(jackknife_dir) if jackknife_dir else None, jobs, threads)
     return TrainRequest(
