@@ -149,6 +149,12 @@ def test_no_best_dev_score_is_no_model_written(tmp_path):
         trainer.check_saved(str(out), 0, state, 1, resumed=False)
     trainer.check_saved(str(out), 1, state, 1, resumed=False)  # a save this run: fine
     trainer.check_saved(str(out), 0, trainer.TrainState(best_epoch=3), 3, resumed=True)  # saved before the resume
+    out.unlink()
+    with pytest.raises(TaggerError, match=r"the best epoch \(3\) was saved before the resume, to this file, which is no "):
+        trainer.check_saved(str(out), 0, trainer.TrainState(best_epoch=3, history=[{"epoch": 3, "dev": 0.5}]), 3, True)
+    with pytest.raises(TaggerError, match=r"could be compared \(50.00, nan\)"):  # percent, as every score shown
+        trainer.check_saved(str(out), 0, trainer.TrainState(history=[{"epoch": 1, "dev": 0.5}, {"epoch": 2, "dev": math.nan}]),
+                            2, resumed=False)
 
 
 # ----------------------------------------------------------------------------- item 4: nothing to train on

@@ -260,14 +260,14 @@ def test_a_checkpoint_of_another_run_is_not_resumed(tmp_path, monkeypatch):
 
     def resumed(**changes):
         options = {"checkpoint_dir": str(folder), "resume": True, "seed": 1, **changes.pop("options", {})}
-        return run._resumed(build_request(task="pos", train=str(train), out=str(tmp_path / "m"), **options, **changes),
-                            lambda line: None)
+        changes.setdefault("out", str(tmp_path / "m"))
+        return run._resumed(build_request(task="pos", train=str(train), **options, **changes), lambda line: None)
 
     assert resumed(options={"resume": False}) is None and (folder / run.RUN_STAMP).is_file()  # started afresh: stamped
     assert resumed() == {"trainer": {"epoch": 2, "batch": 5}}
     assert resumed(max_epochs=9, overrides=["patience=2"]) is not None  # only how long it goes on changes
     for changes, named in (({"column": "xpos"}, "column"), ({"overrides": ["hidden=32"]}, "settings"),
-                           ({"options": {"seed": 2}}, "seed")):
+                           ({"options": {"seed": 2}}, "seed"), ({"out": str(tmp_path / "other")}, "out")):
         with pytest.raises(TaggerError, match=f"another run \\(not the same {named}\\)"):
             resumed(**changes)
     train.write_text(train.read_text(encoding="utf-8") * 2, encoding="utf-8")

@@ -143,8 +143,8 @@ def _resumed(request: TrainRequest, say: Callable[[str], None]) -> dict[str, Any
 
 def run_stamp(request: TrainRequest) -> dict[str, Any]:
     """What makes a run the one its checkpoints are of: the task, model, column and settings
-    (but :data:`RESUMABLE_CHANGES`), the pretrained inputs, the seed, and each data file's
-    path, size and time of change."""
+    (but :data:`RESUMABLE_CHANGES`), the pretrained inputs, the seed, each data file's path,
+    size and time of change, and the model file (its best epochs so far are there)."""
     def files(spec: DataSpec | None) -> list | None:
         if spec is None:
             return None
@@ -158,7 +158,7 @@ def run_stamp(request: TrainRequest) -> dict[str, Any]:
             "config": files(DataSpec(request.config_file)) if request.config_file else None, "settings": overrides,
             "arch": request.arch, "encoder": request.encoder, "batch_size": request.batch_size,
             "embeddings": request.embeddings, "bootstrap": request.bootstrap, "pos_model": request.pos_model,
-            "encoder_from": request.encoder_from, "seed": request.options.seed,
+            "encoder_from": request.encoder_from, "seed": request.options.seed, "out": os.path.abspath(request.out),
             "train": files(request.train), "dev": files(request.dev)}
 
 

@@ -105,10 +105,14 @@ def check_saved(out: str, saves: int, state: TrainState, max_epochs: int, resume
     earlier part saved its best epoch (the file is there) counts as written."""
     if saves or (resumed and state.best_epoch > 0 and Path(out).exists()):
         return
+    if resumed and state.best_epoch > 0:
+        raise TaggerError(f"the best epoch ({state.best_epoch}) was saved before the resume, to this file, which is "
+                          "no longer there; no later epoch was better, so no model was written", out)
     if not state.history:
         raise TaggerError(f"no epoch ran (max_epochs is {max_epochs}; it must be at least 1), so no model was "
                           "written (an existing file is left as it was)", out)
-    scores = ", ".join(str(record.get("dev")) for record in state.history[:3])
+    scores = ", ".join(f"{100 * record['dev']:.2f}" if isinstance(record.get("dev"), (int, float)) else str(record.get("dev"))
+                       for record in state.history[:3])  # (percent, as every score shown)
     raise TaggerError(f"no epoch's dev score could be compared ({scores}), so no model was written "
                       "(an existing file is left as it was)", out)
 
