@@ -459,6 +459,8 @@ class _QuietReporter:
 
 def _settings(values: Mapping[str, Any] | None) -> list[str]:
     """``--set`` values from a dict: ``{"lr_halving": False}`` as ``["lr_halving=false"]``."""
+    if values is not None and not isinstance(values, Mapping):
+        raise TaggerError(f"settings takes a dict of config keys and values ({{'hidden': 64}}), not {values!r:.60}")
     return [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in (values or {}).items()]
 
 
@@ -533,7 +535,7 @@ def distill(*, teachers: Sequence[str | os.PathLike], train: str | os.PathLike |
     if isinstance(teachers, (str, os.PathLike)):
         raise TaggerError("teachers takes a list of model files, not one path")
     check_options(max_epochs=max_epochs, batch_size=batch_size, patience=patience, max_minutes=max_minutes,
-                  max_sentences=max_sentences, threads=threads)
+                  max_sentences=max_sentences, threads=threads, seed=seed)
     set_threads(threads)
     request = DistillRequest(
         teachers=tuple(os.fspath(t) for t in teachers), train=DataSpec(data_source(train), format, columns, max_sentences),

@@ -177,6 +177,7 @@ OPTION_RANGES: dict[str, tuple[type, Range]] = {
     "max_minutes": (float, Range(0, low_open=True)),
     "budget_minutes": (float, Range(0, low_open=True)),
     "checkpoint_minutes": (float, Range(0, low_open=True)),
+    "seed": (int, Range(-2 ** 63)),  # any whole number (torch takes them all)
 }
 
 

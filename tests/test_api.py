@@ -104,6 +104,13 @@ def test_tag_refuses_strings_in_one_line(pos_model):
     assert model.tag([[], ["The"]])[0] == {"words": [], "upos": []}  # an empty sentence: nothing to tag
 
 
+def test_train_refuses_wrong_arguments_in_one_line(tmp_path):
+    with pytest.raises(TaggerError, match="settings takes a dict of config keys and values"):
+        tagger.train(task="pos", train=DATA / "sample.conllu", out=tmp_path / "m", settings=["hidden=16"])
+    with pytest.raises(TaggerError, match="seed must be a number"):
+        tagger.train(task="pos", train=DATA / "sample.conllu", out=tmp_path / "m", seed="abc")
+
+
 def test_load_refuses_wrong_arguments_in_one_line(pos_model):
     for arguments, said in (({"precision": "fp8"}, "precision must be one of auto, fp32, bf16, not 'fp8'"),
                             ({"threads": 0}, "threads must be a whole number of at least 1"),

@@ -107,6 +107,8 @@ def test_build_request_checks_and_fills_in():
         build_request(task="pos", train=SAMPLE, out="m", max_epochs=0)
     with pytest.raises(TaggerError, match="gates: only with bootstrap"):
         build_request(task="dep", train=SAMPLE, out="m", gates="i,j")
+    with pytest.raises(TaggerError, match="seed must be a number, not 'abc'"):
+        build_request(task="pos", train=SAMPLE, out="m", seed="abc")
     pipeline = build_request(task="pipeline", train=[SAMPLE], out="m", checkpoint_dir="ck")
     assert pipeline.jackknife == JackknifeSettings(0) and pipeline.train.path == [Path(SAMPLE)]
     assert pipeline.options.checkpoint_dir == Path("ck") and pipeline.dev is None

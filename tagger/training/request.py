@@ -213,7 +213,7 @@ def build_request(*, task: str, train: Any, out: str | os.PathLike, dev: Any = N
     (:data:`PIPELINE_DECIDES`) when none is named. ``train``/``dev``: a path or a list of files."""
     check_options(max_epochs=max_epochs, batch_size=batch_size, patience=patience, max_minutes=max_minutes,
                   max_sentences=max_sentences, threads=threads, jackknife=jackknife, jobs=jobs, parsers=parsers,
-                  checkpoint_minutes=checkpoint_minutes)
+                  checkpoint_minutes=checkpoint_minutes, seed=seed)
     if gates and not bootstrap:
         raise TaggerError("gates: only with bootstrap (they name the gates it initialises from the FFN)")
     if tokenizer_preset and not get_task(task).tagger_columns:
@@ -338,6 +338,9 @@ def read_data(request: TrainRequest) -> Data:
         raise TaggerError("no sentences to train on", request.train.name)
     if request.dev is None:
         which = f"every {HOLD_OUT_EVERY}th" if len(train_sents) >= HOLD_OUT_EVERY else "the last"
+        if len(train_sents) == 1 and request.train.max_sentences == 1:
+            raise TaggerError("--max-sentences 1 leaves one sentence: none can be held out as dev; give --dev or more",
+                              request.train.name)
         train_sents, dev_sents = hold_out(train_sents)
         source = f"{which} sentence of {where(request.train)} ({len(dev_sents)} held out, not trained on)"
         return Data(train_sents, dev_sents, source, held_out=True)
