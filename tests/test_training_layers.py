@@ -288,3 +288,10 @@ def test_a_model_or_checkpoint_that_cannot_be_written_is_refused_before_training
     with pytest.raises(TaggerError, match="not writable"):
         build_request(task="pos", train=SAMPLE, out=tmp_path / "m", checkpoint_dir=locked / "ck")
     request.refuse_unwritable(tmp_path / "new" / "deeper" / "m.tagger", None)  # folders made later, in a writable one
+
+
+def test_one_sentence_left_by_max_sentences_names_the_option():
+    from tagger.training.request import read_data
+
+    with pytest.raises(TaggerError, match="--max-sentences 1 leaves one sentence: none can be held out as dev"):
+        read_data(build_request(task="pos", train=SAMPLE, out="m", max_sentences=1))
