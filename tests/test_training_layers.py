@@ -295,3 +295,18 @@ def test_one_sentence_left_by_max_sentences_names_the_option():
 
     with pytest.raises(TaggerError, match="--max-sentences 1 leaves one sentence: none can be held out as dev"):
         read_data(build_request(task="pos", train=SAMPLE, out="m", max_sentences=1))
+
+
+def test_dev_values_never_seen_in_training_are_warned_of_for_parsers_too():
+    from types import SimpleNamespace
+
+    from tagger.corpus.records import Sentence
+    from tagger.training.run import unseen_dev_values
+
+    train = [Sentence(["a", "b"], {"upos": ["X", "Y"], "deprel": ["root", "dep"]})]
+    dev = [Sentence(["a", "b"], {"upos": ["X", "Y"], "deprel": ["xroot", "xdep"]})]  # another label set
+    parser = SimpleNamespace(kind="parser", output_columns=["head", "deprel"])
+    [warning] = unseen_dev_values(parser, train, dev)
+    assert warning.startswith("warning: 100% of the dev deprel values never occur in the training data (xroot, xdep")
+    assert unseen_dev_values(parser, train, train) == []
+    assert unseen_dev_values(SimpleNamespace(kind="parser", output_columns=["tree"]), train, dev) == []

@@ -228,14 +228,14 @@ def bootstrap_gaps(ours: dict[str, list[str]], theirs: dict[str, list[str]], sou
 
 
 def unseen_dev_values(model: Any, train: Sequence[Sentence], dev: Sequence[Sentence], share: float = 0.2) -> list[str]:
-    """Warnings for each column a tagger learns whose dev values are, for more than ``share`` of
-    the dev tokens, values no training sentence has (a dev file annotated with another tag set:
-    UD Vietnamese VTB's dev writes XPOS ``PUNCT``, ``ADV`` where train and test write ``.``, ``Adv``):
-    that column's dev score, and the model selection it drives, then say little."""
-    if model.kind != "tagger":
-        return []
+    """Warnings for each column a tagger learns (a dependency parser: its relations) whose dev
+    values are, for more than ``share`` of the dev tokens, values no training sentence has (a
+    dev file annotated with another tag set: UD Vietnamese VTB's dev writes XPOS ``PUNCT``,
+    ``ADV`` where train and test write ``.``, ``Adv``): that column's dev score, and the model
+    selection it drives, then say little."""
+    learned = model.output_columns if model.kind == "tagger" else [c for c in model.output_columns if c == "deprel"]
     warnings = []
-    for column in model.output_columns:
+    for column in learned:  # a tagger's columns, a dependency parser's relations
         seen = {value for sentence in train for value in sentence.columns.get(column, ())}
         values = [value for sentence in dev for value in sentence.columns.get(column, ()) if value != "_"]
         unseen = Counter(value for value in values if value not in seen)
