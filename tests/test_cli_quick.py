@@ -4,6 +4,7 @@ that it does what the click command does with them, errors included."""
 from __future__ import annotations
 
 import inspect
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,19 @@ def test_its_errors_are_the_click_commands(sample_tagger, tmp_path, case):
     quick_run, click_run = _both(*args)
     assert_one_line_error(quick_run, Path(missing).name)
     assert (quick_run.returncode, quick_run.stderr) == (click_run.returncode, click_run.stderr)
+
+
+def test_ctrl_c_while_the_modules_load_is_one_line_and_130(monkeypatch, capsys):
+    """An interrupt before the commands' own guard (the modules still loading) ends as one does
+    after it: ``interrupted`` and status 130, no traceback."""
+    import tagger.cli
+    from tagger.cli import quick
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(quick, "run", interrupted)
+    monkeypatch.setattr(sys, "argv", ["tagger", "tag", "--model", "x.tagger"])
+    with pytest.raises(SystemExit) as ended:
+        tagger.cli.main()
+    assert ended.value.code == 130 and capsys.readouterr().err == "interrupted\n"

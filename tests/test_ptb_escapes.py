@@ -49,7 +49,7 @@ def test_words_typed_with_slashes_are_escaped_and_read_back():
     assert sentence.words == ["and/or", "1/2", "/", "\\/"]
     sentence.columns["xpos"] = ["CC", "N/N", "SYM", "(S\\NP)/NP"]
     text = write([sentence], "tagged")
-    assert text == "and\\/or/CC 1\\/2/N\\/N \\//SYM \\\\//(S\\NP)\\/NP\n"
+    assert text == "and\\/or/CC 1\\/2/N\\/N \\//SYM \\\\\\//(S\\NP)\\/NP\n"  # (a backslash before a slash doubled)
     back = read(text, "tagged")[0]
     assert back.words == sentence.words and back.columns["xpos"] == sentence.columns["xpos"]
     assert read(write([sentence], "pos"), "pos")[0].words == sentence.words
@@ -104,3 +104,23 @@ def test_trees_over_words_of_wsj_pos_files_match_the_gold_mrg_for_evalb(shared_d
         spelled = {tuple(word for _, word in tree.leaves()) for tree, _, _ in mrg.trees(stream, "gold")}
     written = [tuple(spelled_leaves(write([sentence], "trees"))) for sentence in parsed]
     assert any("50\\/50" in words for words in written) and all(words in spelled for words in written)
+
+
+def test_words_with_backslashes_read_back_and_words_with_spaces_are_refused():
+    """EWT has the word ``\\`` (before ``//``): a backslash that ended a word escaped the tag's
+    separator; Vietnamese words hold spaces, which tokens separated by spaces cannot."""
+    import pytest
+
+    from tagger.errors import TaggerError
+
+    words = ["\\", "a\\", "\\\\", "\\*", "a\\b", "\\/", "//"]
+    sentence = Sentence(words, {"xpos": ["NFP", "X", "Y", "NN", "NN", "SYM", "SYM"]})
+    for fmt in ("tagged", "pos"):
+        back = read(write([sentence], fmt), fmt)[0]
+        assert back.words == words and back.columns["xpos"] == sentence.columns["xpos"], fmt
+    assert write([sentence], "tagged").startswith("\\\\/NFP a\\\\/X \\\\\\\\/Y \\*/NN a\\b/NN")
+    assert read("1\\/2/CD Pierre/N\\/N\n", "tagged")[0].columns["xpos"] == ["CD", "N/N"]  # the PTB's own, as ever
+    spaced = Sentence(["Thanh", "bắt chuyện"], {"xpos": ["Np", "V"]}, source="vi.conllu", line=7)
+    for fmt in ("tagged", "pos", "pipe"):
+        with pytest.raises(TaggerError, match=f"vi.conllu:7: the {fmt} format cannot hold the word 'bắt chuyện'"):
+            write([spaced], fmt)

@@ -9,13 +9,16 @@ import sys
 
 
 def main() -> None:
-    from tagger.cli import quick
+    try:
+        from tagger.cli import quick
 
-    if quick.run(sys.argv[1:]):
-        _end()
-        return
-    from tagger.cli.main import main as click_main
-
+        if quick.run(sys.argv[1:]):
+            _end()
+            return
+        from tagger.cli.main import main as click_main
+    except KeyboardInterrupt:  # Ctrl-C while the modules load, before the commands' own guard
+        print("interrupted", file=sys.stderr, flush=True)
+        sys.exit(130)
     click_main()
 
 

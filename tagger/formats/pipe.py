@@ -11,6 +11,7 @@ from typing import Iterable, Iterator, TextIO
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import OnError, Source, each_sentence, iter_lines, source_name
+from tagger.formats.ptb import check_words
 
 NAME = "pipe"
 EXTENSIONS = (".pipe",)
@@ -47,6 +48,7 @@ def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentenc
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:
     """Write ``word|POS|supertag`` tokens, ``_`` where the sentence has no ``xpos``/``supertag``."""
     for sentence in sentences:
+        check_words(sentence, NAME)
         n = len(sentence.words)
         tags = sentence.columns.get("xpos") or ["_"] * n
         supertags = sentence.columns.get("supertag") or ["_"] * n

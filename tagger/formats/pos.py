@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.formats.base import Source, iter_lines, source_name
-from tagger.formats.ptb import join_token, parse_tokens, tag_column
+from tagger.formats.ptb import check_words, join_token, parse_tokens, tag_column
 
 NAME = "pos"
 EXTENSIONS = (".pos",)
@@ -78,6 +78,7 @@ def write(sentences: Iterable[Sentence], stream: TextIO, *, column: str | None =
     """Write each sentence as one line of ``word/TAG`` tokens between ``======`` separators
     (no ``[ ]`` chunks), which :func:`read` splits back exactly."""
     for sentence in sentences:
+        check_words(sentence, NAME)
         tags = tag_column(sentence, column)
         tokens = " ".join(join_token(w, t) for w, t in zip(sentence.words, tags))
         stream.write(f"{SEPARATOR}\n\n{tokens}\n\n")

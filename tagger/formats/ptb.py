@@ -76,21 +76,56 @@ def spelled_words(sentence: Sentence) -> list[str]:
 
 
 def split_token(token: str) -> tuple[str, str] | None:
-    """``(word, tag)`` of a ``word/TAG`` or ``word_TAG`` token, or ``None`` if it has no tag."""
-    cut = token.rfind("/")
-    while cut > 0 and token[cut - 1] == "\\":
-        cut = token.rfind("/", 0, cut - 1)
+    """``(word, tag)`` of a ``word/TAG`` or ``word_TAG`` token, or ``None`` if it has no tag. The
+    separator is the last ``/`` not escaped (after an even number of backslashes: ``a\\\\/X`` is
+    the word ``a\\`` and the tag ``X``), else the last ``_``."""
+    cut = len(token)
+    while (cut := token.rfind("/", 0, cut)) > 0:
+        before = cut
+        while before > 0 and token[before - 1] == "\\":
+            before -= 1
+        if (cut - before) % 2 == 0:
+            break
     if cut < 0:
         cut = token.rfind("_")
     if cut <= 0 or cut == len(token) - 1:
         return None
-    return unescape(token[:cut]), unescape(token[cut + 1 :])
+    return _unescape_token(token[:cut]), _unescape_token(token[cut + 1 :])
+
+
+def _unescape_token(text: str) -> str:
+    """A word or tag of a tagged token as written (:func:`join_token`): ``\\/`` is ``/``, ``\\\\`` is a
+    backslash; any other backslash is itself (the PTB's ``\\*``)."""
+    return _ESCAPED.sub(lambda match: match.group(1), text) if "\\" in text else text
+
+
+#: An escaped slash or backslash in a tagged token.
+_ESCAPED = re.compile(r"\\([\\/])")
 
 
 def join_token(word: str, tag: str, sep: str = "/") -> str:
     """The token for ``word`` and ``tag``; slashes in both are escaped as ``\\/`` (a CCG
-    supertag's too, so that the token reads back)."""
-    return escape(word) + sep + escape(tag)
+    supertag's too, so that the token reads back), and a backslash before a slash or at the
+    end as ``\\\\`` (``a\\`` would otherwise escape the separator)."""
+    return _escape_token(word) + sep + _escape_token(tag)
+
+
+def _escape_token(text: str) -> str:
+    """``text`` as :func:`_unescape_token` reads it back: each backslash that a ``/`` follows, or
+    that ends it, doubled, then each ``/`` as ``\\/``."""
+    if "\\" in text:
+        text = re.sub(r"\\(?=[\\/]|$)", r"\\\\", text)  # (a run of them: each doubled)
+    return escape(text)
+
+
+def check_words(sentence: Sentence, fmt: str) -> None:
+    """A one-line error where a word holds white space, which a format of space-separated tokens
+    (tagged, pos, pipe) cannot hold (Vietnamese words have spaces): it would not read back."""
+    for word in sentence.words:
+        if any(char.isspace() for char in word):
+            raise TaggerError(f"the {fmt} format cannot hold the word {word!r} (white space inside it; its tokens are "
+                              "separated by spaces): use --output-format conllu or jsonl", sentence.source,
+                              sentence.line)
 
 
 def parse_tokens(text: str, name: str, number: int) -> list[tuple[str, str]]:
@@ -132,6 +167,7 @@ def write(sentences: Iterable[Sentence], stream: TextIO, *, column: str | None =
     if sep not in ("/", "_"):
         raise TaggerError(f"tag separator must be '/' or '_', not '{sep}'")
     for sentence in sentences:
+        check_words(sentence, NAME)
         tags = tag_column(sentence, column)
         stream.write(" ".join(join_token(w, t, sep) for w, t in zip(sentence.words, tags)) + "\n")
 
