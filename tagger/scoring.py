@@ -130,6 +130,7 @@ def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec) -> list[
     source: Any = sys.stdin if named and os.fspath(path) == "-" else path
     if fmt == "auto":
         fmt, source = formats.sniff(source, columns is not None)
+        columns = columns if fmt == "columns" else None  # (the layout of a file detected as columns, no other)
     if fmt == "trees":
         return list(formats.read(source, "trees", blank_lines=True))
     return read_corpus(source, fmt, columns)

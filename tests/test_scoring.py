@@ -273,3 +273,15 @@ def test_a_tagged_files_one_tag_is_scored_as_the_column_named(tmp_path, capsys):
     with pytest.raises(TaggerError, match="no 'nonesuch'"):
         evaluate_files(gold, pred, column="nonesuch")
     assert "scored as nonesuch" not in capsys.readouterr().err  # no note for what is then refused
+
+
+def test_columns_name_the_layout_of_the_predicted_file_only(tmp_path):
+    """``--columns`` with a CoNLL-U gold and a columns prediction: the layout is the prediction's
+    (the gold's reader refused the option)."""
+    gold = Path("data/sample.conllu")
+    sentences = [s for s in formats.read(gold) if len(s)]
+    pred = tmp_path / "pred.tsv"
+    pred.write_text("".join("".join(f"{w}\t1\t{t}\t1\n" for w, t in zip(s.words, s.columns["upos"])) + "\n"
+                            for s in sentences), encoding="utf-8")
+    result = evaluate_files(gold, pred, pred_format="columns", columns="form=1,upos=3", column="upos")
+    assert result.metrics["tagging"].accuracy == 1.0
