@@ -47,6 +47,7 @@ def test_a_student_trains_and_is_an_ordinary_tagger_naming_its_teachers(teachers
     assert summary["model"] == str(out) and summary["epochs"] == 3 and summary["updates"] > 0 and summary["dev_metric"] == "accuracy"
     assert [t["model"] for t in summary["teachers"]] == [str(t.resolve()) for t in teachers]
     assert summary["top_k"] == 8 and summary["gold_weight"] == 0.5 and 0 < summary["kept_mass"] <= 100
+    assert set(summary["decoding"]["upos"]["dev_right"]) >= {"0", "1"}  # its tag dictionary chosen on dev, as train's
     # the teachers' dev accuracies are theirs: each is what `tagger evaluate` gives it on dev
     for teacher, entry in zip(teachers, summary["teachers"]):
         assert entry["dev"] == pytest.approx(tagger.evaluate(str(teacher), HELDOUT, precision="fp32")["score"])

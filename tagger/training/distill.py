@@ -45,7 +45,7 @@ from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
 from tagger.training.request import (Data, DataSpec, RunOptions, refuse_overwriting, refuse_unwritable, TrainReporter, TrainRequest, configs, read_data,
                                      read_sentences, where)
-from tagger.training.run import attach_vectors, check_columns, summary
+from tagger.training.run import attach_vectors, check_columns, summary, tune_saved
 from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
 
 #: The student's preset when none is given.
@@ -376,6 +376,9 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
         raise TaggerError(e.message, request.train.name) from None
     check_saved(request.out, len(saves), state, training.max_epochs, options.resume)
     summary = _summary(request, cls.name, task, state, data)
+    tuned = tune_saved(request.out, data.dev, training, options)  # its tag dictionary, chosen on dev as train's
+    if tuned is not None:
+        summary["best_dev"], summary["decoding"] = 100.0 * tuned[0], tuned[1]
     summary.update({
         "notes": [note, *vectors_note],
         "teachers": [{"model": name, "dev": 100.0 * score} for name, score in zip(names, teacher_dev)],
