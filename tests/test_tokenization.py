@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tagger import formats
+from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.evaluation.metrics import BoundaryMetric
 from tagger.tokenization.labels import (END, INSIDE, MWT_END, PAR, SENTENCE_END, escape_spaces,
@@ -222,6 +223,16 @@ def test_the_sentences_before_a_line_that_is_not_utf8_are_tokenised_before_the_e
             got.append(sentence)
     assert [s.words for s in got] == [["One", "."], ["Two", "dogs", "."], ["Three", "cats", "."]]  # not "Fin al"
     assert str(error.value) == "in.txt:2: not UTF-8 text (byte 0xf3 at column 18)"
+    whole = [s.words for s in _until_error(b"The cat sat.\nIt \xff purred.\n")]
+    assert whole == [["The", "cat", "sat", "."]]  # not "It", the start of the sentence the bad byte cut
+
+
+def _until_error(data: bytes) -> list[Sentence]:
+    got: list[Sentence] = []
+    with pytest.raises(TaggerError):
+        for sentence in tokenize(read_pieces(io.BytesIO(data), "in.txt"), _rule_labels, Expander([], [])):
+            got.append(sentence)
+    return got
 
 
 def test_multiword_lexicon_rules_and_case():

@@ -147,7 +147,7 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
         labels = closed_sentences(norm, whole_clusters(norm, bytes(labels)))
         spans = segment(norm, join_known(norm, labels, joined), new_par, max_tokens, spaced_tokens)
         emitted, carried = spans, len(text)
-        if failed is not None and spans and spans[-1].stop >= len(text):  # the bad bytes cut it short
+        if failed is not None and spans and "\n" not in text[spans[-1].stop:]:  # the bad bytes' line cut it short
             emitted, carried = spans[:-1], spans[-1].start
         elif not final:
             emitted, carried = _split(spans, len(text), margin, max_carry)
