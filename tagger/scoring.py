@@ -129,6 +129,7 @@ def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec) -> list[
         return read_corpus(path, fmt, columns)
     source: Any = sys.stdin if named and os.fspath(path) == "-" else path
     if fmt == "auto":
+        formats.column_layout(columns)  # a bad spec is an error whatever the files are
         fmt, source = formats.sniff(source, columns is not None)
         columns = columns if fmt == "columns" else None  # (the layout of a file detected as columns, no other)
     if fmt == "trees":

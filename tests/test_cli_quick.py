@@ -93,17 +93,15 @@ def test_its_errors_are_the_click_commands(sample_tagger, tmp_path, case):
     assert (quick_run.returncode, quick_run.stderr) == (click_run.returncode, click_run.stderr)
 
 
-def test_ctrl_c_while_the_modules_load_is_one_line_and_130(monkeypatch, capsys):
+def test_ctrl_c_while_the_modules_load_is_one_line_and_130():
     """An interrupt before the commands' own guard (the modules still loading) ends as one does
-    after it: ``interrupted`` and status 130, no traceback."""
-    import tagger.cli
-    from tagger.cli import quick
+    after it: ``interrupted`` and status 130, no traceback (a fresh process: its ``tagger.cli.main``
+    is the entry point, not the submodule of that name)."""
+    import subprocess
 
-    def interrupted(argv):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(quick, "run", interrupted)
-    monkeypatch.setattr(sys, "argv", ["tagger", "tag", "--model", "x.tagger"])
-    with pytest.raises(SystemExit) as ended:
-        tagger.cli.main()
-    assert ended.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+    code = ("from tagger.cli import quick\n"
+            "def interrupted(argv):\n    raise KeyboardInterrupt\n"
+            "quick.run = interrupted\n"
+            "import tagger.cli\ntagger.cli.main()\n")
+    done = subprocess.run([sys.executable, "-c", code, "tag", "--model", "x.tagger"], capture_output=True, text=True)
+    assert done.returncode == 130 and done.stderr == "interrupted\n"
