@@ -255,18 +255,20 @@ def test_mrg_several_trees_per_line_and_round_trip():
             write(read("x y\n", "text"), fmt)
 
 
+WSJ_LAYOUT = ("( (S \n"
+              "    (NP-SBJ (NNP Mr.) (NNP Vinken) )\n"
+              "    (VP (VBZ is) \n"
+              "      (NP-PRD \n"
+              "        (NP (NN chairman) )\n"
+              "        (PP (IN of) \n"
+              "          (NP (NNP Elsevier) ))))\n"
+              "    (. .) ))\n")
+
+
 def test_mrg_writes_the_wsj_layout():
     tree = "( (S (NP-SBJ (NNP Mr.) (NNP Vinken) ) (VP (VBZ is) (NP-PRD (NP (NN chairman) ) (PP (IN of) " \
            "(NP (NNP Elsevier) ) ) ) ) (. .) ) )\n"
-    assert write(read(tree, "mrg"), "mrg") == (
-        "( (S \n"
-        "    (NP-SBJ (NNP Mr.) (NNP Vinken) )\n"
-        "    (VP (VBZ is) \n"
-        "      (NP-PRD \n"
-        "        (NP (NN chairman) )\n"
-        "        (PP (IN of) \n"
-        "          (NP (NNP Elsevier) ))))\n"
-        "    (. .) ))\n")
+    assert write(read(tree, "mrg"), "mrg") == WSJ_LAYOUT
 
 
 def test_trees_nested_thousands_deep_are_written():
@@ -328,16 +330,6 @@ def test_trees_are_read_a_line_a_sentence():
 def test_mrg_errors(text, line, message):
     e = error(text, "mrg")
     assert e.line == line and message in e.message
-
-
-WSJ_LAYOUT = ("( (S \n"
-              "    (NP-SBJ (NNP Mr.) (NNP Vinken) )\n"
-              "    (VP (VBZ is) \n"
-              "      (NP-PRD \n"
-              "        (NP (NN chairman) )\n"
-              "        (PP (IN of) \n"
-              "          (NP (NNP Elsevier) ))))\n"
-              "    (. .) ))\n")
 
 
 def test_unbalanced_multiline_trees_are_reported_where_the_layout_breaks():
