@@ -130,7 +130,7 @@ def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec) -> list[
     source: Any = sys.stdin if named and os.fspath(path) == "-" else path
     if fmt == "auto":
         formats.column_layout(columns)  # a bad spec is an error whatever the files are
-        fmt, source = formats.sniff(source, columns is not None)
+        fmt, source = formats.sniff(source, columns_given=True)  # (no note of a guessed layout: scoring takes none)
         columns = columns if fmt == "columns" else None  # (the layout of a file detected as columns, no other)
     if fmt == "trees":
         return list(formats.read(source, "trees", blank_lines=True))
