@@ -33,6 +33,7 @@ from tagger.evaluation.metrics import AttachmentMetric, ColumnsMetric, Metric, M
 from tagger.evaluation.report import score
 from tagger.formats import read_corpus
 from tagger.formats.base import read_once
+from tagger.formats.supertags import SUPERTAG_IN
 from tagger.tasks import TASKS
 
 #: The tag columns each task scores, in the order a missing ``--column`` falls back through:
@@ -109,24 +110,26 @@ def tag_columns(column: str | None) -> list[str]:
 
 
 def read_scored(path: str | os.PathLike | Sequence[Path], fmt: str = "auto", columns: ColumnSpec = None,
-                empty: str = "no sentences in the file", blank_lines: bool = False) -> list[Sentence]:
+                empty: str = "no sentences in the file", blank_lines: bool = False,
+                supertag_in: str = "misc") -> list[Sentence]:
     """The sentences of a file to score (``-``: stdin); ``empty`` is the error for a file without
     any. A file named as ``columns`` needs its layout (``columns``, or its own header's:
     :func:`tagger.formats.columns.header_layout`). With ``blank_lines``, a ``trees`` file's
     blank lines are empty sentences (EVALB's skipped ones)."""
     with read_once(path) as source:  # a pipe (<(command)) is read once: sniffed and read
-        sentences = _read_keeping_blank_lines(source, fmt, columns) if blank_lines else read_corpus(source, fmt, columns)
+        sentences = (_read_keeping_blank_lines(source, fmt, columns, supertag_in) if blank_lines
+                     else read_corpus(source, fmt, columns, supertag_in=supertag_in))
     if not any(len(sentence) for sentence in sentences):
         raise TaggerError(empty, _name(path))
     return sentences
 
 
-def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec) -> list[Sentence]:
+def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec, supertag_in: str = "misc") -> list[Sentence]:
     """:func:`read_corpus`, but a file in (or detected as) the ``trees`` format keeps its blank
     lines as empty sentences."""
     named = isinstance(path, (str, os.PathLike))
     if isinstance(path, (list, tuple)) or named and Path(path).is_dir():
-        return read_corpus(path, fmt, columns)
+        return read_corpus(path, fmt, columns, supertag_in=supertag_in)
     source: Any = sys.stdin if named and os.fspath(path) == "-" else path
     if fmt == "auto":
         formats.column_layout(columns)  # a bad spec is an error whatever the files are
@@ -134,7 +137,7 @@ def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec) -> list[
         columns = columns if fmt == "columns" else None  # (the layout of a file detected as columns, no other)
     if fmt == "trees":
         return list(formats.read(source, "trees", blank_lines=True))
-    return read_corpus(source, fmt, columns)
+    return read_corpus(source, fmt, columns, supertag_in=supertag_in)
 
 
 def training_words(path: str | os.PathLike, fmt: str = "auto", columns: ColumnSpec = None) -> set[str]:
@@ -154,7 +157,8 @@ def has_column(sentences: Sequence[Sentence], name: str) -> bool:
 def _missing_column(which: str, name: str, sentences: Sequence[Sentence]) -> str:
     """The message for a column that a file lacks, naming the tag columns it has."""
     present = sorted({c for s in sentences[:100] for c in s.columns if c not in TREE_COLUMNS and s.has(c)})
-    return f"{which} has no '{name}' column to score (it has: {', '.join(present) or 'none'})"
+    hint = "; supertags in XPOS: --supertag-in xpos" if name == "supertag" and "xpos" in present else ""
+    return f"{which} has no '{name}' column to score (it has: {', '.join(present) or 'none'}{hint})"
 
 
 def _check_task(task: str) -> None:
@@ -413,7 +417,7 @@ def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: 
                    pred_format: str | None = None, columns: ColumnSpec = None, column: str | None = None,
                    task: str = "auto", train_words: set[str] | None = None,
                    evalb_params: EvalbParams | None = None, aligned: bool | None = None,
-                   preterminals: str = "auto") -> EvaluationResult:
+                   preterminals: str = "auto", supertag_in: str = "misc") -> EvaluationResult:
     """Score the predicted file ``pred`` (``-``: stdin) against the gold file ``gold``.
 
     ``format`` is the gold file's format (``auto`` detects it), ``pred_format`` the predicted
@@ -432,11 +436,15 @@ def evaluate_files(gold: str | os.PathLike, pred: str | os.PathLike, *, format: 
     error, as for gold tokenisation). ``preterminals`` says whose part-of-speech tags predicted
     trees are scored with (:data:`PRETERMINALS`, :func:`choose_preterminals`): by default the
     gold trees' where the predicted ones are of another tagset (a parser's ``XX``, UPOS), with
-    a ``note:`` on stderr."""
+    a ``note:`` on stderr. ``supertag_in``: where a predicted CoNLL file carries CCG supertags
+    (``misc``, ``xpos``: :data:`tagger.formats.supertags.SUPERTAG_IN`), as ``tagger tag
+    --supertag-in`` wrote them (a gold file's are in MISC, as ``tagger convert`` writes them, or its own column)."""
     _check_task(task)
+    if supertag_in not in SUPERTAG_IN:
+        raise TaggerError(f"--supertag-in must be one of {', '.join(SUPERTAG_IN)}, not {supertag_in!r}")
     gold_sentences = read_scored(gold, format, columns, "no sentences in gold file", blank_lines=True)
     pred_sentences = read_scored(pred, pred_format or format, columns, "no sentences in predicted file",
-                                 blank_lines=True)
+                                 blank_lines=True, supertag_in=supertag_in)
     return evaluate_sentences(gold_sentences, pred_sentences, column=column, task=task, train_words=train_words,
                               gold_name=os.fspath(gold), pred_name=os.fspath(pred), evalb_params=evalb_params,
                               aligned=aligned, preterminals=preterminals)
@@ -558,19 +566,23 @@ class ScoreRequest:
     train: str | os.PathLike | None = None
     train_format: str = "auto"
     evalb_params: str | os.PathLike | None = None
+    supertag_in: str = "misc"
 
     def files(self, gold: str | os.PathLike, pred: str | os.PathLike) -> EvaluationResult:
         """:func:`evaluate_files` of ``pred`` against ``gold``."""
         params, words = self.params(), self.train_words()
         return evaluate_files(gold, pred, format=self.format, pred_format=self.pred_format, columns=self.columns,
                               column=self.column, task=self.task, train_words=words, evalb_params=params,
-                              aligned=self.aligned, preterminals=self.preterminals)
+                              aligned=self.aligned, preterminals=self.preterminals, supertag_in=self.supertag_in)
 
     def model(self, model_path: str, data: str | os.PathLike, *, beta: float | None = None, device: str = "cpu",
               threads: int | None = None, precision: str = "fp32", allow_missing_columns: bool = False,
               split: str | None = None, beam: int | None = None,
               constrained: bool | None = None) -> EvaluationResult:
         """:func:`evaluate_model` of the model at ``model_path`` on ``data`` (``threads``: torch's)."""
+        if self.supertag_in != "misc":
+            raise TaggerError("--supertag-in says where predicted files carry supertags: it goes with --gold and "
+                              "--pred (a model's own predictions are scored as it makes them)")
         params, words = self.params(), self.train_words()
         if threads:
             import torch

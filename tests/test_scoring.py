@@ -295,3 +295,19 @@ def test_a_columns_file_without_its_layout_is_refused_with_no_note_of_a_guess(tm
     with pytest.raises(TaggerError, match="reading the 'columns' format needs --columns"):
         evaluate_files(Path("data/sample.conllu"), pred)
     assert "note:" not in capsys.readouterr().err
+
+
+def test_supertags_written_to_xpos_are_scored_with_supertag_in_xpos(tmp_path):
+    """``tagger tag --supertag-in xpos`` output (the supertag in XPOS, the POS in MISC) against an
+    AUTO-like gold: ``--supertag-in xpos`` reads them back; without it, the error says so."""
+    gold = tmp_path / "gold.conllu"
+    gold.write_text("1\tFive\t_\t_\tCD\t_\t_\t_\t_\tsupertag=N/N\n2\tthings\t_\t_\tNNS\t_\t_\t_\t_\tsupertag=N\n\n",
+                    encoding="utf-8")
+    pred = tmp_path / "pred.conllu"
+    pred.write_text("1\tFive\t_\t_\tN/N\t_\t_\t_\t_\txpos=CD\n2\tthings\t_\t_\tNP\t_\t_\t_\t_\txpos=NNS\n\n", encoding="utf-8")
+    with pytest.raises(TaggerError, match="no 'supertag' column to score .*supertags in XPOS: --supertag-in xpos"):
+        evaluate_files(gold, pred, column="supertag")
+    result = evaluate_files(gold, pred, column="supertag", supertag_in="xpos")
+    assert result.metrics["tagging"].correct == 1 and result.metrics["tagging"].tokens == 2
+    with pytest.raises(TaggerError, match="--supertag-in must be one of misc, xpos"):
+        evaluate_files(gold, pred, supertag_in="upos")

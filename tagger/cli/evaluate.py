@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 import click
 
+from tagger.formats.supertags import SUPERTAG_IN
+
 from tagger import formats
 from tagger.progress import make_console
 from tagger.errors import TaggerError
@@ -136,6 +138,9 @@ OPTIONS = (
                       "or fp32; auto: bf16 where the CPU multiplies it natively (avx512_bf16/amx), else fp32. Taggers "
                       "only: parsers score in fp32 here (tagger tag computes them in bf16 on such a CPU, a few heads in "
                       "10,000 otherwise; --precision fp32 there gives these scores)."),
+    click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
+                 help="Where the predicted CoNLL file carries CCG supertags: MISC (supertag=CAT) or XPOS, as tagger tag "
+                      "--supertag-in wrote them (with --gold/--pred; score them with --column supertag)."),
     click.option("--preterminals", type=click.Choice(("auto", "gold", "predicted")), default="auto", show_default=True,
                  help="Trees: score the predicted trees with the gold trees' part-of-speech tags or their own; auto: the "
                       "gold ones where the predicted are of another tagset (a parser's XX, UPOS), with a note."),

@@ -285,17 +285,23 @@ def column_layout(spec: Mapping[str, int] | str | None) -> dict[str, int] | None
 
 
 def read_corpus(path: Source | Iterable, fmt: str = "auto", columns: Mapping[str, int] | str | None = None, *,
-                max_sentences: int | None = None) -> list[Sentence]:
+                max_sentences: int | None = None, supertag_in: str = "misc") -> list[Sentence]:
     """The sentences of a corpus as :func:`read` gives them (``path``: a file, ``-`` for stdin, a
     folder or a list of files; ``columns``: the layout of column files), at most
     ``max_sentences``, empty ones left out, and with the CCG supertags that CoNLL files carry
-    in MISC (``supertag=CAT``, as ``tagger convert`` writes them) brought out into the
-    ``supertag`` column. What ``tagger train`` and ``tagger evaluate`` read."""
+    in MISC (``supertag=CAT``, as ``tagger convert`` writes them; or, with ``supertag_in="xpos"``,
+    in XPOS, as ``tagger tag --supertag-in xpos`` does) brought out into the ``supertag``
+    column. What ``tagger train`` and ``tagger evaluate`` read."""
     source = sys.stdin if isinstance(path, str) and path == "-" else path
     sentences: Iterable[Sentence] = read(source, fmt, columns=columns)
     if max_sentences:
         sentences = itertools.islice(sentences, max_sentences)
-    return [supertags_from_conll(sentence, "misc") for sentence in sentences if len(sentence)]
+    return [supertags_from_conll(sentence, supertag_in, _dialect(sentence)) for sentence in sentences if len(sentence)]
+
+
+def _dialect(sentence: Sentence) -> str:
+    """``conllx`` for a sentence read from CoNLL-X (whose supertags in XPOS move its POS), else ``conllu``."""
+    return "conllx" if isinstance(sentence.raw, dict) and sentence.raw.get("format") == "conllx" else "conllu"
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO, fmt: str, **options: Any) -> None:
