@@ -413,7 +413,7 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
 def score(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto", pred_format: str | None = None,
           task: str = "auto", column: str | None = None, aligned: bool | None = None, preterminals: str = "auto",
           columns: str | None = None, train: str | os.PathLike | None = None, train_format: str = "auto",
-          evalb_params: str | os.PathLike | None = None) -> dict[str, Any]:
+          evalb_params: str | os.PathLike | None = None, supertag_in: str = "misc") -> dict[str, Any]:
     """``tagger evaluate --gold GOLD --pred PRED --json`` without a model: a predicted file scored
     against a gold one, as a plain dict (scores in percent); the keywords are the command's
     options, built into the same :class:`tagger.scoring.ScoreRequest`. Files whose words differ (a
@@ -425,7 +425,7 @@ def score(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "au
 
     request = ScoreRequest(format=format, pred_format=pred_format, columns=columns, column=column, task=task,
                            aligned=aligned, preterminals=preterminals, train=train, train_format=train_format,
-                           evalb_params=evalb_params)
+                           evalb_params=evalb_params, supertag_in=supertag_in)
     return request.files(gold, pred).to_dict()
 
 
