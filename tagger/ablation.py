@@ -221,7 +221,9 @@ def row_configs(request: AblationRequest, preset: str) -> tuple[dict[str, Any], 
     task = get_task(task_of(request))
     cls = MODELS[task.model]
     column = [f"{task.column_key}={request.column}"] if request.column else []
-    config, training = build_configs(cls, cls.PRESETS, preset, None, column + list(request.overrides), task.defaults)
+    given = request.column and task.column_key not in parse_overrides(request.overrides)  # not overridden by --set
+    config, training = build_configs(cls, cls.PRESETS, preset, None, column + list(request.overrides), task.defaults,
+                                     {task.column_key: "--column"} if given else None)
     return config_to_dict(config), config_to_dict(training)
 
 

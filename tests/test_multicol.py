@@ -48,6 +48,10 @@ def test_cli_refuses_a_repeated_column_and_one_the_data_lacks_in_one_line(tmp_pa
     assert_one_line_error(invoke(*base, "--column", "upos,"), "error: --column: column must name one column")
     assert_one_line_error(invoke(*base, "--set", "column=upos,upos"), "error: --set: column names 'upos' twice")
     assert_one_line_error(invoke(*base, "--column", "xpos", "--set", "column=upos,upos"), "error: --set: column names")
+    ablate = ["ablate", "--table", "wu2017-t2", "--rows", "wu2017-t2-both", "--train", "data/sample.conllu",
+              "--dev", "data/sample.conllu", "--test", "data/sample.conllu", "--out-dir", tmp_path / "ab", "--budget-minutes",
+              "0.1"]
+    assert_one_line_error(invoke(*ablate, "--column", "upos,upos"), "error: --column: column names 'upos' twice")
     assert_one_line_error(invoke(*base, "--column", "upos,supertag"), "data/sample.conllu:", "no 'supertag' annotation",
                           "choose another with --column")
     assert not (tmp_path / "m.tagger").exists()
