@@ -10,13 +10,13 @@ with different seeds (``--parsers N`` of ``tagger train --task pipeline`` trains
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
 from tagger import model_file, resources
 from tagger.errors import TaggerError
+from tagger.formats.base import file_digest
 from tagger.models.transition_parser import TransitionParser
 from tagger.models.transition_parser.ensemble import check_members
 
@@ -32,15 +32,6 @@ def member_archives(archive: dict[str, Any], name: str) -> list[dict[str, Any]]:
     if kind == TransitionParser.name:
         return [archive]
     raise TaggerError(f"a {kind} model is not a transition parser: an ensemble combines parsers", name)
-
-
-def file_digest(path: str) -> str:
-    """The SHA-256 of a file's bytes, read a MiB at a time."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def repeated_files(paths: Sequence[str | os.PathLike]) -> list[str]:

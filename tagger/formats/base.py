@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import io
+import hashlib
 import os
 import stat
 import sys
@@ -472,3 +473,12 @@ def parse_head(value: str, name: str, number: int) -> int:
     if not (value.isascii() and value.isdigit()):
         raise TaggerError(f"HEAD '{value}' is not a non-negative integer", name, number)
     return int(value)
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, read a MiB at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()

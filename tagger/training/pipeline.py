@@ -21,13 +21,13 @@ that running the same command again reuses the finished taggers and only what is
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 from pathlib import Path
 from typing import Any, Callable
 
 from tagger import model_file
 from tagger.errors import TaggerError
+from tagger.formats.base import file_digest
 from tagger.tasks import get_task
 from tagger.training import jackknife, run
 from tagger.training.jackknife import ALL, MODEL, TAGS, WORK_SUFFIX, Jackknife, plan_jobs
@@ -102,16 +102,8 @@ def tokenizer_stamp(request: TrainRequest) -> dict[str, Any]:
     def data(spec: DataSpec | None) -> dict[str, Any] | None:
         if spec is None:
             return None
-        paths = [Path(spec.path)] if isinstance(spec.path, str) else [Path(p) for p in spec.path]
-        files = sorted(f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file())
-        digest = hashlib.sha256()
-        for file in files:
-            digest.update(file.name.encode("utf-8") + b"\0")
-            with open(file, "rb") as f:
-                while block := f.read(1 << 20):
-                    digest.update(block)
-        return {"files": len(files), "sha256": digest.hexdigest(), "fmt": spec.fmt, "columns": spec.columns,
-                "max_sentences": spec.max_sentences}
+        return {"files": [[file.name, file_digest(file)] for file in spec.files()], "fmt": spec.fmt,
+                "columns": spec.columns, "max_sentences": spec.max_sentences}
 
     return {"train": data(request.train), "dev": data(request.dev), "preset": request.tokenizer_preset,
             "max_epochs": request.max_epochs, "seed": request.options.seed}

@@ -62,6 +62,11 @@ class DataSpec:
     columns: str | None = None
     max_sentences: int | None = None
 
+    def files(self) -> list[Path]:
+        """The files it names: each file given, every file under each folder given, sorted."""
+        paths = [Path(self.path)] if isinstance(self.path, str) else [Path(p) for p in self.path]
+        return sorted(f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file())
+
     @property
     def name(self) -> str:
         return self.path if isinstance(self.path, str) else f"{len(self.path)} files from {self.path[0].parent}"

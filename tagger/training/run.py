@@ -148,9 +148,7 @@ def run_stamp(request: TrainRequest) -> dict[str, Any]:
     def files(spec: DataSpec | None) -> list | None:
         if spec is None:
             return None
-        paths = [Path(spec.path)] if isinstance(spec.path, str) else [Path(p) for p in spec.path]
-        found = sorted(f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file())
-        return [[os.path.abspath(f), f.stat().st_size, f.stat().st_mtime_ns] for f in found] + [
+        return [[os.path.abspath(f), f.stat().st_size, f.stat().st_mtime_ns] for f in spec.files()] + [
             spec.fmt, spec.columns, spec.max_sentences]
 
     overrides = [o for o in request.overrides if o.split("=", 1)[0].strip() not in RESUMABLE_CHANGES]
