@@ -99,15 +99,24 @@ def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | No
 
     def decode(batch: Any) -> list:
         probs = model.distribution(batch)  # [B, T, C]
-        k = min(top_k or probs.shape[-1], probs.shape[-1])
-        values, indices = probs.topk(k, dim=-1)
+        if top_k is not None and top_k < probs.shape[-1]:
+            values, indices = probs.topk(top_k, dim=-1)  # [B, T, k], best first
+        else:  # every label that passes beta: the kept ones alone are sorted and listed (a few of 1,000s)
+            values, indices = probs, None
         keep = values > 0  # never a label the model cannot give (padding, RARE, what a tag dictionary bans)
         if beta is not None:
-            keep &= values >= beta * values[..., :1]
-        values, indices, keep = values.tolist(), indices.tolist(), keep.tolist()
-        out = []
-        for b, n in enumerate(batch.lengths.tolist()):
-            out.append([[(itos[i], round(p, 6)) for i, p, ok in zip(indices[b][t], values[b][t], keep[b][t]) if ok] for t in range(n)])
+            keep &= values >= beta * values.amax(dim=-1, keepdim=True)
+        lengths = batch.lengths.to(keep.device)
+        keep &= (torch.arange(keep.shape[1], device=keep.device)[None, :] < lengths[:, None])[..., None]
+        b, t, i = keep.nonzero(as_tuple=True)  # row-major: by sentence, then token
+        p = values[b, t, i]
+        best_first = torch.argsort(-p, stable=True)
+        order = best_first[torch.argsort((b * keep.shape[1] + t)[best_first], stable=True)]  # by token, best first
+        labels = (indices[b, t, i] if indices is not None else i)[order].tolist()
+        b, t, p = b[order].tolist(), t[order].tolist(), p[order].tolist()
+        out: list = [[[] for _ in range(n)] for n in lengths.tolist()]
+        for sentence, token, label, prob in zip(b, t, labels, p):
+            out[sentence][token].append((itos[label], round(prob, 6)))
         return out
 
     return decode

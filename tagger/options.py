@@ -44,8 +44,8 @@ class TagRequest:
 
     @property
     def multi(self) -> bool:
-        """Several tags a word (``top_k``/``beta``)."""
-        return self.top_k is not None or self.beta is not None
+        """Several tags a word (``top_k``/``beta``), or the best with its probability (``msuper``)."""
+        return self.top_k is not None or self.beta is not None or self.format == "msuper"
 
     @property
     def plain(self) -> bool:

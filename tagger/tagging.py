@@ -69,6 +69,8 @@ def tag(model: torch.nn.Module, sentences: Iterable[Sentence], stream: TextIO, o
         raise TaggerError(f"--on-error must be one of {', '.join(ON_ERROR)}")
     if output_format not in OUTPUT_FORMATS:
         raise TaggerError(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)}")
+    if output_format == "msuper" and top_k is None and beta is None:
+        top_k = 1  # C&C's multi-tagger format: the best tag with its probability
     multi = top_k is not None or beta is not None
     if multi and output_format not in ("jsonl", "msuper"):
         raise TaggerError("--top-k/--beta write several tags per word: use --output-format jsonl or msuper")

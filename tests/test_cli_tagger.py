@@ -74,6 +74,25 @@ def test_info_and_multitag_outputs(model):
     assert tags and not any(tag.startswith("<") for tag in tags)  # not the padding label
 
 
+def test_multitags_agree_across_ways_of_asking(model):
+    """--beta alone (every label, kept ones sorted) and --top-k with --beta (torch's top-k first)
+    give the same lists; msuper without either gives the best tag with its real probability."""
+    text = b"The cat zorblaxed on the mat .\nA dog barked .\n"
+    beta = [json.loads(line)["multitags"] for line in invoke("tag", "--model", model, "--beta", "0.001", stdin=text).stdout.splitlines()]
+    top3 = [json.loads(line)["multitags"] for line in
+            invoke("tag", "--model", model, "--beta", "0.001", "--top-k", "3", stdin=text).stdout.splitlines()]
+    assert [[token[:3] for token in sentence] for sentence in beta] == top3
+    assert any(len(token) > 3 for sentence in beta for token in sentence)
+    assert all(p >= 0.001 * token[0][1] and [q for _, q in token] == sorted((q for _, q in token), reverse=True)
+               for sentence in beta for token in sentence for _, p in token)
+    done = invoke("tag", "--model", model, "--output-format", "msuper", stdin=text)
+    assert done.exit_code == 0, done.output
+    rows = [line.split("\t") for line in done.stdout.splitlines() if line]
+    assert [(row[0], row[1]) for row in rows] == [(w, "1") for w in "The cat zorblaxed on the mat . A dog barked .".split()]
+    assert [(row[2], float(row[3])) for row in rows] == [tuple(token[0]) for sentence in beta for token in sentence]
+    assert any(float(row[3]) < 0.99 for row in rows)  # real probabilities, not 1 for every word
+
+
 def test_stdin_edge_cases(model):
     long_line = " ".join(["word"] * 10_000).encode()
     done = invoke("tag", "--model", model, "--output-format", "tagged", stdin=b"\n\nThe cat\n\n\n" + long_line + b"\n")

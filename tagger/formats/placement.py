@@ -209,7 +209,7 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: Any, strea
     elif fmt == "msuper":  # C&C multi-tagger style: word, tag count, then tag/probability pairs
         for i, sentence in enumerate(sentences):
             for t, word in enumerate(sentence.words):
-                tags = extra[i][t] if extra is not None else [(sentence.columns[model.output_columns[0]][t], 1.0)]
+                tags = extra[i][t]  # (tag, probability), best first: tagger.tagging.tag asks for one at least
                 stream.write("\t".join([word, str(len(tags))] + [f"{tag}\t{p:.6g}" for tag, p in tags]) + "\n")
             stream.write("\n")
     else:
