@@ -326,11 +326,13 @@ class Model:
         return self._torch[key]
 
     def evaluate(self, data: str | os.PathLike | Sequence[Sentence], format: str = "auto",
-                 columns: str | None = None, allow_missing_columns: bool = False) -> dict[str, Any]:
+                 columns: str | None = None, allow_missing_columns: bool = False, beta: float | None = None,
+                 train_words: set[str] | None = None) -> dict[str, Any]:
         """Tag (parse) ``data`` (a file, or :class:`Sentence` records with gold columns) and score
-        it against its gold columns with the model's own metric: see :func:`evaluate`."""
-        from tagger.inference import InputCheck, predict
+        it against its gold columns as ``tagger evaluate --model`` does: see :func:`evaluate`."""
+        from tagger.inference import InputCheck
         from tagger.pipeline import Pipeline
+        from tagger.scoring import score_model
 
         self._refuse_raw("evaluate scores given tokens (score its output with tagger evaluate --gold G --pred P)")
         gold = _gold(data, format, columns)
@@ -339,18 +341,14 @@ class Model:
                 raise TaggerError(f"no gold '{name}' column to score the model's output against", _name(data))
         InputCheck(self.module, allow_missing_columns, self.meta)(gold)
         if isinstance(self.module, Pipeline):  # stages in turn, scored as `tagger evaluate --model` scores them
+            if beta is not None:
+                raise TaggerError("beta: multi-tagging is of one tagger, not of a pipeline", self.path)
             return self._evaluate_pipeline(gold, _name(data))
-        predictions = predict(self.module, gold)  # batched as `tagger evaluate --model` does
-        metric = self.module.metric(gold, predictions)
-        return {
-            "model": self.path,
-            "data": _name(data),
-            "columns": self.output_columns,
-            "sentences": len(gold),
-            "score_name": metric.score_name,
-            "score": 100.0 * metric.score,
-            _metric_key(self.kind, self.output_columns): metric.to_dict(),
-        }
+        result = score_model(self.module, self.meta, self.path or "model", gold, _name(data), beta=beta,
+                             train_words=train_words, columns=columns)
+        main = result.metrics[_metric_key(self.kind, self.output_columns)]
+        return {"model": self.path, "data": _name(data), "columns": self.output_columns, "sentences": len(gold),
+                "score_name": main.score_name, "score": 100.0 * main.score, **result.to_dict()}
 
     def _evaluate_pipeline(self, gold: list[Sentence], name: str) -> dict[str, Any]:
         """:meth:`evaluate` of a pipeline: its stages fill copies of the gold sentences (nothing
@@ -397,17 +395,20 @@ def _gold(data: str | os.PathLike | Sequence[Sentence], fmt: str, columns: str |
 
 def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequence[Sentence], *, format: str = "auto",
              columns: str | None = None, device: str = "cpu", threads: int | None = None, precision: str = "auto",
-             allow_missing_columns: bool = False) -> dict[str, Any]:
+             allow_missing_columns: bool = False, beta: float | None = None,
+             train_words: set[str] | None = None) -> dict[str, Any]:
     """Score ``model`` (a :class:`Model` or a model file's path) on ``data`` (a gold file in
     ``format``, auto detects; or :class:`Sentence` records). Returns a plain dict: ``score``
     (percent) and ``score_name`` (accuracy, LAS; a tagger of several columns: mean accuracy, the
     mean of the columns'), ``columns`` (those scored), and the metric's counts under ``tagging``
     (taggers; of several columns: ``accuracy`` (the mean), ``columns`` (each one's counts, as a
     one-column tagger's) and ``all_tags`` (words with every column right)) or ``parsing``
-    (parsers), as ``tagger evaluate --json``."""
+    (parsers), as ``tagger evaluate --json``; with ``beta`` also ``multitag`` (``--beta``). Accuracy
+    on unseen words counts the words not in ``train_words``, else not in the model's training file
+    where that is still where it was."""
     if not isinstance(model, Model):
         model = load(model, device, threads, precision)
-    return model.evaluate(data, format, columns, allow_missing_columns)
+    return model.evaluate(data, format, columns, allow_missing_columns, beta, train_words)
 
 
 def score(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto", pred_format: str | None = None,

@@ -42,8 +42,9 @@ def make_console(stderr: bool = False) -> Console:
     """A rich console that, when not writing to a terminal, never breaks a long line in two
     (soft wrap) and gives tables their natural width, so a path in a piped or logged line stays
     whole (rich would otherwise wrap at 80 columns). A closed pipe raises :class:`BrokenPipeError`
-    (the command group ends quietly)."""
-    console = _console_class()(stderr=stderr)
+    (the command group ends quietly). Strings are shown as they are, never read as rich markup:
+    a CCG category's ``[dcl]``, a path's brackets, stay in the table (styles are given as styles)."""
+    console = _console_class()(stderr=stderr, markup=False)
     if not console.is_terminal:
         console.soft_wrap = True
         if "COLUMNS" not in os.environ:
@@ -105,15 +106,17 @@ class RichReporter:
         if self.quiet:
             return
         speed = self.tokens / max(1e-9, time.monotonic() - self.started)
-        mark = "  [green]best[/green]" if record.get("best") else ""
+        from rich.text import Text
+
+        mark = "  best" if record.get("best") else ""
         partial = "" if record.get("complete", True) else " (partial epoch)"
         metric = f"{self.metric_name} {record['metric']}" if record.get("metric") else self.metric_name
         parts = record.get("parts") or {}
         shown = " (" + ", ".join(f"{name} {100 * value:.2f}" for name, value in parts.items()) + ")" if parts else ""
         self.console.print(
             f"epoch {record['epoch']:>3}{partial}  loss {record['loss']:.4f}  {metric} {100 * record['dev']:.2f}{shown}"
-            f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s{mark}", highlight=False
-        )
+            f"  lr {record['lr']:.4g}  {speed:,.0f} tok/s  {record['seconds']:.0f}s", Text(mark, style="green"),
+            highlight=False, sep="")
 
 
 #: The bar of the ``tagger tag`` run under way (:func:`tagging_progress`); None when none is shown.

@@ -188,13 +188,55 @@ def choose_column(task: str, column: str | None, gold: Sequence[Sentence], pred:
             if not has_column(pred, name):
                 raise TaggerError(_missing_column("predicted file", name, pred), pred_name)
         return ",".join(names)
-    for name in candidates:
-        if has_column(gold, name) and has_column(pred, name):
-            return name
+    shared = [name for name in candidates if has_column(gold, name) and has_column(pred, name)]
+    if shared:
+        return _not_copied(shared, gold, pred, pred_name)
     if task != "auto":
         raise TaggerError(f"no {task.upper()} column ({' or '.join(candidates)}) present in both gold and "
                           f"predicted files", pred_name)
     return None
+
+
+def _not_copied(shared: list[str], gold: Sequence[Sentence], pred: Sequence[Sentence], pred_name: str) -> str:
+    """The first of the tag columns ``shared`` by both files that is not the gold's own word for
+    word (copied from the input: a supertagger's pipe output keeps its input's POS), with a
+    ``note:`` on stderr when one before it is passed over; the first if all are."""
+    chosen = next((name for name in shared if not _same_column(gold, pred, name)), shared[0])
+    passed = shared[:shared.index(chosen)]
+    unscored = [name for name in AUTO_COLUMNS if has_column(pred, name) and not has_column(gold, name)]
+    if _same_column(gold, pred, chosen) and unscored:  # a supertagger's CoNLL-U output against UD gold
+        print(f"note: {pred_name}: its {chosen} is the gold's own in every word (copied from the input?); its "
+              f"{' and '.join(unscored)} is not in the gold file", file=sys.stderr, flush=True)
+    elif passed:
+        print(f"note: {pred_name}: its {' and '.join(passed)} is the gold's own in every word (copied from the "
+              f"input?), so its {chosen} is scored; --column {passed[0]} scores that", file=sys.stderr, flush=True)
+    return chosen
+
+
+def _same_column(gold: Sequence[Sentence], pred: Sequence[Sentence], name: str) -> bool:
+    return all(g.columns.get(name) == p.columns.get(name) for g, p in zip(gold, pred))
+
+
+def note_other_column(column: str, gold: Sequence[Sentence], pred: Sequence[Sentence], pred_name: str) -> None:
+    """A ``note:`` on stderr where the predicted ``column`` agrees with another of the gold's tag
+    columns, one the predicted file lacks, more than with its own (a supertagger's tags written
+    in XPOS, ``tagger tag --supertag-in xpos``, scored against the gold's XPOS)."""
+    others = [name for name in AUTO_COLUMNS if name != column and has_column(gold, name) and not has_column(pred, name)]
+    if not others:
+        return
+    own, (best, other) = _agreement(gold, column, pred, column), max((_agreement(gold, name, pred, column), name)
+                                                                     for name in others)
+    if best > max(own, 0.5):
+        hint = "--supertag-in xpos" if (column, other) == ("xpos", "supertag") else "check --column"
+        print(f"note: {pred_name}: its {column} matches the gold's {other} in {100 * best:.2f}% of the words and the "
+              f"gold's {column} in {100 * own:.2f}%: are they {other} tags? ({hint})", file=sys.stderr, flush=True)
+
+
+def _agreement(gold: Sequence[Sentence], gold_column: str, pred: Sequence[Sentence], pred_column: str) -> float:
+    """The share of the words (0..1) whose predicted ``pred_column`` is their gold ``gold_column``."""
+    same = sum(a == b for g, p in zip(gold, pred) if len(g) == len(p) and g.has(gold_column) and p.has(pred_column)
+               for a, b in zip(g.columns[gold_column], p.columns[pred_column]))
+    return same / max(1, sum(len(p) for p in pred))
 
 
 def choose_parsing(task: str, gold: Sequence[Sentence], pred: Sequence[Sentence], gold_name: str,
@@ -321,10 +363,13 @@ def same_words(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> bool:
     """Whether the two files have the same sentences of the same words (gold tokenisation), and,
     where the predicted file writes multiword tokens, the same ones (``3-4 das``: one written
     otherwise, ``dos``, is other text, which the official scorer refuses and the aligned scoring
-    says so; a file without any, CoNLL-X's, is scored on its words)."""
+    says so; a file without any, CoNLL-X's, is scored on its words, and so against a gold file
+    of a format without them, AUTO or pipe)."""
     gold, pred = [s for s in gold if len(s)], [s for s in pred if len(s)]
     if len(gold) != len(pred) or any(g.words != p.words for g, p in zip(gold, pred)):
         return False
+    if not any(isinstance(g.raw, dict) for g in gold):  # a gold file without multiword tokens (AUTO, pipe, ...)
+        return True
     ranges = [_ranges(p) for p in pred]
     return not any(ranges) or all(_ranges(g) == r for g, r in zip(gold, ranges))
 
@@ -371,15 +416,21 @@ def one_tag_as(pred: Sequence[Sentence], column: str | None, gold: Sequence[Sent
         return pred
     if not names:
         others = [name for name in AUTO_COLUMNS if name != present[0] and has_column(gold, name)]
-        if others:
+        if not others:
+            return pred
+        best = max(others, key=lambda name: _agreement(gold, name, pred, present[0]))
+        if _agreement(gold, best, pred, present[0]) <= _agreement(gold, present[0], pred, present[0]):
             how = (f"is scored as the gold's {present[0]}" if has_column(gold, present[0]) else
                    f"(read as {present[0]}) is not in the gold file")
             print(f"note: {pred_name}: its one tag column {how}; --column {others[0]} scores it as the gold's "
                   f"{others[0]}", file=sys.stderr, flush=True)
-        return pred
+            return pred
+        names = [best]  # the gold's column that its tags are (a supertagger's word/CATEGORY)
     if len(names) != 1 or has_column(pred, names[0]) or not has_column(gold, names[0]):  # (the gold's lack: an error)
         return pred
-    print(f"note: {pred_name}: its one tag column is scored as {names[0]}", file=sys.stderr, flush=True)
+    print(f"note: {pred_name}: its one tag column is scored as {names[0]}"
+          + ("" if column else f", the gold's column it matches best; --column {present[0]} scores it as the "
+                               f"gold's {present[0]}"), file=sys.stderr, flush=True)
     return [replace(sentence, columns={**{key: value for key, value in sentence.columns.items() if key != present[0]},
                                        names[0]: sentence.columns[present[0]]}) for sentence in pred]
 
@@ -403,6 +454,8 @@ def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, co
     else:
         with_words = [s for s in gold if len(s)], [s for s in pred if len(s)]
         chosen = choose_column(task, column, *with_words, gold_name, pred_name)
+        if chosen is not None and "," not in chosen:
+            note_other_column(chosen, *with_words, pred_name)
         parse = choose_parsing(task, *with_words, gold_name, pred_name)
     if chosen is None and not parse and not const:
         raise TaggerError("nothing to score: no tag column, heads or trees present in both gold and predicted files",
@@ -521,28 +574,39 @@ def evaluate_model(model_path: str, data: str | os.PathLike, *, format: str = "a
                           "tagger evaluate --gold GOLD --pred PRED", os.fspath(model_path))
     apply(model, precision, in_place=True)
     model.set_decoding(beam, constrained)
+    model_targets(model, column, model_path)  # a --column the model lacks: refused before reading the data
+    source = _data_files(data, split, task, meta)
+    gold = read_scored(source, format, columns, "no sentences to evaluate")
+    InputCheck(model, allow_missing_columns, meta)(gold)
+    return score_model(model, meta, model_path, gold, _name(source), column=column, beta=beta,
+                       train_words=train_words, evalb_params=evalb_params, columns=columns)
+
+
+def score_model(model: Any, meta: dict[str, Any], model_path: str, gold: list[Sentence], data_name: str, *,
+                column: str | None = None, beta: float | None = None, train_words: set[str] | None = None,
+                evalb_params: EvalbParams | None = None, columns: ColumnSpec = None) -> EvaluationResult:
+    """:func:`evaluate_model` of a loaded ``model`` (its file's ``meta``) on the ``gold`` sentences
+    (read from ``data_name``, checked for what the model reads); the Python API's
+    :meth:`tagger.api.Model.evaluate` too. Unseen words are those not in ``train_words``, else
+    not in the model's training file where that is still there (read with ``columns``)."""
     chosen, parse = model_targets(model, column, model_path)
     if beta is not None and chosen is not None and tag_columns(chosen)[0] != model.output_columns[0]:
         raise TaggerError(f"--beta: multi-tagging is of the model's first column, {model.output_columns[0]}: "
                           f"score it first (--column {model.output_columns[0]},...) or leave --column out", model_path)
-    source = _data_files(data, split, task, meta)
-    gold = read_scored(source, format, columns, "no sentences to evaluate")
-    InputCheck(model, allow_missing_columns, meta)(gold)
     for name in tag_columns(chosen):
         if not has_column(gold, name):
-            raise TaggerError(f"no gold '{name}' column to score the model's tags against", _name(source))
+            raise TaggerError(f"no gold '{name}' column to score the model's tags against", data_name)
     if parse and not has_column(gold, "head"):
-        raise TaggerError("no gold heads to score the parser against", _name(source))
+        raise TaggerError("no gold heads to score the parser against", data_name)
     const = TREE in model.output_columns
     if const and not has_trees(gold):
-        raise TaggerError("no gold trees to score the parser against (read from .mrg or .trees files)", _name(source))
+        raise TaggerError("no gold trees to score the parser against (read from .mrg or .trees files)", data_name)
     if train_words is None and meta.get("train") and os.path.exists(meta["train"]):
         train_words = training_words(meta["train"], "auto", columns)
     pred, multitags = _predictions(model, gold, beta)
-    result = scored(gold, pred, chosen, parse, train_words, (evalb_params or COLLINS) if const else None,
-                    _name(source))
+    result = scored(gold, pred, chosen, parse, train_words, (evalb_params or COLLINS) if const else None, data_name)
     if multitags is not None and chosen is not None:
-        multitag, first = MultiTagMetric(), tag_columns(chosen)[0]
+        multitag, first = MultiTagMetric(beta), tag_columns(chosen)[0]
         for sentence, tags in zip(gold, multitags):
             multitag.update(sentence.column(first), [{tag for tag, _ in token} for token in tags])
         result.metrics["multitag"] = multitag

@@ -217,6 +217,14 @@ def test_evaluate_scores_the_models_own_predictions(pos_model, tmp_path):
     assert json.loads(done.stdout)["tagging"]["accuracy"] == pytest.approx(result["score"])
     with pytest.raises(TaggerError, match="no gold 'upos'"):
         tagger.evaluate(pos_model, DATA / "sample.txt")
+    # as the command: unseen words (those not in the training file, here given) and multi-tagging
+    seen = {word for sentence in formats.read(str(DATA / "sample.conllu")) for word in sentence.words}
+    done = CliRunner().invoke(cli, ["evaluate", "--model", str(pos_model), str(DATA / "heldout.conllu"), "--json",
+                                    "--beta", "0.1", "--train", str(DATA / "sample.conllu")])
+    result = tagger.evaluate(pos_model, DATA / "heldout.conllu", beta=0.1, train_words=seen)
+    command = json.loads(done.stdout)
+    assert result["tagging"]["unseen"] == command["tagging"]["unseen"] and result["tagging"]["unseen"]["tokens"] > 0
+    assert result["multitag"] == command["multitag"] and result["multitag"]["beta"] == 0.1
 
 
 def test_parser_records_are_heads_and_labels_as_tagger_tag_writes(parser_model, tmp_path):

@@ -211,6 +211,34 @@ def test_evaluate_ccg_against_converted_conllu(tmp_path):
     assert data["column"] == "supertag" and data["tagging"]["accuracy"] == 100.0
 
 
+def test_evaluate_ccg_files_score_the_supertags_not_the_pos_copied_from_the_input(tmp_path):
+    """A supertagger's pipe output keeps its input's POS: the supertags are scored, with a note;
+    its ``tagged`` output is scored as the gold column it matches; CCG categories show whole."""
+    gold, pred, tagged, conll = (tmp_path / name for name in ("gold.pipe", "pred.pipe", "pred.tagged", "pred.conllu"))
+    gold.write_text("The|DT|NP[nb]/N dog|NN|N barked|VBD|S[dcl]\\NP\nRun|VB|S[b]\n")
+    pred.write_text("The|DT|NP[nb]/N dog|NN|N barked|VBD|S[pss]\\NP\nRun|VB|S[b]\n")
+    done = run("evaluate", "--gold", gold, "--pred", pred, "--json")
+    assert done.exit_code == 0, done.output
+    assert (json.loads(done.stdout)["column"], json.loads(done.stdout)["tagging"]["correct"]) == ("supertag", 3)
+    assert "its xpos is the gold's own in every word" in done.stderr
+    done = run("evaluate", "--gold", gold, "--pred", pred, "--column", "xpos", "--json")
+    assert json.loads(done.stdout)["tagging"]["accuracy"] == 100.0
+    done = run("evaluate", "--gold", gold, "--pred", pred)
+    assert "NP[nb]/N" in done.stdout and "S[pss]\\NP" in done.stdout  # not read as rich markup
+    tagged.write_text("The/NP[nb]\\/N dog/N barked/S[pss]\\NP\nRun/S[b]\n")
+    done = run("evaluate", "--gold", gold, "--pred", tagged, "--json")
+    assert (json.loads(done.stdout)["column"], json.loads(done.stdout)["tagging"]["correct"]) == ("supertag", 3)
+    assert "the gold's column it matches best" in done.stderr
+    assert run("convert", "--to", "conllu", gold, "-o", conll).exit_code == 0  # then supertags into XPOS
+    lines = [line.split("\t") for line in conll.read_text().splitlines()]
+    conll.write_text("\n".join("\t".join(f[:4] + [f[9].split("=", 1)[1].split("|")[0]] + f[5:9] + ["_"]) if len(f) == 10
+                                else "\t".join(f) for f in lines) + "\n")
+    done = run("evaluate", "--gold", gold, "--pred", conll, "--json")
+    assert json.loads(done.stdout)["column"] == "xpos" and "--supertag-in xpos" in done.stderr
+    done = run("evaluate", "--gold", gold, "--pred", conll, "--supertag-in", "xpos", "--json")
+    assert (json.loads(done.stdout)["column"], json.loads(done.stdout)["tagging"]["correct"]) == ("supertag", 4)
+
+
 # --- real processes --------------------------------------------------------------------------
 
 

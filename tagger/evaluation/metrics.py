@@ -341,12 +341,14 @@ class ColumnsMetric(Metric):
 class MultiTagMetric(Metric):
     """Multi-tagging (C&C/EasyCCG β-thresholded supertags): is the gold tag in the kept set?
 
-    ``score`` is that accuracy; :attr:`tags_per_word` is the mean size of the kept sets.
+    ``score`` is that accuracy; :attr:`tags_per_word` is the mean size of the kept sets;
+    ``beta`` the threshold the sets were kept by (None if not known).
     """
 
     score_name = "multi-tag accuracy"
 
-    def __init__(self) -> None:
+    def __init__(self, beta: float | None = None) -> None:
+        self.beta = beta
         self.tokens = 0
         self.correct = 0
         self.tags = 0
@@ -369,7 +371,9 @@ class MultiTagMetric(Metric):
     def __add__(self, other: "MultiTagMetric") -> "MultiTagMetric":
         if not isinstance(other, MultiTagMetric):
             return NotImplemented
-        total = MultiTagMetric()
+        if self.beta != other.beta:
+            raise ValueError(f"multi-tagging at beta {self.beta} and {other.beta} do not add up")
+        total = MultiTagMetric(self.beta)
         for name in ("tokens", "correct", "tags", "sentences", "sentences_correct"):
             setattr(total, name, getattr(self, name) + getattr(other, name))
         return total
@@ -392,6 +396,7 @@ class MultiTagMetric(Metric):
 
     def to_dict(self) -> dict:
         return {
+            "beta": self.beta,
             "tokens": self.tokens,
             "correct": self.correct,
             "accuracy": _percent(self.correct, self.tokens),

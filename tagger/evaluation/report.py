@@ -336,7 +336,8 @@ def render_table(
     elif isinstance(metric, AttachmentMetric):
         _render_parsing(metric, console, title or "attachment", top, punct)
     elif isinstance(metric, MultiTagMetric):
-        _render_multitag(metric, console, title or "multi-tagging")
+        beta = "" if metric.beta is None else f", tags with p >= {metric.beta:g} x the best's"
+        _render_multitag(metric, console, (title or "multi-tagging") + beta)
     elif isinstance(metric, BracketMetric):
         _render_brackets(metric, console, title or "brackets (EVALB)")
     elif isinstance(metric, AlignedMetric):
