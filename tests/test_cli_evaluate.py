@@ -316,6 +316,18 @@ def test_convert_conllu_to_tagged_and_pipe(files):
     assert run("convert", "--to", "pipe", gold).stdout.splitlines()[0] == "The|DT|_ dog|NN|_ barked|VBD|_ .|.|_"
 
 
+def test_convert_to_one_tag_a_word_says_what_it_leaves_out_and_column_chooses(tmp_path):
+    if not AUTO.exists():
+        pytest.skip(f"{AUTO} not available")
+    done = run("convert", "--to", "tagged", AUTO)
+    assert done.exit_code == 0 and done.stdout.startswith("Pierre/NNP Vinken/NNP ,/, ")
+    assert "its xpos; its supertag is left out (--column supertag writes that)" in done.stderr
+    done = run("convert", "--to", "tagged", "--column", "supertag", AUTO)
+    assert done.exit_code == 0 and done.stdout.startswith("Pierre/N\\/N Vinken/N ,/, ") and not done.stderr
+    assert "no such column (it has: xpos, supertag)" in run("convert", "--to", "pos", "--column", "upos", AUTO).stderr
+    assert "--to conllu writes every column" in run("convert", "--to", "conllu", "--column", "supertag", AUTO).stderr
+
+
 def test_convert_to_conllx_says_how_many_multiword_tokens_it_leaves_out(tmp_path):
     source = tmp_path / "mwt.conllu"
     source.write_text("# text = do gato\n1-2\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n1\tde\tde\tADP\t_\t_\t3\tcase\t_\t_\n"

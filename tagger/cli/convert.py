@@ -49,6 +49,8 @@ class OutputFormat(click.Choice):
 @click.option("--supertag-in", type=click.Choice(SUPERTAG_IN), default="misc", show_default=True,
               help="Where CoNLL files carry CCG supertags: MISC 'supertag=CAT', or XPOS (the POS tag then "
               "moves to MISC 'xpos=TAG').")
+@click.option("--column", metavar="NAME", help="The tag column that a format of one tag a word (tagged, pos, dp) "
+              "writes, e.g. supertag [default: xpos, else upos; a note names the columns left out].")
 @click.option("--output", "-o", "output_path", metavar="FILE", help="Output file [default: stdout]; missing parent folders are created. "
               "Written to a temporary file that replaces it at the end: a run that fails before any output leaves it "
               "as it was.")
@@ -58,6 +60,7 @@ def command(
     target_format: str,
     columns_spec: str | None,
     supertag_in: str,
+    column: str | None,
     output_path: str | None,
 ) -> None:
     """Convert INPUT (a file, a folder of files of one format, or '-' for stdin) from one corpus
@@ -68,7 +71,7 @@ def command(
     if source_format == "auto" and input_path != "-" and os.path.isdir(input_path):
         source_format = folder_format(input_path, columns_spec is not None)
     convert(source, output_path, target_format, source_format=source_format, columns=columns_spec,
-            supertag_in=supertag_in)
+            supertag_in=supertag_in, column=column)
 
 
 def folder_format(folder: str, columns_given: bool) -> str:

@@ -20,9 +20,16 @@ from tagger.formats.base import Source, open_output, peek, read_once, source_nam
 from tagger.formats.placement import map_columns
 
 
+#: Formats of one tag a word: a source's other tag columns are left out (``--column`` chooses).
+ONE_TAG_FORMATS = ("tagged", "pos", "dp")
+
+#: Tag columns that a one-tag format could write, in the order a note names them.
+TAG_COLUMNS = ("upos", "xpos", "supertag")
+
+
 def converted(source: Source, target_format: str, *, source_format: str = "auto",
               columns: Mapping[str, int] | str | None = None, supertag_in: str = "misc",
-              dropped: list[int] | None = None) -> Iterator[Sentence]:
+              dropped: list[int] | None = None, column: str | None = None) -> Iterator[Sentence]:
     """The sentences of ``source`` (a file or a stream) made ready for ``target_format``'s writer.
 
     What can be refused before anything is read is refused here, at the call: ``auto``
@@ -31,8 +38,13 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
     and to write one (a layout is never guessed here; a column file's header may name it);
     ``supertag_in``: where CoNLL files carry
     CCG supertags (``misc`` or ``xpos``). ``dropped[0]`` counts the multiword-token lines that a
-    CoNLL-X target leaves out (:func:`_counting_ranges`)."""
+    CoNLL-X target leaves out (:func:`_counting_ranges`). ``column``: the tag column that a format
+    of one tag a word (:data:`ONE_TAG_FORMATS`) writes (default: XPOS, else UPOS; a ``note:`` names
+    the tag columns left out)."""
     target_format = OUTPUT_ALIASES.get(target_format, target_format)
+    if column is not None and target_format not in ONE_TAG_FORMATS:
+        raise TaggerError(f"--column chooses the one tag of {', '.join(ONE_TAG_FORMATS)}: --to {target_format} "
+                          "writes every column it has a place for")
     layout = column_layout(columns)
     if layout is None and target_format == "columns":
         raise TaggerError("writing the 'columns' format needs --columns, e.g. --columns form=1,xpos=2")
@@ -47,19 +59,43 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
     if dropped is not None and target_format == "conllx":
         sentences = _counting_ranges(sentences, dropped)
     names = list(layout) if target_format == "columns" and layout else []
-    return (map_columns(s, resolved, target_format, supertag_in, names) for s in sentences)
+    if target_format in ONE_TAG_FORMATS:
+        sentences = _one_tag(sentences, column, name)
+    return (map_columns(s, resolved, target_format, supertag_in, names, column) for s in sentences)
+
+
+def _one_tag(sentences: Iterator[Sentence], column: str | None, name: str) -> Iterator[Sentence]:
+    """``sentences`` for a format of one tag a word: ``column`` must be in the first one that has
+    words; without it, a ``note:`` names the tag columns that are not written."""
+    checked = False
+    for sentence in sentences:
+        if not checked and len(sentence):
+            checked = True
+            present = [c for c in TAG_COLUMNS if sentence.has(c)] + [
+                c for c in sentence.columns if c not in TAG_COLUMNS and c not in ("head", "deprel", "lemma", "feats",
+                                                                                   "misc", "deps") and sentence.has(c)]
+            if column is not None and column not in present:
+                raise TaggerError(f"--column {column}: the input has no such column (it has: "
+                                  f"{', '.join(present) or 'none'})", sentence.source or name, sentence.line)
+            written = column or next((c for c in ("xpos", "upos") if c in present), present[0] if present else None)
+            left = [c for c in present if c != written]
+            if column is None and written is not None and left:
+                print(f"note: {name}: one tag a word is written, its {written}; its {' and '.join(left)} "
+                      f"{'is' if len(left) == 1 else 'are'} left out (--column {left[0]} writes that)",
+                      file=sys.stderr, flush=True)
+        yield sentence
 
 
 def convert(source: Source, output: str | os.PathLike | TextIO | None, target_format: str, *,
             source_format: str = "auto", columns: Mapping[str, int] | str | None = None,
-            supertag_in: str = "misc") -> None:
+            supertag_in: str = "misc", column: str | None = None) -> None:
     """Write the sentences of ``source`` to ``output`` (a path, created with its folders; a text
     stream; ``None``/``-``: stdout) in ``target_format``; see :func:`converted`. Input that is
     refused before reading leaves ``output`` untouched."""
     with read_once(source) as source:  # a pipe (<(command)) is read once: sniffed and read
         dropped = [0]  # multiword-token lines, which CoNLL-X cannot hold (a note says how many)
         sentences = converted(source, target_format, source_format=source_format, columns=columns,
-                              supertag_in=supertag_in, dropped=dropped)
+                              supertag_in=supertag_in, dropped=dropped, column=column)
         target_format = OUTPUT_ALIASES.get(target_format, target_format)
         stream = open_output(output) if output is None or isinstance(output, (str, os.PathLike)) else output
         try:

@@ -161,9 +161,10 @@ def generic_from_conll(sentence: Sentence, names: Sequence[str]) -> Sentence:
 
 
 def map_columns(sentence: Sentence, source_format: str, target_format: str, supertag_in: str,
-                names: Sequence[str] = ()) -> Sentence:
+                names: Sequence[str] = (), column: str | None = None) -> Sentence:
     """Adapt a sentence read as ``source_format`` to what ``target_format``'s writer expects
-    (``tagger convert``; ``names``: the column spec's names when writing the columns format).
+    (``tagger convert``; ``names``: the column spec's names when writing the columns format;
+    ``column``: the tag a format of one tag a word shows, default XPOS, else UPOS).
 
     - CoNLL -> CoNLL: unchanged (the same dialect keeps its original lines).
     - into CoNLL: supertags go to MISC or XPOS, generic columns to XPOS or MISC (:func:`place`).
@@ -180,6 +181,8 @@ def map_columns(sentence: Sentence, source_format: str, target_format: str, supe
         return sentence
     if source_conll:
         sentence = generic_from_conll(supertags_from_conll(sentence, supertag_in, source_format), names)
+    if column is not None and not target_conll:
+        return _pos_slot(sentence, target_format, [column])
     return place(sentence, target_format, supertag_in)[0]
 
 
