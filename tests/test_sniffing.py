@@ -172,6 +172,22 @@ def test_tag_output_formats_are_read_back_as_what_they_are(long_header, toy):
         assert [s.words for s in formats.read(io.BytesIO(out.encode()))] == expected, output
 
 
+def test_word_pos_lines_are_ccs_supertagger_input_not_plain_text(toy):
+    """``word|POS`` tokens (what C&C's supertagger reads) are the pipe format without supertags:
+    the words are tagged, not ``What|WP`` as a word."""
+    content = "What|WP if|IN Google|NNP grew|VBD ?|.\nA|DT a|b|NN\n"
+    assert formats.detect_format(None, content) == "pipe"
+    sentences = list(formats.read(io.BytesIO(content.encode())))
+    assert [(s.words, list(s.columns)) for s in sentences] == [
+        (["What", "if", "Google", "grew", "?"], ["xpos"]), (["A", "a|b"], ["xpos"])]
+    assert sentences[1].columns["xpos"] == ["DT", "NN"]
+    done = run("tag", "--model", toy, "--output-format", "tagged", stdin=content)
+    assert done.exit_code == 0, done.output
+    assert [token.rsplit("/", 1)[0] for token in done.stdout.split()] == ["What", "if", "Google", "grew", "?", "A", "a|b"]
+    with pytest.raises(TaggerError, match="nor word|POS"):
+        list(formats.read(io.BytesIO(b"What|WP if\n"), "pipe"))
+
+
 def test_pipeline_on_real_stdin(long_header, toy, parser):
     """`tagger tag --model pos F | tagger tag --model dep` with a real pipe, as the issue ran it."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -59,7 +59,7 @@ def guess_format(path: str | os.PathLike | None, sample_text: str) -> tuple[str,
     names the layout, :func:`columns.header_layout`); a leading ``(`` -> trees
     where each line's brackets balance (one tree a line, as EVALB reads), else mrg, unless a
     word stands outside every bracket (then plain text, or what else the words say);
-    ``======`` or ``[ ]`` chunks -> pos; ``w|P|S`` tokens -> pipe; ``w/TAG`` tokens -> tagged;
+    ``======`` or ``[ ]`` chunks -> pos; ``w|P|S`` or ``w|P`` tokens -> pipe; ``w/TAG`` tokens -> tagged;
     anything else -> text (noted when its lines hold tabs: a column file that is not one token
     per line in blank-line separated blocks is read as text, and its words are all kept)."""
     return _guess(path, sample_text.splitlines())
@@ -95,7 +95,7 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
     tagged = all(t in ("[", "]") or ptb.split_token(t) for t in tokens)
     if tagged and ("[" in tokens or any(_SEPARATOR.fullmatch(line.strip()) for line in lines)):
         return "pos", None
-    if all(pipe.split_token(t) for t in tokens):
+    if all(pipe.split_token(t) for t in tokens) or all(pipe.split_token(t, 2) for t in tokens):
         return "pipe", None
     if tagged:
         return "tagged", None
