@@ -27,23 +27,30 @@ def split_token(token: str, fields: int = 3) -> list[str] | None:
 
 def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentence]:
     """Yield one sentence per non-blank line (columns ``xpos`` and ``supertag``; ``xpos`` alone
-    for a line of ``word|POS`` tokens); with ``on_error``, malformed lines are reported to it and skipped."""
+    where the first line's tokens are ``word|POS``, and then every line's must be); with
+    ``on_error``, malformed lines are reported to it and skipped."""
     name = source_name(source)
+    fields: list[int] = []  # 3 or 2, as the first line has them
 
     def sentence(item: tuple[int, str]) -> Sentence | None:
         number, text = item
         tokens = text.split()
         if not tokens or tokens[0] == "#":
             return None
-        pairs = [split_token(token, 2) for token in tokens]
-        if all(pairs) and not all(split_token(token) for token in tokens):  # C&C's supertagger input
+        if not fields:  # the first line says which: word|POS|supertag, else word|POS (C&C's supertagger input)
+            fields.append(2 if all(split_token(t, 2) for t in tokens) and not all(map(split_token, tokens)) else 3)
+        if fields[0] == 2:
+            pairs = [split_token(token, 2) for token in tokens]
+            bad = next((token for token, pair in zip(tokens, pairs) if pair is None), None)
+            if bad is not None:
+                raise TaggerError(f"token '{bad}' is not word|POS, as the first line's tokens are", name, number)
             return Sentence([p[0] for p in pairs], {"xpos": [p[1] for p in pairs]}, source=name, line=number)
         triples = []
         for token in tokens:
-            fields = split_token(token)
-            if fields is None:
-                raise TaggerError(f"token '{token}' is not word|POS|supertag (nor word|POS)", name, number)
-            triples.append(fields)
+            triple = split_token(token)
+            if triple is None:
+                raise TaggerError(f"token '{token}' is not word|POS|supertag", name, number)
+            triples.append(triple)
         columns = {"xpos": [t[1] for t in triples], "supertag": [t[2] for t in triples]}
         return Sentence([t[0] for t in triples], columns, source=name, line=number)
 
