@@ -362,3 +362,13 @@ def test_a_tagger_whose_every_tag_is_rare_is_refused_not_trained_to_output_paddi
         SkipLSTMTagger.vocabs_from(config, sentences)
     assert str(error.value).startswith("tiny.auto") and "\n" not in str(error.value)
     assert sorted(SkipLSTMTagger.vocabs_from(TaggerConfig(column="supertag", rare_tag_count=1), sentences)["tags"][1:]) == ["N", "S"]
+
+
+def test_labels_too_rare_to_output_are_counted_in_the_meta_and_a_note():
+    """CCG's RARE class: the labels seen fewer than rare_tag_count times, and the words that carry
+    them (never tagged right: the dev score's ceiling), are said before training and kept in the meta."""
+    sentences = [Sentence(["a", "b", "c"], {"supertag": ["N", "N", "S/N"]}), Sentence(["d", "e"], {"supertag": ["N", "NP"]})]
+    facts, notes = SkipLSTMTagger.training_meta(TaggerConfig(column="supertag", rare_tag_count=2), sentences)
+    assert facts == {"rare_labels": {"supertag": {"labels": 2, "of_labels": 3, "words": 2, "of_words": 5}}}
+    assert len(notes) == 1 and notes[0].startswith("supertag: 2 of its 3 labels are seen fewer than 2 times") and "40.00%" in notes[0]
+    assert SkipLSTMTagger.training_meta(TaggerConfig(column="supertag", rare_tag_count=1), sentences) == ({}, [])

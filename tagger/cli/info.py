@@ -260,12 +260,19 @@ def card_text(value: Any) -> str:
     return str(value)
 
 
+def rare_text(value: dict[str, Any]) -> str:
+    """``rare_labels``: per column, the labels too rare in training to be output (one RARE class)."""
+    return "; ".join(f"{column}: {entry['labels']:,} of {entry['of_labels']:,} labels, on {entry['words']:,} of "
+                     f"{entry['of_words']:,} training words, are one RARE class (never output)"
+                     for column, entry in value.items())
+
+
 def meta_text(key: str, value: Any) -> str:
     """One meta entry as ``tagger info``'s table shows it (a pipeline's and each stage's alike)."""
     if key == "dev_score" and isinstance(value, float):
         return f"{value:.2f} %"
     shown = {"jackknife": jackknife_text, "distilled_from": distilled_text, "distillation": distillation_text,
-             "ensemble_of": ensemble_text}.get(key)
+             "ensemble_of": ensemble_text, "rare_labels": rare_text}.get(key)
     return shown(value) if shown is not None and value else str(value)
 
 

@@ -283,8 +283,26 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
 
     @classmethod
     def training_meta(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
-        """What the model file's meta records about the training sentences, and notes: nothing."""
-        return {}, []
+        """What the model file's meta records about the training sentences, and notes: the labels
+        of each column seen fewer than ``rare_tag_count`` times, which are one RARE class that is
+        never output (CCGbank's supertags), as ``rare_labels`` and a note that says how many words
+        carry them (none of those can be tagged right)."""
+        if config.rare_tag_count <= 1:
+            return {}, []
+        facts, notes = {}, []
+        for index, column in enumerate(config.columns):
+            if index > 0 and column == FEATS and config.feats_mode == "feature":
+                continue
+            counts = Counter(value for sentence in sentences for value in column_values(sentence, column))
+            rare = {label: n for label, n in counts.items() if n < config.rare_tag_count}
+            if not rare:
+                continue
+            words, total = sum(rare.values()), sum(counts.values())
+            facts[column] = {"labels": len(rare), "of_labels": len(counts), "words": words, "of_words": total}
+            notes.append(f"{column}: {len(rare)} of its {len(counts)} labels are seen fewer than {config.rare_tag_count} "
+                         f"times in training ({words:,} words, {100 * words / max(1, total):.2f}%): they are one RARE "
+                         f"class, never output (--set rare_tag_count=1 keeps every label)")
+        return ({"rare_labels": facts} if facts else {}), notes
 
     @classmethod
     def vocabs_from(cls, config: TaggerConfig, sentences: Sequence[Sentence]) -> dict[str, list[str]]:
