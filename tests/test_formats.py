@@ -520,8 +520,12 @@ def test_read_directory_list_and_stream(tmp_path):
     (tmp_path / "sub" / "README").write_text("a|B|C\n")
     with pytest.raises(TaggerError, match="no .pipe files in directory"):
         list(formats.read(tmp_path / "sub", "pipe"))
-    with pytest.raises(TaggerError, match="no files of a known format"):
+    with pytest.raises(TaggerError, match="no files of a known format in directory$"):
         list(formats.read(tmp_path / "sub"))
+    for section in ("00", "01"):  # CCGbank's data/AUTO: section folders, no files
+        (tmp_path / "AUTO" / section).mkdir(parents=True)
+    with pytest.raises(TaggerError, match=r"it holds folders: 00, 01: give one, or .* --split wsj"):
+        list(formats.read(tmp_path / "AUTO"))
     text_stream = io.TextIOWrapper(io.BytesIO(b"a/DT b/NN\n"), encoding="utf-8")
     assert read(b"a/DT b/NN\n")[0].columns == {"xpos": ["DT", "NN"]}
     assert list(formats.read(text_stream))[0].source == "<stdin>"

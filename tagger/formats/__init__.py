@@ -219,7 +219,10 @@ def _files(folder: Path, fmt: str, columns_given: bool) -> list[tuple[Path, str]
         found = [(p, sniff(p, columns_given)[0]) for p in paths if p.suffix.lower() == ".txt"]
     kinds = sorted({f for _, f in found})
     if not kinds:
-        raise TaggerError("no files of a known format in directory", str(folder))
+        subfolders = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        hint = (f" (it holds folders: {', '.join(subfolders[:4])}{', ...' if len(subfolders) > 4 else ''}: give one, "
+                "or the whole of a WSJ-sectioned corpus with --split wsj where the command takes it)") if subfolders else ""
+        raise TaggerError(f"no files of a known format in directory{hint}", str(folder))
     if len(kinds) > 1:
         raise TaggerError(f"directory holds files of several formats ({', '.join(kinds)}); choose one",
                           str(folder))
