@@ -189,6 +189,15 @@ def test_word_pos_lines_are_ccs_supertagger_input_not_plain_text(toy):
         list(formats.read(io.BytesIO(b"What|WP if|IN\nWhat|WP if\n"), "pipe"))
 
 
+def test_jsonl_and_msuper_output_are_refused_as_input_saying_what_they_are(toy, tmp_path):
+    for fmt in ("jsonl", "msuper"):
+        out = tmp_path / f"out.{fmt}"
+        assert run("tag", "--model", toy, "--output-format", fmt, "-o", out, stdin="The cat sat .\nA dog .\n").exit_code == 0
+        done = run("evaluate", "--gold", DATA / "sample.conllu", "--pred", out)
+        assert done.exit_code == 1 and f"{out}: this is tagger tag's {fmt} output" in done.stderr, done.stderr
+        assert "Traceback" not in done.output and len(done.stderr.strip().splitlines()) == 1
+
+
 def test_pipeline_on_real_stdin(long_header, toy, parser):
     """`tagger tag --model pos F | tagger tag --model dep` with a real pipe, as the issue ran it."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -178,10 +178,26 @@ def sniff(source: Source, columns_given: bool = False) -> tuple[str, Source]:
     if path is not None and Path(path).suffix.lower() in BY_EXTENSION:
         return BY_EXTENSION[Path(path).suffix.lower()], source
     lines, replay = peek(source)
+    written = _output_only(lines)
+    if written is not None:
+        raise TaggerError(f"this is {written}, which tagger writes but does not read: write conllu, pipe or tagged "
+                          "(--output-format) to read it back, tag it again or score it", source_name(source))
     fmt, note = _guess(path, lines)  # the lines as they are: a blank last line ends a block
     if note is not None and not (fmt == "columns" and columns_given):
         print(f"note: {source_name(source)}: {note}", file=sys.stderr, flush=True)
     return fmt, replay
+
+
+def _output_only(lines: list[str]) -> str | None:
+    """What ``tagger tag`` output of a format no reader takes ``lines`` begin with, if they do:
+    jsonl (``{"words": [...], ...}``) or msuper (``word TAB count TAB tag TAB p ...``)."""
+    filled = [line.rstrip("\r\n") for line in lines if line.strip()][:20]
+    if filled and all(line.startswith('{"words": [') and line.endswith("}") for line in filled):
+        return "tagger tag's jsonl output"
+    rows = [line.split("\t") for line in filled]
+    if rows and all(len(row) >= 4 and row[1].isdigit() and len(row) == 2 + 2 * int(row[1]) for row in rows):
+        return "tagger tag's msuper output (several tags a word)"
+    return None
 
 
 def _module(fmt: str):
