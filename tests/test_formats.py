@@ -391,6 +391,13 @@ def test_auto_nested_categories_and_bracket_words():
     assert write([sentence], "ccgbank") == NESTED
 
 
+def test_auto_words_that_hold_the_leaf_closer():
+    text = "ID=t.1 PARSER=GOLD NUMPARSE=1\n(<T S 0 2> (<L NP NN NN :>) NP>) (<L S\\NP VBZ VBZ >) S\\NP>) )\n"
+    [sentence] = read(text)
+    assert sentence.words == [":>)", ">)"] and sentence.columns["supertag"] == ["NP", "S\\NP"]
+    assert write([sentence], "ccgbank") == text
+
+
 def test_auto_sample_and_pipe_round_trip():
     sentences = list(formats.read(DATA / "sample.auto"))
     assert [len(s) for s in sentences] == [7, 6, 7, 2]

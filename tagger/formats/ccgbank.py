@@ -15,6 +15,7 @@ derivations cannot be rebuilt from tags, so :func:`write` only writes sentences 
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
@@ -23,6 +24,11 @@ from tagger.formats.base import Source, iter_lines, source_name
 
 NAME = "ccgbank"
 EXTENSIONS = (".auto",)
+
+
+#: A leaf: five fields separated by spaces, the last closed by ``>)`` (the fields themselves
+#: hold no spaces; the word may hold ``>)``).
+_LEAF = re.compile(r"\(<L\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+?)>\)(?=\s|\)|$)")
 
 
 def parse_derivation(text: str, name: str = "<string>", line: int | None = None) -> list[list[str]]:
@@ -46,14 +52,15 @@ def parse_derivation(text: str, name: str = "<string>", line: int | None = None)
         if done:
             raise fail("text after the end of the derivation", position)
         if text.startswith("(<L", position):
-            end = text.find(">)", position)
-            if end < 0:
-                raise fail("leaf not closed by '>)'", position)
-            fields = text[position + 3 : end].split()
-            if len(fields) != 5:
+            leaf = _LEAF.match(text, position)  # a word may hold '>)' (an emoticon, ':>)'): fields by spaces
+            if leaf is None:
+                end = text.find(">)", position)
+                if end < 0:
+                    raise fail("leaf not closed by '>)'", position)
+                fields = text[position + 3 : end].split()
                 raise fail(f"leaf has {len(fields)} fields, expected 5 (CAT MODPOS ORIGPOS WORD PREDARG)", position)
-            leaves.append(fields)
-            position = end + 2
+            leaves.append(list(leaf.groups()))
+            position = leaf.end()
             completed = True
         elif text.startswith("(<T", position):
             end = text.find(">", position)
