@@ -43,6 +43,8 @@ def _misc_text(items: list[tuple[str, str]]) -> str:
 
 def misc_set(misc: str, key: str, value: str) -> str:
     """MISC with ``key=value`` set (replacing an earlier value; ``_`` as the value removes it)."""
+    if value != MISSING and value and "|" not in misc and misc.partition("=")[0] != key:  # most words: no parsing
+        return f"{key}={value}" if misc in ("", MISSING) else f"{misc}|{key}={value}"
     items = [(k, v) for k, v in _misc_items(misc) if k != key]
     if value != MISSING:
         items.append((key, value))
