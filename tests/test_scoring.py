@@ -290,9 +290,13 @@ def test_columns_name_the_layout_of_the_predicted_file_only(tmp_path):
 def test_a_columns_file_without_its_layout_is_refused_with_no_note_of_a_guess(tmp_path, capsys):
     """Scoring takes no guessed layout (msuper output: word, tag count, tag, probability): one
     error, not a note that it will be read one way and then the error."""
-    pred = tmp_path / "out.msuper"
-    pred.write_text("The\t1\tDET\t1\ncat\t1\tNOUN\t1\n\n", encoding="utf-8")
+    pred = tmp_path / "out.tsv"
+    pred.write_text("The\tx\tDET\t1\ncat\tx\tNOUN\t1\n\n", encoding="utf-8")
     with pytest.raises(TaggerError, match="reading the 'columns' format needs --columns"):
+        evaluate_files(Path("data/sample.conllu"), pred)
+    assert "note:" not in capsys.readouterr().err
+    pred.write_text("The\t1\tDET\t1\ncat\t1\tNOUN\t1\n\n", encoding="utf-8")  # msuper output: said so
+    with pytest.raises(TaggerError, match="this is tagger tag's msuper output"):
         evaluate_files(Path("data/sample.conllu"), pred)
     assert "note:" not in capsys.readouterr().err
 
