@@ -295,6 +295,7 @@ def test_a_columns_file_without_its_layout_is_refused_with_no_note_of_a_guess(tm
     with pytest.raises(TaggerError, match="reading the 'columns' format needs --columns"):
         evaluate_files(Path("data/sample.conllu"), pred)
     assert "note:" not in capsys.readouterr().err
+    pred = tmp_path / "out.msuper"
     pred.write_text("The\t1\tDET\t1\ncat\t1\tNOUN\t1\n\n", encoding="utf-8")  # msuper output: said so
     with pytest.raises(TaggerError, match="this is tagger tag's msuper output"):
         evaluate_files(Path("data/sample.conllu"), pred)
