@@ -367,3 +367,15 @@ def test_what_the_official_scorer_refuses_or_rounds_is_refused_and_rounded_alike
     assert F1Metric(160, 160, 23, 160).to_dict()["precision"] == 100 * (23 / 160) != 100.0 * 23 / 160  # 14.37, not 14.38
     assert F1Metric(10, 0, 0, 0).to_dict() == {"gold": 10, "predicted": 0, "correct": 0, "aligned": 0, "precision": 0.0,
                                                     "recall": 0.0, "f1": 0.0, "aligned_accuracy": 0.0}
+
+
+def test_the_same_text_in_another_unicode_form_is_said_so(tmp_path):
+    """French in NFD (é as e + U+0301) against the NFC gold: the text differs, as the official
+    scorer would say, and the error says why."""
+    import unicodedata
+
+    decomposed = tmp_path / "nfd.conllu"
+    decomposed.write_text(unicodedata.normalize("NFD", FR_SYSTEM.read_text(encoding="utf-8")), encoding="utf-8")
+    assert decomposed.read_text(encoding="utf-8") != FR_SYSTEM.read_text(encoding="utf-8")  # it has accents
+    with pytest.raises(TaggerError, match="another Unicode form: composed NFC, decomposed NFD"):
+        evaluate_files(FR_GOLD, decomposed)

@@ -428,3 +428,16 @@ def test_known_words_with_a_space_are_learned_and_two_tokens_that_spell_one_are_
     assert join_known(text, labels, words)[:5] == bytes([INSIDE] * 5) and join_known(text, labels, frozenset()) == labels
     text, labels = labels_of(["phố", "thành", "phố", "phố"])  # left to right, a token joins once
     assert [i for i, label in enumerate(join_known(text, labels, words)) if label != INSIDE] == [2, 12, 16]
+
+
+def test_decomposed_text_is_pointed_out_to_a_tokenizer_that_learnt_composed_text(capsys):
+    import unicodedata
+
+    from tagger.tokenization.stream import _checked
+
+    text = "Tiếng Việt là ngôn ngữ của người Việt. " * 3
+    known = frozenset(text)
+    assert list(_checked(iter([unicodedata.normalize("NFD", text)]), known, "in.txt", [False]))
+    assert "warning: in.txt: the text is in decomposed Unicode (NFD" in capsys.readouterr().err
+    assert list(_checked(iter([text]), known, "in.txt", [False])) == [text]
+    assert capsys.readouterr().err == ""

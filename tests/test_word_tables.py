@@ -265,3 +265,19 @@ def test_seq2seq_reading_pos_embeds_the_tags_and_refuses_untagged_input(tmp_path
     assert refused.exit_code != 0 and "reads XPOS" in refused.stderr and "Traceback" not in refused.stderr
     tagged = invoke("tag", "--model", out, "--beam", "1", "--format", "tagged", stdin="It/PRP rained/VBD ./.\n")
     assert tagged.exit_code == 0 and "(PRP It)" in tagged.stdout, tagged.output
+
+
+def test_decomposed_words_are_looked_up_as_the_composed_ones_learnt():
+    """NFD input (a letter and its accents as separate characters) is the same word as the NFC
+    one a treebank teaches: the same ids, word, characters and all."""
+    import unicodedata
+
+    from tagger.corpus.features import InputFeaturizer, canonical, normalize
+    from tagger.corpus.vocab import Vocab
+
+    composed = "Tiếng Việt"
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert decomposed != composed and canonical(decomposed) == composed and normalize(decomposed) == "tiếng việt"
+    words, chars = Vocab.from_list(["<pad>", "<unk>", "tiếng việt"]), Vocab.from_list(["<pad>", "<unk>", *set(composed)])
+    featurizer = InputFeaturizer(words, chars, 3)
+    assert featurizer.token(decomposed) == featurizer.token(composed) and featurizer.token(composed)[0] == 2

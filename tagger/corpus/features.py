@@ -5,6 +5,7 @@ which turns a word into the ids the input layer reads (:mod:`tagger.modules.inpu
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from typing import Mapping
 
@@ -18,9 +19,15 @@ CHAR_PAD_WORD = "\x00"  # fills the first/last-l slots of words shorter than l (
 CHAR_BOW, CHAR_EOW = "<w>", "</w>"  # the character CNN's word boundaries (never a single character)
 
 
+def canonical(word: str) -> str:
+    """``word`` in Unicode's composed form, NFC (as UD treebanks are written): decomposed input,
+    NFD (a letter and its accents as separate characters), is looked up as the same word."""
+    return word if word.isascii() else unicodedata.normalize("NFC", word)
+
+
 def normalize(word: str) -> str:
-    """Lowercase and map every digit to 9."""
-    return _DIGIT.sub("9", word.lower())
+    """Composed (:func:`canonical`), lowercased, and every digit mapped to 9."""
+    return _DIGIT.sub("9", canonical(word).lower())
 
 
 def caps_class(word: str) -> int:
@@ -146,12 +153,13 @@ class InputFeaturizer:
         memoised, the hot path of tagging. Unknown units are left out."""
         hit = self._cache.get(word)
         if hit is None:
-            spelled = self.chars.indices(spelling(word, self.spell_length)) if self.spell_length else _NO_IDS
+            form = canonical(word)  # decomposed (NFD) input looked up as the composed words it learnt
+            spelled = self.chars.indices(spelling(form, self.spell_length)) if self.spell_length else _NO_IDS
             known = _NO_IDS
             if self.units is not None:
                 stoi = self.units.stoi
-                known = [stoi[unit] for unit in subword_units(word, self.kinds, self.affix_length) if unit in stoi]
-            hit = (self.words.index(normalize(word)), caps_class(word), self.chars.indices(char_slots(word, self.char_length)),
+                known = [stoi[unit] for unit in subword_units(form, self.kinds, self.affix_length) if unit in stoi]
+            hit = (self.words.index(normalize(form)), caps_class(form), self.chars.indices(char_slots(form, self.char_length)),
                    spelled, known)
             if len(self._cache) < 100_000:  # bounded: open-vocabulary streams must not grow memory
                 self._cache[word] = hit

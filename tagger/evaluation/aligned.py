@@ -277,6 +277,9 @@ def check_same_text(gold: Document, system: Document) -> None:
         message = (f"the text (tokens without spaces) differs from the gold file's at character {low + 1}, in the "
                    f"token {_shown(_token(system, at_system))} ({_shown(_token(gold, at_gold))} at {gold_line}): "
                    f"{_shown(system.text[low:low + 20])} here, {_shown(gold.text[low:low + 20])} in the gold file")
+        if unicodedata.normalize("NFC", system.text) == unicodedata.normalize("NFC", gold.text):
+            message += (" (the same characters in another Unicode form: composed NFC, decomposed NFD; normalise "
+                        "both files to NFC, as UD writes them)")
     raise TaggerError(message, system.name, system.token_lines[at_system] if system.tokens else None)
 
 

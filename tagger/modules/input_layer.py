@@ -17,8 +17,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from tagger.corpus.features import (CAPS_FIRST, CAPS_LOWER, CAPS_MIXED, CAPS_NONE, CAPS_UPPER, CHAR_BOW,  # noqa: F401
-                                    CHAR_EOW, CHAR_PAD_WORD, InputFeaturizer, caps_class, char_slots, normalize,
-                                    spelling)
+                                    CHAR_EOW, CHAR_PAD_WORD, InputFeaturizer, canonical, caps_class, char_slots,
+                                    normalize, spelling)
 from tagger.modules import recurrent  # the C steps (_fastscan) and whether to use them (FUSED)
 from tagger.modules.init import scaled_normal_
 from tagger.modules.precision import ROW_QUANTUM, lowered_matmul

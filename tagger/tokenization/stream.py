@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import sys
+import unicodedata
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 
 from tagger.corpus.batching import chunks_until_error
@@ -264,7 +265,12 @@ def _checked(pieces: Iterator[str], known: frozenset[str], name: str, told: list
         if not told[0]:
             told[0] = True
             share, count = unseen_share(piece, known)
-            if share > UNSEEN_SHARE and count >= UNSEEN_SAMPLE:
+            if not unicodedata.is_normalized("NFC", piece) and unseen_share(unicodedata.normalize("NFC", piece), known)[0] < share:
+                print(f"warning: {name}: the text is in decomposed Unicode (NFD: letters and their accents as separate "
+                      "characters), which this tokenizer did not learn: its tokens will be poor; compose it first "
+                      "(NFC), e.g. python3 -c 'import sys, unicodedata; sys.stdout.write(unicodedata.normalize(\"NFC\", "
+                      "sys.stdin.read()))'", file=sys.stderr, flush=True)
+            elif share > UNSEEN_SHARE and count >= UNSEEN_SAMPLE:
                 print(f"warning: {name}: {share:.0%} of its first {count} characters are ones this tokenizer never saw "
                       "in training (another language or script than it learnt): its tokens, and what later models "
                       "make of them, will be poor", file=sys.stderr, flush=True)

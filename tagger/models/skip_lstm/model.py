@@ -32,7 +32,7 @@ from tagger.errors import TaggerError
 from tagger.evaluation.metrics import ColumnsMetric, TagMetric
 from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
-from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize, padded_ids
+from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, canonical, char_slots, normalize, padded_ids
 from tagger.corpus.features import subword_vocabs
 from tagger.corpus.lexicon import LEXICON, LEXICON_MIN, TagLexicon
 from tagger.corpus.lexicon import build as build_lexicon
@@ -333,8 +333,9 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
                         features.setdefault(name, Counter())[value] += 1
             if config.aux_column:
                 aux.update(sentence.column(config.aux_column))
-            forms.update(sentence.words)
-            for word in sentence.words:
+            spelled = [canonical(word) for word in sentence.words]  # as the featurizer reads them
+            forms.update(spelled)
+            for word in spelled:
                 words[normalize(word)] += 1
                 chars.update(char_slots(word, config.char_length))
                 if config.char_cnn:

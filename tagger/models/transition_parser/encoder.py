@@ -37,7 +37,7 @@ from tagger.corpus.vocab import Vocab
 from tagger.models.transition_parser.config import (FIXED, MIRRORED, PRETRAINED_KEY,  # noqa: F401 - here as before
                                                     SUBWORD_KEYS, TRANSFORMER_KEY, VOCAB_KEYS, ParserConfig)
 from tagger.models.transition_parser.ids import N_CHILD
-from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, char_slots, normalize, padded_ids
+from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, canonical, char_slots, normalize, padded_ids
 from tagger.modules.recurrent import CellSpec, StackedBiRNN
 
 INIT_SCALE = 1.0  # the tagger's ``fast`` presets: N(0, 1/sqrt(fan_in)) weights, N(0, 1) embeddings
@@ -69,8 +69,9 @@ def encoder_vocabs(config: ParserConfig, sentences: Sequence[Sentence]) -> dict[
     characters of the first/last-l slots (with the CNN: of whole words, and its boundaries)."""
     words, chars, forms = Counter(), Counter(), Counter()
     for sentence in sentences:
-        forms.update(sentence.words)
-        for word in sentence.words:
+        spelled = [canonical(word) for word in sentence.words]  # as the featurizer reads them
+        forms.update(spelled)
+        for word in spelled:
             words[normalize(word)] += 1
             chars.update(char_slots(word, config.encoder_char_length))
             if config.encoder_char_cnn:
