@@ -441,3 +441,14 @@ def test_decomposed_text_is_pointed_out_to_a_tokenizer_that_learnt_composed_text
     assert "warning: in.txt: the text is in decomposed Unicode (NFD" in capsys.readouterr().err
     assert list(_checked(iter([text]), known, "in.txt", [False])) == [text]
     assert capsys.readouterr().err == ""
+
+
+def test_the_punctuation_of_other_scripts_is_learned_unspaced_too():
+    """Spaced treebanks of other scripts (Hindi, Urdu, Arabic) teach the unspaced text too: their
+    commas, stops and question marks close, Spanish ¿ ¡ open."""
+    from tagger.tokenization.labels import TextSentence, Token, tightened
+
+    for forms, want in ((["كتاب", "،", "قلم", "؟"], "كتاب، قلم؟"), (["राम", "घर", "गया", "।"], "राम घर गया।"),
+                        (["¿", "Qué", "?"], "¿Qué?"), (["ሰላም", "።"], "ሰላም።")):
+        sentence = TextSentence([Token(f) for f in forms], " ".join(forms), False)
+        assert next(tightened([sentence], 1.0)).text == want

@@ -173,8 +173,12 @@ def text_sentence(sentence: Sentence) -> TextSentence:
 
 #: Punctuation written against the token before it (full stops, commas, closing brackets and
 #: quotes) and against the token after it (opening ones): these characters and the categories
-#: Pe, Pf (closing) and Ps, Pi (opening). ASCII quotes open and close, so are neither.
-_CLOSING_CHARS, _OPENING_CHARS = frozenset(".,:;!?…%)]}»”’"), frozenset("([{«“‘")
+#: Pe, Pf (closing) and Ps, Pi (opening). ASCII quotes open and close, so are neither. The full
+#: stops, commas, colons and question marks of other scripts close too: Arabic (، ؛ ؟ ۔), Devanagari
+#: (। ॥), Greek (;), Armenian (։ ՝), Ethiopic (። ፣ ፤), Myanmar (။ ၊), Khmer (។ ៕), Tibetan (། ༎),
+#: Mongolian (᠂ ᠃) and CJK's ideographic and full-width ones.
+_CLOSING_CHARS = frozenset(".,:;!?…%)]}»”’" "،؛؟۔।॥;։՝።፣፤፥፦፧။၊។៕།༎᠂᠃、。，．：；！？｡､")
+_OPENING_CHARS = frozenset("([{«“‘" "¿¡")
 
 
 def _all(form: str, chars: frozenset[str], categories: tuple[str, str]) -> bool:
