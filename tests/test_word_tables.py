@@ -281,3 +281,16 @@ def test_decomposed_words_are_looked_up_as_the_composed_ones_learnt():
     words, chars = Vocab.from_list(["<pad>", "<unk>", "tiếng việt"]), Vocab.from_list(["<pad>", "<unk>", *set(composed)])
     featurizer = InputFeaturizer(words, chars, 3)
     assert featurizer.token(decomposed) == featurizer.token(composed) and featurizer.token(composed)[0] == 2
+
+
+def test_a_word_unknown_with_an_invisible_mark_is_looked_up_without_it():
+    """A right-to-left mark before a word training saw without one: the word's own id (a word
+    training saw with the mark keeps its own)."""
+    from tagger.corpus.features import InputFeaturizer
+    from tagger.corpus.vocab import Vocab
+
+    chars = Vocab.from_list(["<pad>", "<unk>", "ك", "ت", "ا", "ب"])
+    plain = InputFeaturizer(Vocab.from_list(["<pad>", "<unk>", "كتاب"]), chars, 2)
+    assert plain.token("\u200fكتاب")[0] == 2 and plain.token("\u200f")[0] == 1
+    marked = InputFeaturizer(Vocab.from_list(["<pad>", "<unk>", "كتاب", "\u200fكتاب"]), chars, 2)
+    assert marked.token("\u200fكتاب")[0] == 3

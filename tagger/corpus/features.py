@@ -19,10 +19,21 @@ CHAR_PAD_WORD = "\x00"  # fills the first/last-l slots of words shorter than l (
 CHAR_BOW, CHAR_EOW = "<w>", "</w>"  # the character CNN's word boundaries (never a single character)
 
 
+#: Invisible marks that say nothing of the word they touch: zero-width space, word joiner, byte
+#: order mark, and the bidirectional controls of right-to-left text (not ZWJ/ZWNJ, which spell).
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"))
+
+
 def canonical(word: str) -> str:
     """``word`` in Unicode's composed form, NFC (as UD treebanks are written): decomposed input,
     NFD (a letter and its accents as separate characters), is looked up as the same word."""
     return word if word.isascii() else unicodedata.normalize("NFC", word)
+
+
+def unmarked(word: str) -> str:
+    """``word`` without invisible marks (:data:`_INVISIBLE`: a right-to-left mark before it),
+    unless it is nothing else: how a word that training never saw with them is looked up."""
+    return word if word.isascii() else (word.translate(_INVISIBLE) or word)
 
 
 def normalize(word: str) -> str:
@@ -154,12 +165,15 @@ class InputFeaturizer:
         hit = self._cache.get(word)
         if hit is None:
             form = canonical(word)  # decomposed (NFD) input looked up as the composed words it learnt
+            key = normalize(form)
+            if key not in self.words.stoi:  # unknown as it is: the word without invisible marks?
+                key = normalize(unmarked(form))
             spelled = self.chars.indices(spelling(form, self.spell_length)) if self.spell_length else _NO_IDS
             known = _NO_IDS
             if self.units is not None:
                 stoi = self.units.stoi
                 known = [stoi[unit] for unit in subword_units(form, self.kinds, self.affix_length) if unit in stoi]
-            hit = (self.words.index(normalize(form)), caps_class(form), self.chars.indices(char_slots(form, self.char_length)),
+            hit = (self.words.index(key), caps_class(form), self.chars.indices(char_slots(form, self.char_length)),
                    spelled, known)
             if len(self._cache) < 100_000:  # bounded: open-vocabulary streams must not grow memory
                 self._cache[word] = hit
