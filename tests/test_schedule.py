@@ -68,3 +68,13 @@ def test_batches_by_tokens_hold_every_sentence_once_within_the_budget():
     assert all(len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 300 for b in batches)
     assert max(map(len, batches)) > 16 and len(batches) != len(epoch_batches(lengths, 32, seed=1, epoch=1))
     assert batches == epoch_batches(lengths, 32, seed=1, epoch=1, batch_tokens=300)  # a resumed run's batches
+
+
+def test_a_run_that_ends_at_max_epochs_still_rising_says_so():
+    from tagger.training.run import still_rising
+    from tagger.training.trainer import TrainState
+
+    state = TrainState(best_epoch=3, steps=30, history=[{"epoch": e} for e in (1, 2, 3)])
+    assert "still rising in the last epoch, 3 (30 updates)" in still_rising(state, 3)
+    assert still_rising(state, 5) is None  # stopped otherwise (patience, a time budget)
+    assert still_rising(TrainState(best_epoch=2, history=[{"epoch": e} for e in (1, 2, 3)]), 3) is None

@@ -328,6 +328,10 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
                                 net=net, shard=(context.rank, context.world))
     except NothingTrained as e:
         raise TaggerError(e.message, request.train.name) from None
+    rising = still_rising(state, training.max_epochs)
+    if rising:
+        say(f"note: {rising}")
+        notes = [*notes, rising]
     summary = {**_summary(request, cls, state, data, context, notes), **extra}
     if context.is_main:
         check_saved(request.out, len(saves), state, training.max_epochs, resumed is not None)
@@ -335,6 +339,16 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         if tuned is not None:
             summary["best_dev"], summary["decoding"] = 100.0 * tuned[0], tuned[1]
     return summary
+
+
+def still_rising(state: TrainState, max_epochs: int) -> str | None:
+    """A note where training ended at ``max_epochs`` with its best dev score in the last epoch
+    (a small corpus's few updates: more epochs would likely still gain), else None."""
+    epochs = sorted({record["epoch"] for record in state.history})
+    if len(epochs) < 2 or epochs[-1] < max_epochs or state.best_epoch != epochs[-1]:
+        return None
+    return (f"the dev score was still rising in the last epoch, {max_epochs} ({state.steps:,} updates): "
+            f"more epochs may gain (--max-epochs)")
 
 
 def tune_saved(path: str, dev: Sequence[Sentence], training: Any, options: RunOptions) -> tuple[float, dict[str, Any]] | None:
