@@ -452,3 +452,14 @@ def test_the_punctuation_of_other_scripts_is_learned_unspaced_too():
                         (["¿", "Qué", "?"], "¿Qué?"), (["ሰላም", "።"], "ሰላም።")):
         sentence = TextSentence([Token(f) for f in forms], " ".join(forms), False)
         assert next(tightened([sentence], 1.0)).text == want
+
+
+def test_a_tokenizer_alone_asked_for_trees_names_what_makes_them():
+    import io
+
+    from tagger.tokenization.stream import write_sentences
+
+    with pytest.raises(TaggerError, match=r"\(trees come of a constituency parser after it\)$"):
+        write_sentences([], io.StringIO(), "trees")
+    with pytest.raises(TaggerError, match="chain a tagger after it for tagged$"):
+        write_sentences([], io.StringIO(), "tagged")

@@ -306,8 +306,9 @@ def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format
     """Write a tokenizer's sentences as they are (no later model), ``chunk_size`` at a time:
     CoNLL-U, or jsonl records ``{"text", "words"}``; returns counts."""
     if output_format not in TOKENIZER_FORMATS:
-        raise TaggerError(f"a tokenizer alone writes {' or '.join(TOKENIZER_FORMATS)} (--output-format); "
-                          f"chain a tagger after it for {output_format}")
+        raise TaggerError(f"a tokenizer alone writes {' or '.join(TOKENIZER_FORMATS)} (--output-format)"
+                          + (" (trees come of a constituency parser after it)" if output_format in ("trees", "mrg") else
+                             f"; chain a tagger after it for {output_format}"))
     counts = {"sentences": 0, "tokens": 0}
     for chunk, error in chunks_until_error(sentences, chunk_size):
         if output_format == "conllu":  # the blocks as made (what formats.write(..., columns=[]) writes)
