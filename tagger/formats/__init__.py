@@ -192,7 +192,7 @@ def _output_only(lines: list[str]) -> str | None:
     """What ``tagger tag`` output of a format no reader takes ``lines`` begin with, if they do:
     jsonl (``{"words": [...], ...}``) or msuper (``word TAB count TAB tag TAB p ...``)."""
     filled = [line.rstrip("\r\n") for line in lines if line.strip()][:20]
-    if filled and all(line.startswith('{"words": [') and line.endswith("}") for line in filled):
+    if filled and all(line.startswith("{") and line.endswith("}") and '"words": [' in line for line in filled):
         return "tagger tag's jsonl output"
     rows = [line.split("\t") for line in filled]
     if rows and all(len(row) >= 4 and row[1].isdigit() and len(row) == 2 + 2 * int(row[1]) for row in rows):
