@@ -123,6 +123,7 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats"]
     assert [t["name"] for t in summary["jackknife"]["taggers"]] == ["fold01", "fold02", "all"]
     assert not any(t["reused"] for t in summary["jackknife"]["taggers"])  # this run trained them
+    assert "reused" not in done.stderr and done.stderr.count("jackknife: 2 folds") == 1  # said once, as trained
     model, meta = model_file.load(out)
     assert isinstance(model, Pipeline) and meta["parser_reads"] == "upos+feats"
     assert len(model.stages) == 3 and model.stages[0].name == "tokenizer" and meta["tokenizer"]
@@ -162,6 +163,7 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
 
     done = invoke(*common, "--no-tokenizer")
     assert done.exit_code == 0, (done.stderr, done.exception)
+    assert "tagger fold01 (1/2): done before" in done.stderr  # a rerun: reused, and said so
     model, meta = model_file.load(out)
     assert len(model.stages) == 2 and not model.reads_raw_text and not meta["tokenizer"]
 
