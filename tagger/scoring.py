@@ -141,8 +141,12 @@ def _read_keeping_blank_lines(path: Any, fmt: str, columns: ColumnSpec, supertag
 
 
 def training_words(path: str | os.PathLike, fmt: str = "auto", columns: ColumnSpec = None) -> set[str]:
-    """The word forms of a training file (for the accuracy on words unseen in training)."""
-    return {word for sentence in read_corpus(path, fmt, columns) for word in sentence.words}
+    """The word forms of a training file (for the accuracy on words unseen in training), as
+    written and composed (NFC: :func:`tagger.corpus.features.canonical`)."""
+    from tagger.corpus.features import canonical
+
+    words = {word for sentence in read_corpus(path, fmt, columns) for word in sentence.words}
+    return words | {canonical(word) for word in words}
 
 
 def _name(path: Any) -> str:

@@ -449,3 +449,12 @@ def test_score_parsing_through_the_reader_agrees_on_ewt_dev(ewt_pred):
     pred_upos = [c[3] for s in _read_conllu_words(ewt_pred) for c in s]
     assert tagging.correct == sum(g == p for g, p in zip(gold_upos, pred_upos))
     assert tagging.tokens == words
+
+
+def test_a_word_seen_in_training_is_seen_in_any_unicode_form_or_with_an_invisible_mark():
+    import unicodedata
+
+    m = TagMetric()
+    seen = {"Việt", "كتاب"}
+    m.update([unicodedata.normalize("NFD", "Việt"), "\u200fكتاب", "mới"], ["N", "N", "A"], ["N", "N", "A"], train_words=seen)
+    assert (m.unseen_tokens, m.unseen_correct) == (1, 1)  # only mới

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection, Mapping, Sequence
 
+from tagger.corpus.features import canonical, unmarked
 from tagger.transitions.pseudo_projective import nonprojective_arcs
 
 if TYPE_CHECKING:
@@ -160,11 +161,20 @@ class Metric:
         return f"{type(self).__name__}(score={self.score:.4f})"
 
 
+def _seen_as(word: str, train_words: Collection[str]) -> bool:
+    """Whether a word not in ``train_words`` as written is there as the taggers read it."""
+    if word.isascii():
+        return False
+    form = canonical(word)
+    return form in train_words or unmarked(form) in train_words
+
+
 class TagMetric(Metric):
     """Tagging accuracy: per token, per unseen token, per sentence; per-tag P/R/F1; confusions.
 
     ``score`` is token accuracy. Unseen-word accuracy is counted only for updates given
-    ``train_words`` (a word is unseen when its exact form is not in that set).
+    ``train_words`` (a word is unseen when its form is not in that set, as the taggers look it
+    up: composed, NFC, and without invisible marks where it was not seen with them).
     """
 
     score_name = "accuracy"
@@ -204,7 +214,7 @@ class TagMetric(Metric):
             else:
                 all_right = False
                 self.confusions[(g, p)] += 1
-            if train_words is not None and word not in train_words:
+            if train_words is not None and word not in train_words and not _seen_as(word, train_words):
                 self.unseen_tokens += 1
                 self.unseen_correct += right
         if train_words is not None:
