@@ -176,17 +176,21 @@ def test_tag_output_formats_are_read_back_as_what_they_are(long_header, toy):
 def test_word_pos_lines_are_ccs_supertagger_input_not_plain_text(toy):
     """``word|POS`` tokens (what C&C's supertagger reads) are the pipe format without supertags:
     the words are tagged, not ``What|WP`` as a word."""
-    content = "What|WP if|IN Google|NNP grew|VBD ?|.\nA|DT a|b|NN\n"
+    content = "What|WP if|IN Google|NNP grew|VBD ?|.\nA|DT dog|NN\n"
     assert formats.detect_format(None, content) == "pipe"
     sentences = list(formats.read(io.BytesIO(content.encode())))
     assert [(s.words, list(s.columns)) for s in sentences] == [
-        (["What", "if", "Google", "grew", "?"], ["xpos"]), (["A", "a|b"], ["xpos"])]
+        (["What", "if", "Google", "grew", "?"], ["xpos"]), (["A", "dog"], ["xpos"])]
     assert sentences[1].columns["xpos"] == ["DT", "NN"]
     done = run("tag", "--model", toy, "--output-format", "tagged", stdin=content)
     assert done.exit_code == 0, done.output
-    assert [token.rsplit("/", 1)[0] for token in done.stdout.split()] == ["What", "if", "Google", "grew", "?", "A", "a|b"]
+    assert [token.rsplit("/", 1)[0] for token in done.stdout.split()] == ["What", "if", "Google", "grew", "?", "A", "dog"]
     with pytest.raises(TaggerError, match=re.escape("'if' is not word|POS, as the first")):
         list(formats.read(io.BytesIO(b"What|WP if|IN\nWhat|WP if\n"), "pipe"))
+    with pytest.raises(TaggerError, match=re.escape("'What|WP|NP' is not word|POS, as the first")):
+        list(formats.read(io.BytesIO(b"What|WP if|IN\nWhat|WP|NP if|IN|PP\n")))  # either order: refused
+    with pytest.raises(TaggerError, match=re.escape("'if|IN' is not word|POS|supertag")):
+        list(formats.read(io.BytesIO(b"What|WP|NP if|IN\n")))
 
 
 def test_jsonl_and_msuper_output_are_refused_as_input_saying_what_they_are(toy, tmp_path):

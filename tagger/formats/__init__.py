@@ -95,7 +95,7 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
     tagged = all(t in ("[", "]") or ptb.split_token(t) for t in tokens)
     if tagged and ("[" in tokens or any(_SEPARATOR.fullmatch(line.strip()) for line in lines)):
         return "pos", None
-    if all(pipe.split_token(t) for t in tokens) or all(pipe.split_token(t, 2) for t in tokens):
+    if all(pipe.split_token(t, 2) for t in tokens):  # word|POS|supertag or word|POS (the reader holds a file to one)
         return "pipe", None
     if tagged:
         return "tagged", None

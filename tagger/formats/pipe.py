@@ -27,7 +27,8 @@ def split_token(token: str, fields: int = 3) -> list[str] | None:
 
 def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentence]:
     """Yield one sentence per non-blank line (columns ``xpos`` and ``supertag``; ``xpos`` alone
-    where the first line's tokens are ``word|POS``, and then every line's must be); with
+    where the first line's tokens are ``word|POS``, each with one ``|``, and then every line's
+    must be); with
     ``on_error``, malformed lines are reported to it and skipped."""
     name = source_name(source)
     fields: list[int] = []  # 3 or 2, as the first line has them
@@ -37,10 +38,11 @@ def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentenc
         tokens = text.split()
         if not tokens or tokens[0] == "#":
             return None
-        if not fields:  # the first line says which: word|POS|supertag, else word|POS (C&C's supertagger input)
-            fields.append(2 if all(split_token(t, 2) for t in tokens) and not all(map(split_token, tokens)) else 3)
+        if not fields:  # the first line says which: word|POS (C&C's supertagger input: no token with two
+            # '|'), else word|POS|supertag
+            fields.append(2 if all(token.count("|") == 1 and split_token(token, 2) for token in tokens) else 3)
         if fields[0] == 2:
-            pairs = [split_token(token, 2) for token in tokens]
+            pairs = [split_token(token, 2) if token.count("|") == 1 else None for token in tokens]
             bad = next((token for token, pair in zip(tokens, pairs) if pair is None), None)
             if bad is not None:
                 raise TaggerError(f"token '{bad}' is not word|POS, as the first line's tokens are", name, number)
