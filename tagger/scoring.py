@@ -231,7 +231,8 @@ def note_other_column(column: str, gold: Sequence[Sentence], pred: Sequence[Sent
     own, (best, other) = _agreement(gold, column, pred, column), max((_agreement(gold, name, pred, column), name)
                                                                      for name in others)
     if best > max(own, 0.5):
-        hint = "--supertag-in xpos" if (column, other) == ("xpos", "supertag") else "check --column"
+        conll = any(isinstance(sentence.raw, dict) for sentence in pred)  # CoNLL names its columns: XPOS is XPOS
+        hint = "--supertag-in xpos" if conll and (column, other) == ("xpos", "supertag") else f"--column {other}"
         print(f"note: {pred_name}: its {column} matches the gold's {other} in {100 * best:.2f}% of the words and the "
               f"gold's {column} in {100 * own:.2f}%: are they {other} tags? ({hint})", file=sys.stderr, flush=True)
 

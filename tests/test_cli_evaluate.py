@@ -326,6 +326,11 @@ def test_convert_to_one_tag_a_word_says_what_it_leaves_out_and_column_chooses(tm
     assert done.exit_code == 0 and done.stdout.startswith("Pierre/N\\/N Vinken/N ,/, ") and not done.stderr
     assert "no such column (it has: xpos, supertag)" in run("convert", "--to", "pos", "--column", "upos", AUTO).stderr
     assert "--to conllu writes every column" in run("convert", "--to", "conllu", "--column", "supertag", AUTO).stderr
+    conll = tmp_path / "wsj_0001.conllu"  # supertags in MISC: a column like any other
+    assert run("convert", "--to", "conllu", AUTO, "-o", conll).exit_code == 0
+    done = run("convert", "--to", "tagged", "--column", "supertag", conll)
+    assert done.exit_code == 0 and done.stdout.startswith("Pierre/N\\/N Vinken/N ,/, "), done.output
+    assert "its supertag is left out" in run("convert", "--to", "tagged", conll).stderr
 
 
 def test_convert_to_conllx_says_how_many_multiword_tokens_it_leaves_out(tmp_path):

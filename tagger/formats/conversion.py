@@ -18,13 +18,14 @@ from tagger.formats import OUTPUT_ALIASES, column_layout, read, sniff, write
 from tagger.formats import columns as columns_format
 from tagger.formats.base import Source, open_output, peek, read_once, source_name
 from tagger.formats.placement import map_columns
+from tagger.formats.supertags import CONLL_FORMATS, supertags_from_conll
 
 
 #: Formats of one tag a word: a source's other tag columns are left out (``--column`` chooses).
 ONE_TAG_FORMATS = ("tagged", "pos", "dp")
 
 #: Tag columns that a one-tag format could write, in the order a note names them.
-TAG_COLUMNS = ("upos", "xpos", "supertag")
+TAG_COLUMNS = ("upos", "xpos", "feats", "supertag")
 
 
 def converted(source: Source, target_format: str, *, source_format: str = "auto",
@@ -60,6 +61,8 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
         sentences = _counting_ranges(sentences, dropped)
     names = list(layout) if target_format == "columns" and layout else []
     if target_format in ONE_TAG_FORMATS:
+        if resolved in CONLL_FORMATS:  # supertags out of MISC (or XPOS) first: a column like any other
+            sentences = (supertags_from_conll(s, supertag_in, resolved) for s in sentences)
         sentences = _one_tag(sentences, column, name)
     return (map_columns(s, resolved, target_format, supertag_in, names, column) for s in sentences)
 
@@ -72,8 +75,8 @@ def _one_tag(sentences: Iterator[Sentence], column: str | None, name: str) -> It
         if not checked and len(sentence):
             checked = True
             present = [c for c in TAG_COLUMNS if sentence.has(c)] + [
-                c for c in sentence.columns if c not in TAG_COLUMNS and c not in ("head", "deprel", "lemma", "feats",
-                                                                                   "misc", "deps") and sentence.has(c)]
+                c for c in sentence.columns if c not in TAG_COLUMNS and c not in ("head", "deprel", "lemma", "misc",
+                                                                                   "deps") and sentence.has(c)]
             if column is not None and column not in present:
                 raise TaggerError(f"--column {column}: the input has no such column (it has: "
                                   f"{', '.join(present) or 'none'})", sentence.source or name, sentence.line)
