@@ -95,6 +95,10 @@ def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | No
     """A decode function giving, per token, the tags with p ≥ beta·p_best (at most top_k), with p."""
     if not model.gives_distribution:
         raise TaggerError(f"--top-k/--beta need a tagger; {model.name} gives no tag distribution")
+    if beta is not None and not 0 <= beta <= 1:  # (nan too)
+        raise TaggerError(f"--beta (beta) must be between 0 and 1, not {beta}")
+    if top_k is not None and top_k < 1:
+        raise TaggerError(f"--top-k (top_k) must be at least 1, not {top_k}")
     itos = model.distribution_labels
 
     def decode(batch: Any) -> list:

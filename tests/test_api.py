@@ -225,6 +225,9 @@ def test_evaluate_scores_the_models_own_predictions(pos_model, tmp_path):
     command = json.loads(done.stdout)
     assert result["tagging"]["unseen"] == command["tagging"]["unseen"] and result["tagging"]["unseen"]["tokens"] > 0
     assert result["multitag"] == command["multitag"] and result["multitag"]["beta"] == 0.1
+    for beta in (1.5, float("nan"), -0.5):  # as the command refuses them
+        with pytest.raises(TaggerError, match="must be between 0 and 1"):
+            tagger.evaluate(pos_model, DATA / "heldout.conllu", beta=beta)
 
 
 def test_parser_records_are_heads_and_labels_as_tagger_tag_writes(parser_model, tmp_path):
