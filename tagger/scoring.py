@@ -462,6 +462,10 @@ def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, co
         if chosen is not None and "," not in chosen:
             note_other_column(chosen, *with_words, pred_name)
         parse = choose_parsing(task, *with_words, gold_name, pred_name)
+        if parse and task == "auto" and chosen is not None and not _same_column(*with_words, chosen) and all(
+                _same_column(*with_words, name) for name in ("head", "deprel")):
+            print(f"note: {pred_name}: its heads and relations are the gold's own in every word (copied from the "
+                  "input by a tagger?): their 100% attachment says nothing of a parser", file=sys.stderr, flush=True)
     if chosen is None and not parse and not const:
         raise TaggerError("nothing to score: no tag column, heads or trees present in both gold and predicted files",
                           pred_name)

@@ -262,7 +262,7 @@ def test_evaluate_on_ewt_dev_table_and_subprocess_json(tmp_path):
     assert table.exit_code == 0, table.output
     assert "token accuracy" in table.stdout and "UAS" in table.stdout
     result = tagger_process("evaluate", "--gold", EWT_DEV, "--pred", pred, "--json")
-    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.returncode == 0 and "heads and relations are the gold's own in every word" in result.stderr  # (a tagger's)
     data = json.loads(result.stdout)
     assert data["tagging"]["tokens"] == k == 25147
     assert data["tagging"]["correct"] == k - changed
