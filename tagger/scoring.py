@@ -208,9 +208,11 @@ def _not_copied(shared: list[str], gold: Sequence[Sentence], pred: Sequence[Sent
     chosen = next((name for name in shared if not _same_column(gold, pred, name)), shared[0])
     passed = shared[:shared.index(chosen)]
     unscored = [name for name in AUTO_COLUMNS if has_column(pred, name) and not has_column(gold, name)]
-    if _same_column(gold, pred, chosen) and unscored:  # a supertagger's CoNLL-U output against UD gold
-        print(f"note: {pred_name}: its {chosen} is the gold's own in every word (copied from the input?); its "
-              f"{' and '.join(unscored)} is not in the gold file", file=sys.stderr, flush=True)
+    if _same_column(gold, pred, chosen):  # a parser's or a supertagger's CoNLL-U output against UD gold
+        what = (f"its {' and '.join(unscored)} is not in the gold file" if unscored else
+                "its 100% says nothing of a tagger")
+        print(f"note: {pred_name}: its {chosen} is the gold's own in every word (copied from the input?); {what}",
+              file=sys.stderr, flush=True)
     elif passed:
         print(f"note: {pred_name}: its {' and '.join(passed)} is the gold's own in every word (copied from the "
               f"input?), so its {chosen} is scored; --column {passed[0]} scores that", file=sys.stderr, flush=True)

@@ -239,6 +239,17 @@ def test_evaluate_ccg_files_score_the_supertags_not_the_pos_copied_from_the_inpu
     assert (json.loads(done.stdout)["column"], json.loads(done.stdout)["tagging"]["correct"]) == ("supertag", 4)
 
 
+def test_a_parsers_output_says_its_tags_are_the_gold_copied(files, tmp_path):
+    gold, _ = files
+    parsed = tmp_path / "parsed.conllu"  # the gold's tags, other heads: what a parser given gold tags writes
+    parsed.write_text(GOLD.replace("4\t.\t.\tPUNCT\t.\t_\t3\tpunct", "4\t.\t.\tPUNCT\t.\t_\t2\tpunct"),
+                      encoding="utf-8")
+    done = run("evaluate", "--gold", gold, "--pred", parsed, "--json")
+    assert done.exit_code == 0 and json.loads(done.stdout)["parsing"]["all_words"]["uas"] == 80.0
+    assert "its upos is the gold's own in every word (copied from the input?); its 100% says nothing of a tagger" \
+        in done.stderr
+
+
 # --- real processes --------------------------------------------------------------------------
 
 
