@@ -463,3 +463,15 @@ def test_a_tokenizer_alone_asked_for_trees_names_what_makes_them():
         write_sentences([], io.StringIO(), "trees")
     with pytest.raises(TaggerError, match="chain a tagger after it for tagged$"):
         write_sentences([], io.StringIO(), "tagged")
+
+
+def test_a_leading_bom_is_dropped_also_when_a_later_byte_is_not_utf8():
+    import io
+
+    from tagger.tokenization.stream import read_pieces
+
+    pieces = []
+    with pytest.raises(TaggerError, match="not UTF-8 text"):
+        for piece in read_pieces(io.BytesIO(b"\xef\xbb\xbfHello there.\nBad \xe9 byte.\n"), "in.txt"):
+            pieces.append(piece)
+    assert "".join(pieces) == "Hello there.\nBad "

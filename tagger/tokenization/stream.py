@@ -57,7 +57,7 @@ def read_pieces(stream: BinaryIO, name: str, size: int = PIECE) -> Iterator[str]
         try:
             buffer += decoder.decode(data, final)
         except UnicodeDecodeError as e:
-            yield from _before_bad_line(buffer, e, size)
+            yield from _before_bad_line(buffer, e, size, drop_bom=first)
             raise _not_utf8(e, buffer, name, line, column) from None
         if first and buffer:
             first = False
@@ -74,10 +74,13 @@ def read_pieces(stream: BinaryIO, name: str, size: int = PIECE) -> Iterator[str]
             return
 
 
-def _before_bad_line(buffer: str, e: UnicodeDecodeError, size: int) -> Iterator[str]:
+def _before_bad_line(buffer: str, e: UnicodeDecodeError, size: int, drop_bom: bool = False) -> Iterator[str]:
     """The pieces of the text before a byte that is not UTF-8 (``buffer``, then the bytes decoded
-    before it): its sentences are tokenised and written before the error (:func:`tokenize`)."""
+    before it): its sentences are tokenised and written before the error (:func:`tokenize`);
+    ``drop_bom``: nothing was read before, so a leading BOM is dropped, as :func:`read_pieces` drops it."""
     text = buffer + e.object[: e.start].decode("utf-8", "replace")  # (valid up to e.start: nothing replaced)
+    if drop_bom and text.startswith("\ufeff"):
+        text = text[1:]
     while text:
         cut = _cut(text, size)
         yield text[:cut]
