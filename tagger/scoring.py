@@ -208,15 +208,26 @@ def _not_copied(shared: list[str], gold: Sequence[Sentence], pred: Sequence[Sent
     chosen = next((name for name in shared if not _same_column(gold, pred, name)), shared[0])
     passed = shared[:shared.index(chosen)]
     unscored = [name for name in AUTO_COLUMNS if has_column(pred, name) and not has_column(gold, name)]
-    if _same_column(gold, pred, chosen):  # a parser's or a supertagger's CoNLL-U output against UD gold
-        what = (f"its {' and '.join(unscored)} is not in the gold file" if unscored else
-                "its 100% says nothing of a tagger")
-        print(f"note: {pred_name}: its {chosen} is the gold's own in every word (copied from the input?); {what}",
-              file=sys.stderr, flush=True)
+    if _same_column(gold, pred, chosen) and unscored:  # a supertagger's CoNLL-U output against UD gold
+        print(f"note: {pred_name}: its {chosen} is the gold's own in every word (copied from the input?); its "
+              f"{' and '.join(unscored)} is not in the gold file", file=sys.stderr, flush=True)
     elif passed:
         print(f"note: {pred_name}: its {' and '.join(passed)} is the gold's own in every word (copied from the "
               f"input?), so its {chosen} is scored; --column {passed[0]} scores that", file=sys.stderr, flush=True)
     return chosen
+
+
+def _note_copied(chosen: str, gold: Sequence[Sentence], pred: Sequence[Sentence], pred_name: str) -> None:
+    """A ``note:`` where one side of a file scored for tags and attachment is the gold's own (the
+    other predicted): a tagger's CoNLL-U output keeps the input's tree, a parser's its tags."""
+    tags = all(_same_column(gold, pred, name) for name in tag_columns(chosen))
+    tree = all(_same_column(gold, pred, name) for name in ("head", "deprel"))
+    if tree and not tags:
+        print(f"note: {pred_name}: its heads and relations are the gold's own in every word (copied from the input "
+              "by a tagger?): their 100% attachment says nothing of a parser", file=sys.stderr, flush=True)
+    elif tags and not tree:
+        print(f"note: {pred_name}: its {chosen} is the gold's own in every word (copied from the input by a "
+              "parser?): its 100% says nothing of a tagger", file=sys.stderr, flush=True)
 
 
 def _same_column(gold: Sequence[Sentence], pred: Sequence[Sentence], name: str) -> bool:
@@ -464,10 +475,8 @@ def evaluate_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence], *, co
         if chosen is not None and "," not in chosen:
             note_other_column(chosen, *with_words, pred_name)
         parse = choose_parsing(task, *with_words, gold_name, pred_name)
-        if parse and task == "auto" and chosen is not None and not _same_column(*with_words, chosen) and all(
-                _same_column(*with_words, name) for name in ("head", "deprel")):
-            print(f"note: {pred_name}: its heads and relations are the gold's own in every word (copied from the "
-                  "input by a tagger?): their 100% attachment says nothing of a parser", file=sys.stderr, flush=True)
+        if parse and task == "auto" and chosen is not None:
+            _note_copied(chosen, *with_words, pred_name)
     if chosen is None and not parse and not const:
         raise TaggerError("nothing to score: no tag column, heads or trees present in both gold and predicted files",
                           pred_name)
