@@ -205,10 +205,11 @@ def _not_copied(shared: list[str], gold: Sequence[Sentence], pred: Sequence[Sent
     """The first of the tag columns ``shared`` by both files that is not the gold's own word for
     word (copied from the input: a supertagger's pipe output keeps its input's POS), with a
     ``note:`` on stderr when one before it is passed over; the first if all are."""
-    chosen = next((name for name in shared if not _same_column(gold, pred, name)), shared[0])
-    passed = shared[:shared.index(chosen)]
+    copied = [_same_column(gold, pred, name) for name in shared]
+    at = copied.index(False) if False in copied else 0
+    chosen, passed = shared[at], shared[:at]
     unscored = [name for name in AUTO_COLUMNS if has_column(pred, name) and not has_column(gold, name)]
-    if _same_column(gold, pred, chosen) and unscored:  # a supertagger's CoNLL-U output against UD gold
+    if copied[at] and unscored:  # a supertagger's CoNLL-U output against UD gold
         print(f"note: {pred_name}: its {chosen} is the gold's own in every word (copied from the input?); its "
               f"{' and '.join(unscored)} is not in the gold file", file=sys.stderr, flush=True)
     elif passed:
@@ -436,8 +437,9 @@ def one_tag_as(pred: Sequence[Sentence], column: str | None, gold: Sequence[Sent
         others = [name for name in AUTO_COLUMNS if name != present[0] and has_column(gold, name)]
         if not others:
             return pred
-        best = max(others, key=lambda name: _agreement(gold, name, pred, present[0]))
-        if _agreement(gold, best, pred, present[0]) <= _agreement(gold, present[0], pred, present[0]):
+        agree = {name: _agreement(gold, name, pred, present[0]) for name in [present[0], *others]}
+        best = max(others, key=agree.__getitem__)
+        if agree[best] <= agree[present[0]]:
             how = (f"is scored as the gold's {present[0]}" if has_column(gold, present[0]) else
                    f"(read as {present[0]}) is not in the gold file")
             print(f"note: {pred_name}: its one tag column {how}; --column {others[0]} scores it as the gold's "

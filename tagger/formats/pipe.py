@@ -25,6 +25,11 @@ def split_token(token: str, fields: int = 3) -> list[str] | None:
     return parts if len(parts) == fields and all(parts) else None
 
 
+def word_pos(token: str) -> list[str] | None:
+    """``[word, pos]`` of a ``word|POS`` token, which holds one ``|``, or ``None``."""
+    return split_token(token, 2) if token.count("|") == 1 else None
+
+
 def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentence]:
     """Yield one sentence per non-blank line (columns ``xpos`` and ``supertag``; ``xpos`` alone
     where the first line's tokens are ``word|POS``, each with one ``|``, and then every line's
@@ -40,9 +45,9 @@ def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentenc
             return None
         if not fields:  # the first line says which: word|POS (C&C's supertagger input: no token with two
             # '|'), else word|POS|supertag
-            fields.append(2 if all(token.count("|") == 1 and split_token(token, 2) for token in tokens) else 3)
+            fields.append(2 if all(map(word_pos, tokens)) else 3)
         if fields[0] == 2:
-            pairs = [split_token(token, 2) if token.count("|") == 1 else None for token in tokens]
+            pairs = [word_pos(token) for token in tokens]
             bad = next((token for token, pair in zip(tokens, pairs) if pair is None), None)
             if bad is not None:
                 raise TaggerError(f"token '{bad}' is not word|POS, as the first line's tokens are", name, number)
