@@ -311,13 +311,15 @@ def run_taggers(request: TrainRequest, chosen: _Plan, say: Callable[[str], None]
     todo = [name for name in names if name not in done]
     jobs, threads = plan_jobs(len(todo) or 1, settings.jobs, settings.threads)
     chosen.work.mkdir(parents=True, exist_ok=True)
-    _say_plan(chosen, len(names), todo, jobs, threads, say)
+    quiet = not settings.announce and not todo  # (a pipeline's parsers: the pipeline trained them just now)
+    if not quiet:
+        _say_plan(chosen, len(names), todo, jobs, threads, say)
 
     def label(name: str) -> str:
         return f"tagger {name}" if name == ALL else f"tagger {name} ({names.index(name) + 1}/{chosen.folds})"
 
     for name in names:
-        if name in done:
+        if name in done and not quiet:
             say(f"{label(name)}: done before ({describe(done[name])}), reused")
     started = time.monotonic()
 

@@ -234,26 +234,15 @@ def train(request: TrainRequest, reporter: TrainReporter, say: Callable[[str], N
     # with an encoder can start it from the all-train tagger.
     taggers = jackknife.jackknife_taggers(dataclasses.replace(parser_request, jackknife=settings), columns, say)
     encoder_from = request.encoder_from or (str(taggers.all_train_tagger) if config.encoder != "none" else None)
-    parser_request = dataclasses.replace(parser_request, encoder_from=encoder_from, jackknife=settings if reads_pos else None)
+    parser_request = dataclasses.replace(parser_request, encoder_from=encoder_from,
+                                         jackknife=dataclasses.replace(settings, announce=False) if reads_pos else None)
     requests = member_requests(parser_request, request.parsers)
     jobs, threads = plan_jobs(len(requests), settings.jobs, settings.threads)
-    summaries, parsers_wall = train_members(requests, jobs, threads, reporter, _not_again(say))
+    summaries, parsers_wall = train_members(requests, jobs, threads, reporter, say)
     tokenizer = train_tokenizer(request, work, reporter, say) if request.tokenizer and has_text(request) else None
     meta = write_pipeline(request, requests, tokenizer, work / ALL / MODEL, "+".join(cls.pos_columns(config)) or None,
                           taggers, columns)
     return _summary(request, requests, summaries, (jobs, parsers_wall), taggers, reads_pos, tokenizer, meta, say)
-
-
-def _not_again(say: Callable[[str], None]) -> Callable[[str], None]:
-    """``say`` for the parsers, which look at the taggers this run just trained: not the
-    jackknife's lines again that would call them done before and reused."""
-    def told(line: str) -> None:
-        again = (line.startswith("tagger ") and ": done before (" in line) or (
-            line.startswith("jackknife: ") and " taggers learning " in line and " to train, " not in line)
-        if not again:
-            say(line)
-
-    return told
 
 
 def _settings(request: TrainRequest, columns: list[str]) -> tuple[JackknifeSettings, Path]:

@@ -93,6 +93,9 @@ class JackknifeSettings:
     #: The taggers' seed (None: the run's ``--seed``). A pipeline of several parsers sets it, so
     #: that the parsers' own seeds (``--seed``, ``--seed`` + 1, ...) share one set of taggers.
     seed: int | None = None
+    #: Whether taggers found done are announced as reused (a pipeline's parsers, which look at
+    #: the taggers the pipeline has just trained, say nothing of them: False).
+    announce: bool = True
 
     def tagger_seed(self, run_seed: int) -> int:
         return run_seed if self.seed is None else self.seed
