@@ -69,9 +69,16 @@ def plural(count: int, noun: str) -> str:
 
 
 class RichReporter:
+    """Training's progress: a bar through each epoch on a terminal; elsewhere (a log file) a line
+    :attr:`FIRST_LINE_S` into a long epoch and then every :attr:`LINE_EVERY_S`, so a log shows a
+    long epoch's progress before its end; a line at each epoch's end with its dev score."""
+
+    FIRST_LINE_S, LINE_EVERY_S = 60.0, 300.0
+
     def __init__(self, console: Console, metric_name: str = "dev", bar: bool = True, quiet: bool = False):
         self.console, self.metric_name, self.bar, self.quiet = console, metric_name, bar, quiet
         self.progress: Progress | None = None
+        self.epoch, self.batches, self.done, self.next_line = 0, 0, 0, self.FIRST_LINE_S
 
     def note(self, message: str) -> None:
         """A line about the run, printed as it is known (before training starts)."""
@@ -80,6 +87,7 @@ class RichReporter:
 
     def epoch_start(self, epoch: int, batches: int) -> None:
         self.started, self.tokens, self.loss = time.monotonic(), 0, 0.0
+        self.epoch, self.batches, self.done, self.next_line = epoch, batches, 0, self.FIRST_LINE_S
         if self.quiet or not self.bar:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -95,9 +103,23 @@ class RichReporter:
     def step(self, loss: float, tokens: int) -> None:
         self.tokens += tokens
         self.loss = 0.98 * self.loss + 0.02 * loss if self.loss else loss
+        self.done += 1
         if self.progress is not None:
             speed = self.tokens / max(1e-9, time.monotonic() - self.started)
             self.progress.update(self.task, advance=1, loss=self.loss, speed=speed)
+        elif not self.quiet:
+            elapsed = time.monotonic() - self.started
+            if elapsed >= self.next_line:
+                self._line(elapsed)
+
+    def _line(self, elapsed: float) -> None:
+        """A line of the epoch under way (no bar): batches done, loss, speed, time left."""
+        self.next_line = elapsed + self.LINE_EVERY_S
+        left = elapsed * (self.batches - self.done) / max(1, self.done)
+        self.console.print(
+            f"epoch {self.epoch:>3}  {self.done:,}/{self.batches:,} batches  loss {self.loss:.4f}  "
+            f"{self.tokens / max(1e-9, elapsed):,.0f} tok/s  {elapsed:.0f}s, about {left / 60:.0f} min left in the epoch",
+            markup=False, highlight=False)
 
     def epoch_end(self, record: dict[str, Any]) -> None:
         if self.progress is not None:

@@ -15,6 +15,7 @@ import torch
 from click.testing import CliRunner
 
 from tagger import model_file
+from tagger.formats import read_corpus
 from tagger.cli.main import cli
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
@@ -91,8 +92,14 @@ def test_train_without_dev_holds_out_part_of_train_and_says_so(tmp_path):
     assert summary["dev_held_out"] and summary["dev_sentences"] == 1 and summary["train_sentences"] == 7
     meta = model_file.read_archive(out)["meta"]
     assert meta["dev_sentences"] == 1 and meta["train_sentences"] == 7 and "not trained on" in meta["dev"]
-    line = train(tmp_path / "n.tagger").stderr.splitlines()[-1]
-    assert "on 1 held-out training sentence" in line
+    lines = train(tmp_path / "n.tagger").stderr.splitlines()
+    assert "on 1 held-out training sentence" in lines[-1]
+    # the first line says what the run trains and selects on, the model's size, where it runs
+    words = [len(s) for s in read_corpus(SAMPLE)]
+    held = words[19::20] or words[-1:]
+    assert lines[0].startswith(f"training on 7 sentences ({sum(words) - sum(held):,} words), "
+                               f"dev 1 held-out training sentence ({sum(held):,} word")
+    assert re.search(r"; [\d,]+ trainable weights; cpu, \d+ threads?$", lines[0]), lines[0]
     assert "every 20th sentence" in invoke("train", "--help").output
 
 
@@ -301,3 +308,31 @@ def test_a_piped_table_is_as_wide_as_it_needs_unless_columns_is_exported(tmp_pat
     narrow = invoke("info", str(path)).stdout
     table = [line for line in narrow.splitlines() if line[:1] in "┌│└"]
     assert "/a-long-folder" * 10 not in narrow and table and max(map(len, table)) <= 60
+
+
+def test_training_without_a_terminal_logs_lines_through_a_long_epoch(monkeypatch):
+    """A log file (no bar) gets a line a minute into an epoch and then every five, with the
+    batches done and the time left; a terminal's bar shows none of them; --quiet none."""
+    import io
+
+    from rich.console import Console
+
+    from tagger.progress import RichReporter
+
+    clock = iter(range(0, 10_000, 30))  # each call of the clock: 30 s later
+    monkeypatch.setattr("tagger.progress.time.monotonic", lambda: next(clock))
+    stream = io.StringIO()
+    reporter = RichReporter(Console(file=stream, width=200), bar=False)
+    reporter.epoch_start(1, 40)
+    for _ in range(40):
+        reporter.step(0.5, 100)
+    lines = stream.getvalue().splitlines()
+    # steps at 30 s, 60 s, ...: the first line at 60 s (2 batches), then 300 s on (12, 22, 32)
+    assert [line.split("  ")[2] for line in lines] == ["2/40 batches", "12/40 batches", "22/40 batches", "32/40 batches"]
+    assert lines[0].startswith("epoch   1  2/40 batches  loss 0.5000") and "about 19 min left" in lines[0]
+    quiet = io.StringIO()
+    reporter = RichReporter(Console(file=quiet), bar=False, quiet=True)
+    reporter.epoch_start(1, 40)
+    for _ in range(40):
+        reporter.step(0.5, 100)
+    assert quiet.getvalue() == ""

@@ -45,7 +45,7 @@ from tagger.models.base import SoftTargets
 from tagger.tasks import TASKS
 from tagger.training.request import (Data, DataSpec, RunOptions, refuse_overwriting, refuse_unwritable, TrainReporter, TrainRequest, configs, read_data,
                                      read_sentences, where)
-from tagger.training.run import attach_vectors, check_columns, summary, tune_saved
+from tagger.training.run import attach_vectors, check_columns, start_note, summary, tune_saved
 from tagger.training.trainer import NothingTrained, TrainState, check_saved, fit
 
 #: The student's preset when none is given.
@@ -356,6 +356,7 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     distilled_from = [{"model": name, "dev_score": score, "own_dev_score": meta.get("dev_score")}
                       for name, score, meta in zip(names, teacher_dev, teachers.metas)]
     note = _soft_note(len(names), len(data.train), len(extra), soft_seconds, tables, teacher_dev, ensemble_dev)
+    reporter.note(start_note(model, data, options.device))
     reporter.note(note)
     del teachers, models  # the student trains without them
     model.to(options.device)

@@ -145,6 +145,12 @@ class Data:
     warnings: list[str] = field(default_factory=list)  # said once training starts (not before an error)
     #: (train, dev) sentences read, where the model trains on units made of them (a tokenizer's windows)
     sentences_read: tuple[int, int] | None = None
+    words_read: tuple[int, int] | None = None  # (train, dev) words of those sentences
+
+    @property
+    def word_counts(self) -> tuple[int, int]:
+        """Training and dev words, as read."""
+        return self.words_read or (sum(len(s) for s in self.train), sum(len(s) for s in self.dev))
 
     @property
     def sentence_counts(self) -> tuple[int, int]:

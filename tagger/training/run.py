@@ -24,6 +24,7 @@ from tagger.corpus.records import UNDERSCORE_VALUE_COLUMNS, Sentence
 from tagger.devices import resolve_device
 from tagger.errors import TaggerError
 from tagger.models import MODELS
+from tagger.progress import plural
 from tagger.tasks import get_task
 from tagger.training import distributed
 from tagger.training.jobs import read_json, write_json
@@ -88,7 +89,7 @@ def _config(request: TrainRequest, cls: type, data: Data,
     ``--pos-model``, or by the ``hooks``: the jackknifed taggers' predictions); the meta naming
     that tagger (and the jackknife); and the entries the hooks add to the summary."""
     config, training = configs(request, cls, data)
-    data.sentences_read = data.sentence_counts
+    data.sentences_read, data.words_read = data.sentence_counts, data.word_counts
     data.train, data.dev = cls.training_units(config, data.train), cls.training_units(config, data.dev)
     pos_meta: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -312,7 +313,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
     facts, data_notes = cls.training_meta(config, data.train)  # e.g. non-projective trees to skip
     meta_base.update(facts, **pos_meta)
     notes += data_notes
-    for note in notes:  # before training starts, not after it
+    for note in [start_note(model, data, options.device), *notes]:  # before training starts, not after it
         reporter.note(note)
 
     saves: list[int] = []  # the epochs whose model this process wrote
@@ -339,6 +340,18 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
         if tuned is not None:
             summary["best_dev"], summary["decoding"] = 100.0 * tuned[0], tuned[1]
     return summary
+
+
+def start_note(model: torch.nn.Module, data: Data, device: str) -> str:
+    """The line a run starts with once its data is read and its model built: what it trains and
+    selects on, how many weights it trains, where (a long run's log says at once what it does)."""
+    (train, dev), (train_words, dev_words) = data.sentence_counts, data.word_counts
+    held = "held-out training " if data.held_out else ""
+    train_text = f"{plural(train, 'sentence')} ({plural(train_words, 'word')})"
+    dev_text = f"{plural(dev, held + 'sentence')} ({plural(dev_words, 'word')})"
+    weights = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    where = f"{device}, {plural(torch.get_num_threads(), 'thread')}" if str(device) == "cpu" else str(device)
+    return f"training on {train_text}, dev {dev_text}; {plural(weights, 'trainable weight')}; {where}"
 
 
 def still_rising(state: TrainState, max_epochs: int) -> str | None:
