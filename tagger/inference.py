@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Sequence, TextIO, TypeVar
 import torch
 
 from tagger.corpus.batching import token_batches
+from tagger.corpus.lemmas import LEMMA
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.options import MAX_TOKENS, in_worker_process
@@ -99,6 +100,9 @@ def multitag_decoder(model: torch.nn.Module, top_k: int | None, beta: float | No
         raise TaggerError(f"--beta (beta) must be between 0 and 1, not {beta}")
     if top_k is not None and top_k < 1:
         raise TaggerError(f"--top-k (top_k) must be at least 1, not {top_k}")
+    if model.output_columns[0] == LEMMA:  # its labels are edit rules, not tags
+        raise TaggerError("--top-k/--beta list the tags of a tagger's first column, and this model's first column is "
+                          "lemma: train it with the lemma after a tag column (--column upos,lemma)")
     itos = model.distribution_labels
 
     def decode(batch: Any) -> list:

@@ -65,11 +65,15 @@ TASKS: dict[str, Task] = {
                 # CCGbank practice: supertags seen fewer than 10 times in training are one RARE class.
                 defaults=_frozen({"rare_tag_count": 10}),
                 description="CCG supertags"),
+    # Lemmas are learned as the edit rules that make them of the words (tagger.corpus.lemmas);
+    # --column upos,lemma learns both in one tagger.
+    "lemma": Task("lemma", "skip_lstm", ("lemma",), "column", "fast", "accuracy", "pos",
+                  description="lemmas (LEMMA), learned as the edit rules that make them of the words"),
     "dep": Task("dep", "transition_parser", ("head", "deprel"), "tag_column", "ffn", "LAS (no punct)", "dep",
                 column_from_data=False, description="labelled dependency trees (HEAD, DEPREL)"),
     "pipeline": Task("pipeline", "transition_parser", ("head", "deprel"), "tag_column", "bilstm-words",
-                     "LAS (no punct)", "dep", column_from_data=False, tagger_columns=("upos", "xpos", "feats"),
-                     description="a tagger (UPOS, XPOS, FEATS) and a dependency parser (by default reading a BiLSTM "
+                     "LAS (no punct)", "dep", column_from_data=False, tagger_columns=("upos", "xpos", "feats", "lemma"),
+                     description="a tagger (UPOS, XPOS, FEATS, LEMMA) and a dependency parser (by default reading a BiLSTM "
                                  "started from that tagger; one reading POS trains on jackknifed tags), in one model file"),
     # The tree is no column of the data: tag_column names the POS copied from the input into its trees.
     "const": Task("const", "seq2seq", ("tree",), "tag_column", "fast", "bracket F1", "dep",

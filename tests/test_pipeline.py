@@ -95,8 +95,8 @@ def test_pipeline_file_without_stages_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_path):
-    """``tagger train --task pipeline``: K = 2 tiny taggers of UPOS, XPOS and FEATS, a parser on
-    their tags reading UPOS+FEATS, one file that fills all five columns and is scored whole. On
+    """``tagger train --task pipeline``: K = 2 tiny taggers of UPOS, XPOS, FEATS and LEMMA, a parser on
+    their tags reading UPOS+FEATS, one file that fills all six columns and is scored whole. On
     CoNLL-U with ``# text`` a tokenizer stage comes first: the file reads raw text, and CoNLL-U
     input keeps its own tokens; a rerun with ``--no-tokenizer`` reuses the taggers and leaves it out."""
     from tagger import formats
@@ -120,7 +120,7 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     done = invoke(*common, "--tokenizer-preset", "wide")
     assert done.exit_code == 0, (done.stderr, done.exception)
     summary = json.loads(done.stdout)
-    assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats"]
+    assert summary["model"] == str(out) and summary["tagger_columns"] == ["upos", "xpos", "feats", "lemma"]
     assert [t["name"] for t in summary["jackknife"]["taggers"]] == ["fold01", "fold02", "all"]
     assert not any(t["reused"] for t in summary["jackknife"]["taggers"])  # this run trained them
     assert "reused" not in done.stderr and done.stderr.count("jackknife: 2 folds") == 1  # said once, as trained
@@ -128,7 +128,7 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     assert isinstance(model, Pipeline) and meta["parser_reads"] == "upos+feats"
     assert len(model.stages) == 3 and model.stages[0].name == "tokenizer" and meta["tokenizer"]
     assert model.stages[0].config.hidden == 64  # --tokenizer-preset wide (the default, fast: 32)
-    assert model.output_columns == ["upos", "xpos", "feats", "head", "deprel"] and model.input_columns == []
+    assert model.output_columns == ["upos", "xpos", "feats", "lemma", "head", "deprel"] and model.input_columns == []
     shown = [line for line in invoke("info", out).stdout.splitlines() if line.startswith("│ jackknife ")]
     assert shown and "2 folds, taggers" in shown[0] and "{" not in shown[0]  # in a line, as a parser's, not a dict
 
@@ -147,7 +147,7 @@ def test_task_pipeline_trains_a_jackknifed_tagger_and_parser_into_one_file(tmp_p
     tagged = invoke("tag", "--model", out, blank)
     assert tagged.exit_code == 0, tagged.stderr
     rows = [r for r in (line.split("\t") for line in tagged.stdout.splitlines()) if r[0].isdigit()]
-    assert rows and all(r[3] != "_" and r[4] != "_" and r[6] != "_" and r[7] != "_" for r in rows)
+    assert rows and all(r[2] != "_" and r[3] != "_" and r[4] != "_" and r[6] != "_" and r[7] != "_" for r in rows)
     scored = invoke("evaluate", "--model", out, dev, "--json")
     assert scored.exit_code == 0, scored.stderr
     result = json.loads(scored.stdout)

@@ -33,6 +33,7 @@ import numpy as np
 
 from tagger import archive
 from tagger.corpus.features import InputFeaturizer
+from tagger.corpus.lemmas import output_values
 from tagger.modules.packing import row_codes
 from tagger.modules.fused import I8_KERNELS, KERNELS, _fastscan  # the C steps of the torch path; without them, numpy
 from tagger.runtime import bf16, kernels
@@ -265,7 +266,7 @@ class NumpyTagger:
                 lexicon.fix(head.reshape(-1, stop - start), best.reshape(-1), words.reshape(-1))
             best = labels[best.T].tolist()  # [B, T] label strings
             for i, row in zip(batch, best):
-                out[i][column] = row[: len(sentences[i])]
+                out[i][column] = output_values(sentences[i], column, row[: len(sentences[i])])
 
     def scores(self, sentences: Sequence[Sequence[str]], words: "WordTables | None" = None,
                extra: np.ndarray | None = None) -> np.ndarray:

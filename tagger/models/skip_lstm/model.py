@@ -34,6 +34,8 @@ from tagger.models.base import GreedyDecoding, SoftTargets, check_vector_size
 from tagger.modules.init import scaled_normal_
 from tagger.modules.input_layer import CHAR_BOW, CHAR_EOW, InputFeaturizer, InputLayer, canonical, char_slots, normalize, padded_ids
 from tagger.corpus.features import subword_vocabs
+from tagger.corpus.lemmas import LEMMA, output_values
+from tagger.corpus.lemmas import rules as lemma_rules
 from tagger.corpus.lexicon import LEXICON, LEXICON_MIN, TagLexicon
 from tagger.corpus.lexicon import build as build_lexicon
 from tagger.corpus.lexicon import choose as choose_lexicon
@@ -98,9 +100,12 @@ def join_features(features: Sequence[tuple[str, str]]) -> str:
 
 def column_values(sentence: Sentence, column: str) -> list[str]:
     """The values of a column learned: :meth:`Sentence.column` (a one-line error without it),
-    except that a column whose ``_`` is a value (FEATS) may hold only ``_`` in a sentence."""
+    except that a column whose ``_`` is a value (FEATS) may hold only ``_`` in a sentence, and
+    that lemmas are learned as the rules that make them of the words (:mod:`tagger.corpus.lemmas`)."""
     if column in UNDERSCORE_VALUE_COLUMNS and column in sentence.columns:
         return sentence.columns[column]
+    if column == LEMMA:
+        return lemma_rules(sentence.words, sentence.column(column))
     return sentence.column(column)
 
 
@@ -665,11 +670,11 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         return self.config.columns
 
     def annotate(self, sentence: Sentence, prediction: list[str] | dict[str, list[str]]) -> None:
-        """Write one :meth:`decode` result into ``sentence``'s columns."""
+        """Write one :meth:`decode` result into ``sentence``'s columns (lemmas made of their rules)."""
         if isinstance(prediction, dict):
-            sentence.columns.update(prediction)
+            sentence.columns.update({name: output_values(sentence.words, name, labels) for name, labels in prediction.items()})
         elif len(self.output_heads) == 1:
-            sentence.columns[self.config.column] = prediction
+            sentence.columns[self.config.column] = output_values(sentence.words, self.config.column, prediction)
         else:  # an empty sentence's [] (inference.predict)
             sentence.columns.update({name: list(prediction) for name in self.output_columns})
 
@@ -678,7 +683,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
         if len(self.output_heads) == 1:
             metric = TagMetric()
             for sentence, prediction in zip(sentences, predictions):
-                metric.update(sentence.words, sentence.column(self.config.column), prediction)
+                metric.update(sentence.words, column_values(sentence, self.config.column), prediction)
             return metric
         columns = ColumnsMetric(self.output_columns)
         for sentence, prediction in zip(sentences, predictions):
