@@ -33,6 +33,7 @@ from tagger.corpus.batching import chunks
 from tagger.corpus.records import TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import read_once
+from tagger.formats.placement import output_value
 from tagger.options import CHUNK_SIZE, MAX_TOKENS, PRECISIONS, TagRequest, in_worker_process  # noqa: F401 (tagger.in_worker_process)
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ class Model:
         out = []
         for sentence in records:
             record: dict[str, Any] = {"words": sentence.words}
-            record.update({name: sentence.output(name) if sentence.words else None if name == TREE else []
+            record.update({name: output_value(sentence, name) if sentence.words else None if name == TREE else []
                            for name in self.module.output_columns})
             if extra is not None:
                 record["multitags"] = [[list(pair) for pair in token] for token in next(multitags)] if sentence.words else []
@@ -233,7 +234,7 @@ class Model:
         columns = module.output_columns if module is not None else []
         texts = [next((line[len("# text = "):] for line in s.raw["lines"] if line.startswith("# text = ")), "")
                  for s in records]
-        return [{"text": t, "words": s.words, **{name: s.output(name) for name in columns}}
+        return [{"text": t, "words": s.words, **{name: output_value(s, name) for name in columns}}
                 for t, s in zip(texts, records)]
 
     def _refuse_raw(self, what: str) -> None:

@@ -142,6 +142,33 @@ def test_repaired_outputs_are_counted_and_tags_come_from_the_input():
     assert model.output_counts([good, bad]) == {"repaired": 1}
 
 
+def test_trees_come_out_in_the_outer_layout_of_the_training_trees():
+    """WSJ's unlabelled outer bracket where the training trees have it, never twice (NeGra's
+    ``( (S ...) ($. .))``: the root is that bracket already); a treebank of ``(VROOT ...)``
+    trees gets them bare, as its own files write them (and EVALB reads them)."""
+    config = Seq2seqConfig(layers=1, hidden=8, word_dim=8, symbol_dim=8, attention_dim=8)
+
+    def parsed(lines: list[str], symbols: list[str]) -> str:
+        sentences = list(formats.read(io.StringIO("\n".join(lines) + "\n"), "trees"))
+        model = Seq2seqParser(config, Seq2seqParser.vocabs_from(config, sentences))
+        sentence = Sentence(["It", "rained", "."], {"xpos": ["PRP", "VBD", "."]})
+        model.annotate(sentence, Parse(symbols))
+        return sentence.tree.bracketed()
+
+    negra = ["( (S (PRP It) (VBD rained)) ($. .))", "( (S (PRP It) (VBD snowed)) ($. .))"]
+    assert parsed(negra, ["(S", "XX", "XX", ")S", "XX"]) == "( (S (PRP It) (VBD rained)) (. .))"
+    vroot = ["(VROOT (S (PRP It) (VBD rained)) ($. .))", "(VROOT (S (PRP It) (VBD snowed)) ($. .))"]
+    assert parsed(vroot, ["(S", "XX", "XX", ")S", "XX"]) == "(VROOT (S (PRP It) (VBD rained)) (. .))"
+    assert parsed(vroot, ["(VROOT", "(S", "XX", "XX", ")S", "XX", ")VROOT"]) == "(VROOT (S (PRP It) (VBD rained)) (. .))"
+    wsj_like = ["( (S (PRP It) (VBD rained) (. .)))"]
+    assert parsed(wsj_like, ["(S", "XX", "XX", "XX", ")S"]) == "( (S (PRP It) (VBD rained) (. .)))"
+    # a model file from before the layout was kept: wrapped, as it always was
+    sentences = list(formats.read(io.StringIO(vroot[0] + "\n"), "trees"))
+    vocabs = Seq2seqParser.vocabs_from(config, sentences)
+    del vocabs["outer"]
+    assert Seq2seqParser(config, vocabs).wrapped
+
+
 # ----------------------------------------------------------------------------- as a user runs it
 
 
@@ -249,6 +276,11 @@ def test_mrg_and_jsonl_outputs_and_the_python_api_give_the_same_tree(const_model
     assert model.tag([[], ["It", "rained", "."]]) == [{"words": [], "tree": None}, record]  # nothing to parse: no tree
     trees = invoke("tag", "--model", const_model, "--beam", "2", stdin="It rained .\n")
     assert model.tag_lines(["It rained ."]) == [trees.stdout]  # one tree a line, tagger tag's default
+    # words spelled as the trees file spells them (a slash as \\/) in jsonl and the API too
+    slash = "a 50/50 b\\/c .\n"
+    trees = invoke("tag", "--model", const_model, stdin=slash).stdout.strip()
+    jsonl = json.loads(invoke("tag", "--model", const_model, "--output-format", "jsonl", stdin=slash).stdout)["tree"]
+    assert jsonl == trees == tagger.load(const_model).tag([slash.split()])[0]["tree"] and "50\\/50" in trees
 
 
 def test_tag_says_on_stderr_how_many_outputs_were_repaired(const_model, capsys):

@@ -223,19 +223,25 @@ def write_trees(sentences: Iterable[Sentence], stream: TextIO, layout: Callable[
     fit its tree) is a :class:`TaggerError`: a phrase-structure tree cannot be made up from tags,
     and a flat ``(X ...)`` tree would pass for one; so is a word with white space in it."""
     for sentence in sentences:
-        tags = sentence.columns.get("xpos") if sentence.has("xpos") else None
-        tree = sentence.tree
-        if tree is None or sum(tag != TRACE for tag, _ in tree.leaves()) != len(sentence.words):
-            raise TaggerError(f"cannot write {fmt}: the sentence has no bracketed tree (only sentences read from "
-                              ".mrg or .trees files, or parsed, have one; write tagged or conllu instead)",
-                              sentence.source, sentence.line)
-        tree = _retag(tree, spelled_words(sentence), tags)
-        try:
-            stream.write(layout(tree) + "\n")
-        except RecursionError:
-            raise TaggerError("tree too deeply nested to write", sentence.source, sentence.line) from None
-        except ValueError as e:  # white space in a word (escaped)
-            raise TaggerError(f"cannot write {fmt}: {e}", sentence.source, sentence.line) from None
+        stream.write(written(sentence, layout, fmt) + "\n")
+
+
+def written(sentence: Sentence, layout: Callable[[Tree], str], fmt: str) -> str:
+    """``sentence``'s tree as :func:`write_trees` writes it: with the record's words, spelled as
+    its file spelled them (else escaped), and ``xpos`` tags, laid out by ``layout``."""
+    tags = sentence.columns.get("xpos") if sentence.has("xpos") else None
+    tree = sentence.tree
+    if tree is None or sum(tag != TRACE for tag, _ in tree.leaves()) != len(sentence.words):
+        raise TaggerError(f"cannot write {fmt}: the sentence has no bracketed tree (only sentences read from "
+                          ".mrg or .trees files, or parsed, have one; write tagged or conllu instead)",
+                          sentence.source, sentence.line)
+    tree = _retag(tree, spelled_words(sentence), tags)
+    try:
+        return layout(tree)
+    except RecursionError:
+        raise TaggerError("tree too deeply nested to write", sentence.source, sentence.line) from None
+    except ValueError as e:  # white space in a word (escaped)
+        raise TaggerError(f"cannot write {fmt}: {e}", sentence.source, sentence.line) from None
 
 
 def write(sentences: Iterable[Sentence], stream: TextIO) -> None:

@@ -192,6 +192,20 @@ def map_columns(sentence: Sentence, source_format: str, target_format: str, supe
 REWRITING_FORMATS = ("conllu", "conllx")
 
 
+def output_value(sentence: Sentence, name: str) -> Any:
+    """What a jsonl record or the Python API gives of column ``name``: its values; for the tree
+    the line the ``trees`` format writes (words spelled as there, ``\\/`` for a slash), None
+    where the sentence has none."""
+    if name != TREE:
+        return sentence.output(name)
+    if sentence.tree is None:
+        return None
+    from tagger.corpus.trees import Tree
+    from tagger.formats import mrg
+
+    return mrg.written(sentence, Tree.bracketed, "the tree")
+
+
 def write_chunk(sentences: list[Sentence], extra: list | None, model: Any, stream: TextIO, fmt: str,
                 supertag_in: str = "misc") -> None:
     """Write tagged sentences (``tagger tag``; ``model``: anything with ``output_columns``, the
@@ -205,7 +219,7 @@ def write_chunk(sentences: list[Sentence], extra: list | None, model: Any, strea
         for i, sentence in enumerate(sentences):
             record: dict[str, Any] = {"words": sentence.words}
             for name in columns:
-                record[name] = sentence.output(name)
+                record[name] = output_value(sentence, name)
             if extra is not None:
                 record["multitags"] = extra[i]
             stream.write(json.dumps(record, ensure_ascii=False) + "\n")

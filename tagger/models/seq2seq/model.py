@@ -73,6 +73,17 @@ def tree_of(sentence: Sentence) -> Tree:
     return normalise(sentence.tree)
 
 
+#: :func:`outer_layout` of treebanks whose trees stand in an unlabelled outer bracket (WSJ's).
+WRAPPED, BARE = "wrapped", "bare"
+
+
+def outer_layout(sentences: Sequence[Sentence]) -> str:
+    """:data:`WRAPPED` where most training trees stand in an unlabelled outer bracket (WSJ's
+    ``( (S ...))``, NeGra's ``( (S ...) ($. .))``), else :data:`BARE` (``(ROOT ...)``)."""
+    wrapped = sum(s.tree is not None and s.tree.label == "" and not s.tree.is_preterminal for s in sentences)
+    return WRAPPED if 2 * wrapped >= len(sentences) else BARE
+
+
 def input_tags(sentence: Sentence, column: str) -> list[str] | None:
     """The POS tags the output tree takes from the input: ``column`` (xpos), else UPOS, else
     None (the tree then has ``XX``)."""
@@ -140,6 +151,9 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
             raise ValueError(f"the symbol vocabulary must start with {SYMBOL_SPECIALS}")
         self.symbol_index = {s: i for i, s in enumerate(self.symbols)}
         self.root_label = vocabs["root"][0]
+        #: whether trees are written in an unlabelled outer bracket, as the training trees were
+        #: (WSJ's ``( (S ...))``); files before it was kept: always
+        self.wrapped = vocabs.get("outer", [WRAPPED])[0] == WRAPPED
         self.rare_word_from = int(vocabs["rare_word_from"][0])
         c = config
         self.word_emb = nn.Embedding(len(self.word_vocab), c.word_dim, padding_idx=0)
@@ -248,7 +262,8 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         vocab = Vocab.build(words, config.min_word_count, specials=WORD_SPECIALS)
         rare_from = next((i for i, w in enumerate(vocab.itos) if i >= len(WORD_SPECIALS) and words[w] < 2), len(vocab))
         vocabs = {"words": vocab.to_list(), "rare_word_from": [str(rare_from)],
-                  "symbols": [*SYMBOL_SPECIALS, *symbols_of(trees)], "root": [root_label_of(trees)]}
+                  "symbols": [*SYMBOL_SPECIALS, *symbols_of(trees)], "root": [root_label_of(trees)],
+                  "outer": [outer_layout(sentences)]}
         if config.tag_dim:
             tags = Counter(t for s in sentences for t in (input_tags(s, config.tag_column) or []))
             if not tags:
@@ -413,11 +428,13 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         return [Parse([self.symbols[i] for i in ids], attention) for ids, attention in found]
 
     def tree(self, sentence: Sentence, parse: Parse) -> tuple[Tree, bool]:
-        """The repaired tree of ``parse`` over ``sentence``'s words and POS (wrapped in WSJ's
-        unlabelled outer bracket), and whether it needed repair."""
+        """The repaired tree of ``parse`` over ``sentence``'s words and POS, and whether it needed
+        repair: in an unlabelled outer bracket where the training trees had one (WSJ's ``( (S
+        ...))``; a root that is that bracket already, over several phrases, is not wrapped twice),
+        else bare (``(VROOT ...)``, ``(ROOT ...)``), as the treebank writes its trees."""
         tree, repaired = delinearise(parse.symbols, sentence.words, input_tags(sentence, self.config.tag_column),
                                      self.root_label)
-        return Tree("", (tree,)), repaired
+        return (Tree("", (tree,)) if self.wrapped and tree.label != "" else tree), repaired
 
     def annotate(self, sentence: Sentence, prediction: Parse) -> None:
         """Set ``sentence.tree`` to the repaired tree of ``prediction`` (and note in it whether
