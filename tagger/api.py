@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from tagger import engines, formats, resources
 from tagger.corpus.batching import chunks
-from tagger.corpus.records import TREE, Sentence
+from tagger.corpus.records import STANDARD_COLUMNS, TREE, Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import read_once
 from tagger.formats.placement import output_value
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import torch
 
 #: What :meth:`Model.tag` takes for one sentence: its tokens, or a record from a reader.
-SentenceLike = Union[Sequence[str], Sentence]
+SentenceLike = Union[Sequence[str], Sentence, Mapping[str, Any]]
 #: Where :meth:`Model.tag_file` reads: a path, several, or a binary stream (None: stdin).
 Inputs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], IO[bytes], None]
 
@@ -100,10 +100,18 @@ def _model_paths(path: Any) -> list[str]:
     return [resources.model_path(p) for p in path]
 
 
+#: How the API's callers turn off the check of a parser's input columns (errors name it).
+ALLOW = "allow_missing_columns=True"
+
+
 def _sentence(item: SentenceLike, index: int) -> Sentence:
-    """A fresh record for one input of :meth:`Model.tag` (the caller's record is not changed)."""
+    """A fresh record for one input of :meth:`Model.tag` (the caller's record is not changed):
+    a list of tokens, a :class:`Sentence`, or a record :meth:`Model.tag` gives (``{"words":
+    [...], "upos": [...], ...}``: its columns are the input's, so a tagger's records feed a parser)."""
     if isinstance(item, Sentence):
         return Sentence(list(item.words), dict(item.columns), item.source, item.line, item.raw)
+    if isinstance(item, abc.Mapping):
+        return _from_record(item, index)
     if isinstance(item, str) or not isinstance(item, abc.Iterable) or not all(isinstance(token, str) for token in item):
         raise TaggerError(f"sentence {index + 1}: model.tag takes a list of sentences, each a list of token strings "
                           f"(e.g. [line.split() for line in lines]), not {type(item).__name__} {str(item)[:40]!r}")
@@ -112,6 +120,26 @@ def _sentence(item: SentenceLike, index: int) -> Sentence:
         raise TaggerError(f"sentence {index + 1}, token {bad + 1}: {item[bad]!r} is not a word (empty, or with a tab "
                           "or line break in it)")
     return Sentence(list(item), {}, source="<tag>", line=index + 1)
+
+
+def _from_record(item: abc.Mapping, index: int) -> Sentence:
+    """A :class:`Sentence` of a record as :meth:`Model.tag` gives them: ``words``, and its
+    columns of one value a word (``upos``, ``xpos``, ``feats``, ``lemma``, ``head``, ``deprel``,
+    ...); the rest (``multitags``, ``tree``, ``text``) is output, not input, and left out."""
+    words = item.get("words")
+    if words is None:
+        raise TaggerError(f"sentence {index + 1}: a record given to model.tag needs its 'words' (as model.tag gives "
+                          f"them), not only {', '.join(map(str, item)) or 'nothing'}")
+    sentence = _sentence(words, index)
+    for name in STANDARD_COLUMNS:
+        values = item.get(name)
+        if values is None:
+            continue
+        if isinstance(values, str) or len(values) != len(sentence.words):
+            raise TaggerError(f"sentence {index + 1}: its '{name}' holds {len(values)} values for "
+                              f"{len(sentence.words)} words")
+        sentence.columns[name] = list(values)
+    return sentence
 
 
 def _source(path_in: Inputs) -> Any:
@@ -190,8 +218,9 @@ class Model:
         ``feats``; ``head`` (ints, 0 = root) and ``deprel``), and with ``top_k``/``beta``
         (taggers) ``"multitags"``: per word, ``[tag, probability]`` pairs of the first column.
         The records ``tagger tag --output-format jsonl`` writes. ``sentences``: lists of tokens,
-        or :class:`Sentence` records (a parser reads their UPOS/FEATS; refused without them
-        unless ``allow_missing_columns``)."""
+        :class:`Sentence` records, or records as this method gives them (a parser reads their
+        UPOS/FEATS, so ``parser.tag(pos.tag(tokens))`` chains a tagger and a parser; refused
+        without them unless ``allow_missing_columns``)."""
         from tagger.inference import InputCheck
 
         self._refuse_raw("model.tag takes tokens")
@@ -203,7 +232,7 @@ class Model:
                               f"line in lines]), not {type(sentences).__name__} {sentences!r:.40}")
         records = [_sentence(item, i) for i, item in enumerate(sentences)]
         filled = [sentence for sentence in records if sentence.words]  # an empty one has nothing to predict
-        extra = self._annotate(filled, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta))
+        extra = self._annotate(filled, top_k, beta, InputCheck(self.module, allow_missing_columns, self.meta, allow_option=ALLOW))
         multitags = iter(extra or [])
         out = []
         for sentence in records:
@@ -230,7 +259,7 @@ class Model:
                               "tokenize); model.tag takes tokens")
         records = list(raw_sentences(tokenizer, io.BytesIO(text.encode("utf-8"))))
         if module is not None:
-            self._annotate(records, None, None, InputCheck(module, allow_missing_columns, self.meta))
+            self._annotate(records, None, None, InputCheck(module, allow_missing_columns, self.meta, allow_option=ALLOW))
         columns = module.output_columns if module is not None else []
         texts = [next((line[len("# text = "):] for line in s.raw["lines"] if line.startswith("# text = ")), "")
                  for s in records]
@@ -279,7 +308,7 @@ class Model:
         sentences = [[Sentence(words, {}, source="<lines>", line=i + 1) for words in pieces(line, MAX_WORDS)]
                      for i, line in enumerate(lines)]
         records = [s for line in sentences for s in line]
-        self._annotate(records, None, None, InputCheck(self.module, allow_missing_columns, self.meta))
+        self._annotate(records, None, None, InputCheck(self.module, allow_missing_columns, self.meta, allow_option=ALLOW))
         out = []
         for line in sentences:
             buffer = io.StringIO()
@@ -340,7 +369,7 @@ class Model:
         for name in self.module.output_columns:
             if not any(sentence.has(name) for sentence in gold):
                 raise TaggerError(f"no gold '{name}' column to score the model's output against", _name(data))
-        InputCheck(self.module, allow_missing_columns, self.meta)(gold)
+        InputCheck(self.module, allow_missing_columns, self.meta, allow_option=ALLOW)(gold)
         if isinstance(self.module, Pipeline):  # stages in turn, scored as `tagger evaluate --model` scores them
             if beta is not None:
                 raise TaggerError("beta: multi-tagging is of one tagger, not of a pipeline", self.path)

@@ -187,8 +187,9 @@ class InputCheck:
     """
 
     def __init__(self, model: torch.nn.Module, allow_missing: bool = False, meta: dict[str, Any] | None = None,
-                 stream: TextIO | None = None):
+                 stream: TextIO | None = None, allow_option: str = "--allow-missing-columns"):
         self.columns = [] if allow_missing else list(model.input_columns)
+        self.allow_option = allow_option  # how the caller turns the check off: the command's option, the API's argument
         self.reads = "+".join(c.upper() for c in model.input_columns)
         self.name, self.meta, self.stream = model.name, meta or {}, stream
         self.decided = False
@@ -220,5 +221,5 @@ class InputCheck:
         if pos_model and self.meta.get("pos_model_column") in missing:
             example = f" (it was trained on the tags of {pos_model}: tagger tag --model {pos_model} | tagger tag --model ...)"
         return (f"the input has no {names} (only '_' or no such column), and this {self.name} model reads {self.reads}: "
-                f"pipe it through a tagger that fills {names} first{example}, or pass --allow-missing-columns "
+                f"pipe it through a tagger that fills {names} first{example}, or pass {self.allow_option} "
                 f"to run the model on it anyway")

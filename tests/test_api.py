@@ -238,12 +238,27 @@ def test_parser_records_are_heads_and_labels_as_tagger_tag_writes(parser_model, 
     records = model.tag(list(formats.read(str(DATA / "heldout.conllu"))))
     assert records == jsonl(out) and set(records[0]) == {"words", "head", "deprel"}
     assert all(isinstance(h, int) for h in records[0]["head"])
-    with pytest.raises(TaggerError, match="the input has no UPOS"):
+    with pytest.raises(TaggerError, match="the input has no UPOS.*pass allow_missing_columns=True"):
         model.tag([["The", "cat", "sat", "on", "the", "mat"]])
     first = next(iter(formats.read(str(DATA / "heldout.conllu"))))
     assert model.tag([[], first]) == [{"words": [], "head": [], "deprel": []}, records[0]]  # no words, no tree to parse
     result = tagger.evaluate(model, DATA / "heldout.conllu")
     assert result["score_name"].startswith("LAS") and result["parsing"]["all_words"]["words"] > 0
+
+
+def test_a_taggers_records_feed_a_parser(pos_model, parser_model):
+    """model.tag takes the records model.tag gives: their columns are the parser's input (a
+    record's keys were read as its tokens: 'words', 'upos')."""
+    sentences = list(formats.read(str(DATA / "heldout.conllu")))
+    tagged = tagger.load(pos_model).tag([s.words for s in sentences])
+    parser = tagger.load(parser_model)
+    parsed = parser.tag(tagged)
+    by_hand = parser.tag([formats.Sentence(r["words"], {"upos": r["upos"]}) for r in tagged])
+    assert parsed == by_hand and [r["words"] for r in parsed] == [s.words for s in sentences]
+    with pytest.raises(TaggerError, match="sentence 1: its 'upos' holds 1 values for 3 words"):
+        parser.tag([{"words": ["a", "b", "c"], "upos": ["X"]}])
+    with pytest.raises(TaggerError, match="sentence 1: a record given to model.tag needs its 'words'"):
+        parser.tag([{"tokens": ["a"]}])
 
 
 def test_import_tagger_does_not_import_torch():
