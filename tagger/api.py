@@ -357,9 +357,10 @@ class Model:
 
     def evaluate(self, data: str | os.PathLike | Sequence[Sentence], format: str = "auto",
                  columns: str | None = None, allow_missing_columns: bool = False, beta: float | None = None,
-                 train_words: set[str] | None = None) -> dict[str, Any]:
+                 train_words: set[str] | None = None, evalb_params: str | os.PathLike | None = None) -> dict[str, Any]:
         """Tag (parse) ``data`` (a file, or :class:`Sentence` records with gold columns) and score
         it against its gold columns as ``tagger evaluate --model`` does: see :func:`evaluate`."""
+        from tagger.evaluation.evalb import read_params
         from tagger.inference import InputCheck
         from tagger.pipeline import Pipeline
         from tagger.scoring import score_model
@@ -375,7 +376,8 @@ class Model:
                 raise TaggerError("beta: multi-tagging is of one tagger, not of a pipeline", self.path)
             return self._evaluate_pipeline(gold, _name(data))
         result = score_model(self.module, self.meta, self.path or "model", gold, _name(data), beta=beta,
-                             train_words=train_words, columns=columns)
+                             train_words=train_words, columns=columns,
+                             evalb_params=read_params(evalb_params) if evalb_params else None)
         main = result.metrics[_metric_key(self.kind, self.output_columns)]
         return {"model": self.path, "data": _name(data), "columns": self.output_columns, "sentences": len(gold),
                 "score_name": main.score_name, "score": 100.0 * main.score, **result.to_dict()}
@@ -426,7 +428,7 @@ def _gold(data: str | os.PathLike | Sequence[Sentence], fmt: str, columns: str |
 def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequence[Sentence], *, format: str = "auto",
              columns: str | None = None, device: str = "cpu", threads: int | None = None, precision: str = "auto",
              allow_missing_columns: bool = False, beta: float | None = None,
-             train_words: set[str] | None = None) -> dict[str, Any]:
+             train_words: set[str] | None = None, evalb_params: str | os.PathLike | None = None) -> dict[str, Any]:
     """Score ``model`` (a :class:`Model` or a model file's path) on ``data`` (a gold file in
     ``format``, auto detects; or :class:`Sentence` records). Returns a plain dict: ``score``
     (percent) and ``score_name`` (accuracy, LAS; a tagger of several columns: mean accuracy, the
@@ -435,10 +437,11 @@ def evaluate(model: Model | str | os.PathLike, data: str | os.PathLike | Sequenc
     one-column tagger's) and ``all_tags`` (words with every column right)) or ``parsing``
     (parsers), as ``tagger evaluate --json``; with ``beta`` also ``multitag`` (``--beta``). Accuracy
     on unseen words counts the words not in ``train_words``, else not in the model's training file
-    where that is still where it was."""
+    where that is still where it was. Trees are scored as EVALB with ``evalb_params`` (a parameter
+    file; COLLINS.prm's settings unless given), as ``--evalb-params``."""
     if not isinstance(model, Model):
         model = load(model, device, threads, precision)
-    return model.evaluate(data, format, columns, allow_missing_columns, beta, train_words)
+    return model.evaluate(data, format, columns, allow_missing_columns, beta, train_words, evalb_params)
 
 
 def score(gold: str | os.PathLike, pred: str | os.PathLike, *, format: str = "auto", pred_format: str | None = None,

@@ -69,8 +69,22 @@ def test_trees_of_another_tagset_are_scored_with_the_gold_tags_and_a_note(tmp_pa
 def test_predicted_preterminals_are_evalbs_errors_with_the_cause_and_the_fix(tmp_path):
     gold, pred = pair(tmp_path, lambda tag: "XX", copies=3)
     done = invoke("evaluate", "--gold", gold, "--pred", pred, "--preterminals", "predicted")
-    assert_one_line_error(done, "Length unmatch", "where EVALB stops", "punctuation deleted by its tag",
+    assert_one_line_error(done, "Length unmatch", "where EVALB stops", "words whose tag the parameter file deletes",
                           "--preterminals gold")
+
+
+def test_a_length_unmatch_of_empty_elements_the_parameter_file_keeps_says_so(tmp_path):
+    """Gold trees with -NONE- against a parse without them, scored with a parameter file that
+    does not delete -NONE-: the hint names the empty elements, not punctuation or --preterminals."""
+    gold = tmp_path / "gold.trees"
+    gold.write_text("".join(f"(S (NP (-NONE- *)) (NP (NN w{i})) (VP (VB go)))\n" for i in range(12)))
+    pred = tmp_path / "pred.trees"
+    pred.write_text("".join(f"(S (NP (NN w{i})) (VP (VB go)))\n" for i in range(12)))
+    prm = tmp_path / "keep.prm"
+    prm.write_text("MAX_ERROR 10\nLABELED 1\nDELETE_LABEL TOP\n")
+    done = invoke("evaluate", "--gold", gold, "--pred", pred, "--evalb-params", prm, "--preterminals", "gold")
+    assert_one_line_error(done, "Length unmatch", "empty elements (-NONE-)", "DELETE_LABEL -NONE-")
+    assert "--preterminals gold scores" not in done.output
 
 
 def test_a_ptb_taggers_errors_are_no_other_tagset(tmp_path):

@@ -239,7 +239,7 @@ def test_constrained_decoding_gives_one_xx_per_word_and_balanced_brackets():
             assert not model.tree(sentence, parse)[1]  # nothing to repair
 
 
-def test_evaluate_a_model_on_gold_trees(const_model):
+def test_evaluate_a_model_on_gold_trees(const_model, tmp_path):
     done = invoke("evaluate", "--model", const_model, WSJ / "wsj_0004.mrg", "--json")
     assert done.exit_code == 0, done.output
     every = json.loads(done.stdout)["const"]["all"]
@@ -249,6 +249,12 @@ def test_evaluate_a_model_on_gold_trees(const_model):
 
     through_api = tagger.evaluate(const_model, WSJ / "wsj_0004.mrg")  # its scores under the command's key
     assert through_api["const"] == json.loads(done.stdout)["const"] and through_api["score_name"] == "bracket F1"
+    # another parameter file, as --evalb-params: the API takes it too
+    prm = tmp_path / "short.prm"
+    prm.write_text((WSJ.parents[1] / "evalb-sample" / "COLLINS.prm").read_text().replace("CUTOFF_LEN 40", "CUTOFF_LEN 5"))
+    done = invoke("evaluate", "--model", const_model, WSJ / "wsj_0004.mrg", "--evalb-params", prm, "--json")
+    other = tagger.evaluate(const_model, WSJ / "wsj_0004.mrg", evalb_params=prm)
+    assert other["const"] == json.loads(done.stdout)["const"] and other["const"]["cutoff_len"] == 5
 
 
 def test_pretrained_vectors_initialise_the_word_embeddings(tmp_path):

@@ -614,14 +614,32 @@ def score_trees(gold: Sequence[Forest], test: Sequence[Forest], params: EvalbPar
             errors += 1
             if errors > params.max_error + 1:
                 line = test_lines[i] if test_lines is not None else None
-                why = ""
-                if row.error.startswith("Length unmatch") and preterminals != "gold":
-                    why = ("; a length unmatch is punctuation deleted by its tag (COLLINS.prm: , : `` '' .) on one "
-                           "side only: --preterminals gold scores with the gold tags")
+                why = _length_hint(g, t, params, preterminals) if row.error.startswith("Length unmatch") else ""
                 raise TaggerError(f"sentence {i + 1}: {row.error}: error {errors}, where EVALB stops (MAX_ERROR "
                                   f"{params.max_error}; a parameter file can allow more){why}", test_name, line)
         metric.add(row)
     return metric
+
+
+def _length_hint(gold: Forest, test: Forest, params: EvalbParams, preterminals: str) -> str:
+    """Why a sentence's two lengths differ, where that can be told: the gold tree's empty
+    elements that the parameter file does not delete, or leaves whose tag the file deletes on one
+    side only (punctuation tagged otherwise by the parser's input)."""
+    def tags(forest: Forest) -> list[str]:
+        tree = _as_tree(forest)
+        return [tag for tag, _ in tree.leaves()] if tree is not None else []
+
+    gold_tags, test_tags = tags(gold), tags(test)
+    empty = sorted({tag for tag in gold_tags if tag in EMPTY_TAGS and tag not in params.delete_labels})
+    if empty and not any(tag in EMPTY_TAGS for tag in test_tags):
+        return (f"; the gold trees have empty elements ({', '.join(empty)}) that the parameter file does not delete "
+                f"(DELETE_LABEL {empty[0]})")
+    deleted = set(params.delete_labels)
+    if preterminals != "gold" and sum(t in deleted for t in gold_tags) != sum(t in deleted for t in test_tags):
+        return ("; words whose tag the parameter file deletes (punctuation: DELETE_LABEL " +
+                " ".join(sorted(deleted & set(gold_tags + test_tags))[:6]) + ") are on one side only: --preterminals "
+                "gold scores with the gold tags")
+    return ""
 
 
 # --- EVALB's report ----------------------------------------------------------------------------
