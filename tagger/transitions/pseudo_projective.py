@@ -176,7 +176,7 @@ def deprojectivise(heads: Sequence[int], labels: Sequence[str], head_labels: Seq
     others (MaltParser retries too), until a pass moves nothing; their arcs stay, as do those of
     words hanging from ROOT. A tree stays a tree. ``heads`` must be one (a ``ValueError`` otherwise). With labels that tell
     the words apart this undoes :func:`projectivise` exactly; with real labels the search can
-    stop at a nearer word of the same label (UD English EWT train: 308 of its 357 lifted arcs
+    stop at a nearer word of the same label (UD English EWT train: 310 of its 357 lifted arcs
     come back to their gold heads).
     """
     n = len(heads)
