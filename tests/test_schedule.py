@@ -78,3 +78,7 @@ def test_a_run_that_ends_at_max_epochs_still_rising_says_so():
     assert "still rising in the last epoch, 3 (30 updates)" in still_rising(state, 3)
     assert still_rising(state, 5) is None  # stopped otherwise (patience, a time budget)
     assert still_rising(TrainState(best_epoch=2, history=[{"epoch": e} for e in (1, 2, 3)]), 3) is None
+    # best in the last fifth of 30 epochs, not the last (a 30-sentence parser: 120 updates, LAS 2.5)
+    late = TrainState(best_epoch=26, steps=120, history=[{"epoch": e} for e in range(1, 31)])
+    assert "near the end (best at epoch 26 of 30, 120 updates in all)" in still_rising(late, 30)
+    assert still_rising(TrainState(best_epoch=24, history=late.history), 30) is None
