@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from tagger.corpus.spaces import is_separator
+
 
 @dataclass(frozen=True)
 class Tree:
@@ -70,7 +72,7 @@ def escaped(text: str) -> str:
     """A word or label as it can stand in a bracketed tree: its ``(`` and ``)`` as ``-LRB-`` and
     ``-RRB-`` (:data:`ESCAPES`). A ``ValueError`` for white space in it, which no bracketed tree
     can hold (the word would read back as two)."""
-    if any(char.isspace() for char in text):
+    if any(map(is_separator, text)):
         raise ValueError(f"'{text}' holds white space, which a bracketed tree cannot hold")
     if "(" in text or ")" in text:
         for bracket, escape in ESCAPES.items():

@@ -23,12 +23,13 @@ from tagger.corpus.records import Sentence
 from tagger.corpus.trees import Tree, escaped
 from tagger.errors import TaggerError
 from tagger.formats.base import Source, iter_lines, source_name
+from tagger.corpus.spaces import TREE_TOKEN
 from tagger.formats.ptb import read_words, spelled_words
 
 NAME = "mrg"
 EXTENSIONS = (".mrg",)
 
-_TOKEN = re.compile(r"[()]|[^\s()]+")
+_TOKEN = TREE_TOKEN  # (tagger.corpus.spaces: no-break spaces stay in a word)
 TRACE = "-NONE-"
 
 

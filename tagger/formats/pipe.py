@@ -12,6 +12,7 @@ from typing import Iterable, Iterator, TextIO
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
 from tagger.formats.base import OnError, Source, each_sentence, iter_lines, source_name
+from tagger.corpus.spaces import split_tokens
 from tagger.formats.ptb import check_words
 
 NAME = "pipe"
@@ -40,7 +41,7 @@ def read(source: Source, *, on_error: OnError | None = None) -> Iterator[Sentenc
 
     def sentence(item: tuple[int, str]) -> Sentence | None:
         number, text = item
-        tokens = text.split()
+        tokens = split_tokens(text)
         if not tokens or tokens[0] == "#":
             return None
         if not fields:  # the first line says which: word|POS (C&C's supertagger input: no token with two

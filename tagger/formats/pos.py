@@ -22,6 +22,7 @@ from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.formats.base import Source, iter_lines, source_name
+from tagger.corpus.spaces import split_tokens
 from tagger.formats.ptb import check_words, join_token, parse_tokens, tag_column
 
 NAME = "pos"
@@ -60,7 +61,7 @@ def read(source: Source, *, column: str = "xpos") -> Iterator[Sentence]:
         if not stripped:
             after_break = True
             continue
-        pairs = parse_tokens(" ".join(t for t in stripped.split() if t not in ("[", "]")), name, number)
+        pairs = parse_tokens(" ".join(t for t in split_tokens(stripped) if t not in ("[", "]")), name, number)
         if not pairs:
             continue
         if current and after_break and pairs[0][0] not in CLOSING and _ends_sentence(current):

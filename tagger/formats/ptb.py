@@ -32,6 +32,7 @@ from typing import Iterable, Iterator, Sequence, TextIO
 
 from tagger.corpus.records import Sentence
 from tagger.errors import TaggerError
+from tagger.corpus.spaces import split_tokens
 from tagger.formats.base import OnError, Source, each_sentence, iter_lines, source_name
 
 NAME = "tagged"
@@ -121,10 +122,10 @@ def _escape_token(text: str) -> str:
 def check_words(sentence: Sentence, fmt: str) -> None:
     """A one-line error where a word holds white space, which a format of space-separated tokens
     (tagged, pos, pipe) cannot hold (Vietnamese words have spaces): it would not read back."""
-    if len(" ".join(sentence.words).split()) == len(sentence.words):  # (one split in C, not a loop per character)
+    if len(split_tokens(" ".join(sentence.words))) == len(sentence.words):  # (one split in C, not a loop per character)
         return
     for word in sentence.words:
-        if len(word.split()) != 1:
+        if len(split_tokens(word)) != 1:
             raise TaggerError(f"the {fmt} format cannot hold the word {word!r} (white space inside it; its tokens are "
                               "separated by spaces): use --output-format conllu or jsonl", sentence.source,
                               sentence.line)
@@ -134,7 +135,7 @@ def parse_tokens(text: str, name: str, number: int) -> list[tuple[str, str]]:
     """The ``(word, tag)`` pairs of one line of tagged tokens; a :class:`TaggerError` if a token
     has no tag."""
     pairs = []
-    for token in text.split():
+    for token in split_tokens(text):
         pair = split_token(token)
         if pair is None:
             raise TaggerError(f"token '{token}' has no /TAG or _TAG", name, number)

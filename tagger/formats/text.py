@@ -17,6 +17,7 @@ import sys
 from typing import Iterable, Iterator, TextIO
 
 from tagger.corpus.records import Sentence
+from tagger.corpus.spaces import is_separator, split_tokens
 from tagger.formats.base import OnError, Source, each_sentence, iter_lines, source_name
 
 NAME = "text"
@@ -94,7 +95,7 @@ def pieces(line: str, size: int) -> Iterator[list[str]]:
     """The tokens of a line, at most ``size`` at a time; a long line's found a stretch of
     :data:`STRETCH` characters at a time (split there, its last token completed), not all at once."""
     if len(line) < 2 * size:  # fewer than size + 1 tokens, however they are spaced
-        words = line.split()
+        words = split_tokens(line)
         if words:
             yield words
         return
@@ -102,8 +103,8 @@ def pieces(line: str, size: int) -> Iterator[list[str]]:
     at, stretch = 0, STRETCH
     while at < len(line):
         stop = at + stretch
-        words = line[at:stop].split()
-        if stop < len(line) and words and not line[stop - 1].isspace() and not line[stop].isspace():
+        words = split_tokens(line[at:stop])
+        if stop < len(line) and words and not is_separator(line[stop - 1]) and not is_separator(line[stop]):
             if len(words) == 1:  # one token longer than the stretch: take more
                 stretch *= 2
                 continue
