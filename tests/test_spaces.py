@@ -36,3 +36,15 @@ def test_a_no_break_space_stays_in_a_word_of_text_tagged_text_and_trees():
     assert out.getvalue() == "(S (NN a\xa0b) (NN c\u2028d))\n"
     with pytest.raises(Exception, match="white space"):
         formats.write([formats.Sentence(["a b"], {"xpos": ["X"]})], io.StringIO(), "tagged")
+
+
+def test_unsegmented_text_with_its_own_punctuation_is_warned_of():
+    """Chinese or Japanese text without spaces read as tokenised text: one token a line, its
+    full-width punctuation attached; the warning says to tokenise it first."""
+    warned = io.StringIO()
+    text = "我们今天去了北京。\n他说：好的！\n"
+    list(formats.read(io.StringIO(text), "text", warn=warned))
+    assert "keep their punctuation attached" in warned.getvalue() and "tokenizer" in warned.getvalue()
+    quiet = io.StringIO()
+    list(formats.read(io.StringIO("我们 今天 去 了 北京 。\n"), "text", warn=quiet))  # tokenised: nothing to say
+    assert quiet.getvalue() == ""

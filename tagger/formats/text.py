@@ -31,8 +31,8 @@ CHECK_LINES = 200
 #: ``said:``) or start (``"Yes``, ``(see``). A final period is not enough (``Mr.``, ``etc.``)
 #: unless it ends the line on a word without periods (``Yes.``, not ``U.S.``): tokenised text
 #: writes the sentence's period apart. On UD EWT's gold tokens (16,622 lines) it fires 14 times.
-_ATTACHED = re.compile(r"""^(?=.*\w)(?:.*\w[,;:!?"”’)\]}]+|["“‘(\[{¿¡]+\w.*)$""")
-_FINAL_PERIOD = re.compile(r"^(?=.*\w)[^.]*\w[.!?]+$")
+_ATTACHED = re.compile(r"""^(?=.*\w)(?:.*\w[,;:!?"”’)\]}，、：；！？」』）】》〉]+|["“‘(\[{¿¡「『（【《〈]+\w.*)$""")
+_FINAL_PERIOD = re.compile(r"^(?=.*\w)[^.。]*\w[.!?。！？]+$")
 #: The most tokens of a sentence read from plain text: a longer line is split into sentences of
 #: this many tokens (the last one fewer). UD's longest sentences hold a few hundred tokens; the
 #: tokenizer's sentences are bounded alike (:data:`tagger.tokenization.segment.MAX_TOKENS`).
