@@ -125,7 +125,7 @@ def test_train_that_runs_no_epoch_says_so_and_leaves_the_old_file(tmp_path, monk
     out = tmp_path / "existing.tagger"
     out.write_bytes(b"old model")
     monkeypatch.setattr(running, "configs", no_epochs(running.configs))
-    result = invoke("train", *TRAIN, "--out", out, *SMALL)
+    result = invoke("train", *TRAIN, "--out", out, "--quiet", *SMALL)  # (quiet: no line of the run's start)
     assert_one_line_error(result, str(out), "no epoch ran (max_epochs is 0", "no model was written")
     assert "model written" not in result.output and out.read_bytes() == b"old model"
 
@@ -228,6 +228,6 @@ def test_an_epoch_that_trains_on_nothing_saves_nothing(tmp_path, monkeypatch):
     train = broken_trees(tmp_path, cycles=8)
     out = tmp_path / "dep.model"
     result = invoke("train", *PARSER, "--train", train, "--dev", DATA / "heldout.conllu", "--out", out,
-                    "--max-epochs", "1")
+                    "--max-epochs", "1", "--quiet")
     assert_one_line_error(result, str(train), "nothing to train on")
     assert not out.exists()

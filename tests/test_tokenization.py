@@ -182,6 +182,82 @@ def test_spaced_tokens_go_on_over_one_space_the_model_did_not_end_before():
     assert [(a, b) for a, b, _ in tail[0].tokens] == [(0, 6)]
 
 
+#: Vietnamese raw text whose lines are cut, or whose words are parted, by white space other than
+#: one space U+0020: a tab, line breaks (``\\n``, ``\\r``, vertical tab, form feed, NEL, U+2028), a
+#: no-break space; each of these is one space in the normalised text the model reads.
+SPACED_TEXT = ("Thanh bắt\tchuyện với\nHùng .\rAnh ấy\u00a0đi\u2028về\x0bnhà\x0cvới\x85Loan .\n"
+               "Hà Nội rộng .\n")
+
+
+def _never_ends_before_a_space(norm: str) -> bytes:
+    """A model that never ends a token before white space (so a spaced tokenizer's tokens go on
+    over every single space it may go on over), and ends a sentence at every full stop."""
+    return bytes(SENTENCE_END if char == "." else INSIDE for char in norm)
+
+
+def test_a_spaced_token_goes_on_over_a_space_of_the_text_only_never_a_tab_or_a_line_break():
+    """A spaced tokenizer (Vietnamese) joins pieces over a gap that is one space U+0020 in the
+    text itself, not over a tab or a line break that the normalised text holds as a space: a
+    FORM never holds a tab or a line break (CoNLL-U cannot write it), the text is rebuilt
+    exactly, and the blocks are CoNLL-U that reads back as the same words. A no-break space does
+    not join pieces either (the treebanks write U+0020 inside such tokens)."""
+    sentences = list(tokenize(read_pieces(io.BytesIO(SPACED_TEXT.encode()), "<vi>"), _never_ends_before_a_space,
+                              Expander([], []), spaced_tokens=True))
+    assert [s.words for s in sentences] == [["Thanh bắt", "chuyện với", "Hùng ."],
+                                            ["Anh ấy", "đi", "về", "nhà", "với", "Loan ."], ["Hà Nội rộng ."]]
+    assert not [w for s in sentences for w in s.words if re.search("[\t\n\r\x0b\x0c\x85\u2028\u00a0]", w)]
+    lines = [s.raw["lines"] for s in sentences]
+    assert all(line.count("\t") == 9 for block in lines for line in block if not line.startswith("#"))
+    assert rebuild_text(lines) == SPACED_TEXT
+    out = io.StringIO()
+    formats.write(sentences, out, "conllu", columns=[])
+    assert [s.words for s in formats.read(io.BytesIO(out.getvalue().encode()), "conllu")] == [s.words for s in sentences]
+    # the normalised text alone (the boundary metric's view) still goes on over any single space
+    norm = normalise("bắt\tchuyện")
+    assert [(a, b) for a, b, _ in segment(norm, [INSIDE] * len(norm), spaced_tokens=True)[0].tokens] == [(0, 10)]
+    assert len(segment(norm, [INSIDE] * len(norm), spaced_tokens=True, text="bắt\tchuyện")[0].tokens) == 2
+
+
+def test_known_words_are_joined_over_a_space_of_the_text_only():
+    from tagger.tokenization.joined import join_known
+
+    text = "bắt\tchuyện bắt chuyện bắt\nchuyện"
+    norm = normalise(text)
+    labels = bytes(END if i + 1 == len(norm) or norm[i + 1] == " " else INSIDE for i in range(len(norm)))
+    joined = join_known(norm, labels, frozenset(["bắt chuyện"]), text)
+    assert [i for i, label in enumerate(joined) if label != INSIDE] == [2, 9, 20, 24, len(text) - 1]  # the middle pair joins
+    assert join_known(norm, labels, frozenset(["bắt chuyện"])) != joined  # (the normalised text alone: all three)
+
+
+def test_the_conllu_writer_refuses_a_field_with_a_tab_or_a_line_break_naming_the_sentence():
+    """A FORM or a written column holding a tab or a line break, or a sentence's line that is not
+    ten fields, is a one-line error naming the sentence, not a line cut into eleven fields that
+    shifts the words after it onto the wrong lines."""
+    row = "{}\t{}\t_\t_\t_\t_\t_\t_\t_\t_"
+    lines = ["# sent_id = 7", row.format(1, "Thanh"), row.format(2, "bắt\tchuyện"), row.format(3, ".")]
+    broken = Sentence(["Thanh", "bắt\tchuyện", "."], {"upos": ["PROPN", "VERB", "PUNCT"]}, source="in.txt", line=3,
+                      raw={"format": "conllu", "lines": lines})
+    for columns in ([], ["upos"], None):  # the tokenizer's blocks as they are, a tagger's column, every column
+        with pytest.raises(TaggerError) as error:
+            formats.write([broken], io.StringIO(), "conllu", columns=columns)
+        assert str(error.value) == ("in.txt:3: cannot write sentence 7 as CoNLL: word 2's FORM 'bắt\\tchuyện' holds a "
+                                    "tab or a line break, which a CoNLL field cannot hold")
+    fresh = Sentence(["a", "b"], {"upos": ["X", "NO\nUN"]}, source="s.txt", line=1)  # no lines: written fresh
+    with pytest.raises(TaggerError, match=r"^s.txt:1: cannot write a sentence as CoNLL: word 2's UPOS 'NO\\nUN' holds"):
+        formats.write([fresh], io.StringIO(), "conllu")
+    with pytest.raises(TaggerError, match=r"word 1's FORM 'a\\rb'"):
+        formats.write([Sentence(["a\rb"])], io.StringIO(), "conllx")
+    ranged = Sentence(["de", "le"], {}, raw={"format": "conllu", "lines": [row.format("1-2", "d\tu"), row.format(1, "de"),
+                                                                          row.format(2, "le")]})
+    with pytest.raises(TaggerError, match=r"its line 1 '1-2\\td\\tu\\t.*' is not one line of ten tab-separated fields$"):
+        formats.write([ranged], io.StringIO(), "conllu", columns=[])
+    good = Sentence(["bắt chuyện", "."], {"upos": ["VERB", "PUNCT"]},  # a space inside a FORM is written as it is
+                    raw={"format": "conllu", "lines": [row.format(1, "bắt chuyện"), row.format(2, ".")]})
+    out = io.StringIO()
+    formats.write([good], out, "conllu", columns=["upos"])
+    assert out.getvalue() == "1\tbắt chuyện\t_\tVERB\t_\t_\t_\t_\t_\t_\n2\t.\t_\tPUNCT\t_\t_\t_\t_\t_\t_\n\n"
+
+
 def test_pieces_give_the_same_sentences_as_one_piece_and_memory_stays_bounded():
     text = " ".join(f"Word{i} du mot, encore{i}." for i in range(400)) + "\n"  # one paragraph, no blank line
     whole = _tokenize(text)

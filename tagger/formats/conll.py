@@ -12,6 +12,7 @@ for byte.
 from __future__ import annotations
 
 import operator
+import re
 from typing import Iterable, Iterator, Sequence, TextIO
 
 
@@ -220,30 +221,67 @@ def _texts(sentence: Sentence, column: str, count: int) -> list[str]:
 
 
 def _rewrite(sentence: Sentence, lines: list[str], fields: dict) -> str | None:
-    """``lines`` with FORM and the ``fields`` columns of each word line (a line of ten fields
-    whose ID is a number) taken from ``sentence``, joined; None if the lines do not hold as
-    many words as the sentence. Lines are split only as far as the last field written."""
+    """``lines`` with FORM and the ``fields`` columns of each word line (a line whose ID is a
+    number) taken from ``sentence``, joined; None if the lines do not hold as many words as the
+    sentence. Lines are split only as far as the last field written. A :class:`TaggerError`
+    naming the sentence where a line but a comment is not one line of ten fields, or a value
+    holds a tab or a line break (:func:`_unbroken`), rather than words written on the wrong lines."""
     pieces = max(fields.values(), default=1) + 1
     rows = [line.split("\t", pieces) for line in lines]
     numbered = [i for i, row in enumerate(rows) if row[0].isdigit()]
     if len(numbered) != len(sentence.words):
         return None
-    words = [rows[i] for i in numbered if lines[i].count("\t") == 9]
+    _unbroken(sentence, "FORM", sentence.words)
+    for number, line in enumerate(lines, 1):  # (a comment may hold a tab, and is left as it is but for "\n")
+        if "\n" in line or (not line.startswith("#") and (line.count("\t") != 9 or "\r" in line)):
+            raise _unwritable(sentence, f"its line {number} {line!r} is not one line of ten tab-separated fields")
+    words = [rows[i] for i in numbered]
     for row, word in zip(words, sentence.words):
         row[1] = word
     for column, index in fields.items():
         if column in sentence.columns:
-            for row, text in zip(words, _texts(sentence, column, len(words))):
+            texts = _texts(sentence, column, len(words))
+            _unbroken(sentence, column.upper(), texts)
+            for row, text in zip(words, texts):
                 row[index] = text
     return "\n".join(["\t".join(row) for row in rows])
 
 
 def _fresh(sentence: Sentence, fields: dict) -> str:
-    """Ten fields per word: ID, FORM and the ``fields`` columns of ``sentence``, ``_`` elsewhere."""
+    """Ten fields per word: ID, FORM and the ``fields`` columns of ``sentence``, ``_`` elsewhere
+    (a :class:`TaggerError` where a value holds a tab or a line break: :func:`_unbroken`)."""
     n = len(sentence.words)
+    _unbroken(sentence, "FORM", sentence.words)
     rows = [[str(i), word] + ["_"] * 8 for i, word in enumerate(sentence.words, 1)]
     for column, index in fields.items():
         if column in sentence.columns:
-            for row, text in zip(rows, _texts(sentence, column, n)):
+            texts = _texts(sentence, column, n)
+            _unbroken(sentence, column.upper(), texts)
+            for row, text in zip(rows, texts):
                 row[index] = text
     return "\n".join(["\t".join(row) for row in rows])
+
+
+#: What a field of CoNLL cannot hold: the field separator and line breaks.
+_BREAKS = re.compile("[\t\n\r]")
+
+
+def _unbroken(sentence: Sentence, what: str, values: Sequence[str]) -> None:
+    """A :class:`TaggerError` naming the sentence (:func:`_unwritable`) where one of ``values``,
+    the ``what`` field of each word, holds a tab or a line break (``\\n``, ``\\r``), which would
+    cut its line into other fields or lines (one scan of the values joined when none does)."""
+    if _BREAKS.search("".join(values)) is None:
+        return
+    index = next(i for i, value in enumerate(values) if _BREAKS.search(value))
+    raise _unwritable(sentence, f"word {index + 1}'s {what} {values[index]!r} holds a tab or a line break, "
+                                "which a CoNLL field cannot hold")
+
+
+def _unwritable(sentence: Sentence, problem: str) -> TaggerError:
+    """The one-line error for a sentence CoNLL cannot write: its file and line, its ``sent_id``
+    where it has one, and ``problem``."""
+    lines = sentence.raw.get("lines") if isinstance(sentence.raw, dict) else None
+    sent_id = next((line.split("=", 1)[1].strip() for line in lines or () if line.startswith("# sent_id")
+                    and "=" in line), None)
+    which = f"sentence {sent_id}" if sent_id else "a sentence"
+    return TaggerError(f"cannot write {which} as CoNLL: {problem}", sentence.source, sentence.line)

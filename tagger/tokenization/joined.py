@@ -63,18 +63,21 @@ def learn(windows: Iterable[tuple[Sequence[str], Sequence[str]]]) -> list[str]:
     return sorted(word for word, n in whole.items() if n > apart[word])
 
 
-def join_known(norm: str, labels: bytes, words: frozenset[str]) -> bytes:
+def join_known(norm: str, labels: bytes, words: frozenset[str], text: str | None = None) -> bytes:
     """``labels`` (of the normalised text ``norm``) with two tokens of one piece each, one space
     apart, made one where they spell a word of ``words`` (lowercased): the first's end becomes
     inside, so the token goes on past the space (a tokenizer of spaced tokens). Left to right, a
-    token joins at most once; sentence ends and multiword tokens stay as they are."""
+    token joins at most once; sentence ends and multiword tokens stay as they are. ``text``: the
+    text ``norm`` was made of, where that space must be a space U+0020 (not a tab or a line
+    break, which ``norm`` holds as a space: :func:`tagger.tokenization.segment.segment` would
+    end the token there anyway)."""
     if not words:
         return labels
     out = bytearray(labels)
     last, free = len(out) - 1, 0
     for space in _ONE_SPACE.finditer(norm):
         at = space.start() - 1  # the first token's last character
-        if out[at] != END or at < free:
+        if out[at] != END or at < free or (text is not None and text[at + 1] != " "):
             continue
         start = at
         while start > 0 and out[start - 1] == INSIDE and norm[start - 1] not in _SPACES:

@@ -2,7 +2,10 @@
 
 Rules (whatever the labels say): a token never holds white space (a token the model did not
 end before a space ends there), but for one space between two of its characters where the model
-was trained on such tokens (``spaced_tokens``: Vietnamese ``thành phố``); a token never ends inside an extended grapheme cluster (an
+was trained on such tokens (``spaced_tokens``: Vietnamese ``thành phố``), a space U+0020 in the
+text itself (not a tab, a line break or another white-space character, which the normalised text
+also holds as a space: CoNLL-U cannot write a FORM with a tab or a line break, and a no-break or
+other space is not the one the treebanks write inside such tokens); a token never ends inside an extended grapheme cluster (an
 emoji ZWJ sequence, a flag, a letter and its combining marks: :func:`whole_clusters` moves such
 an end to the cluster's last character); a sentence never starts with a closing bracket or
 quotation mark (:func:`closed_sentences`); a paragraph break (a blank line) and the end of the
@@ -61,13 +64,16 @@ class Span:
 
 
 def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True,
-            max_tokens: int | None = None, spaced_tokens: bool = False) -> list[Span]:
+            max_tokens: int | None = None, spaced_tokens: bool = False, text: str | None = None) -> list[Span]:
     """The sentences of a text, given its :func:`~tagger.tokenization.labels.normalise`\\ d form
     ``norm`` and one label per character. ``new_paragraph``: the text starts a paragraph;
     ``max_tokens``: a sentence that reaches this many tokens ends there (None: no bound).
     ``spaced_tokens`` (a tokenizer trained on tokens with spaces inside, as Vietnamese
-    ``thành phố``): a token the model did not end before a single space goes on after it."""
+    ``thành phố``): a token the model did not end before a single space goes on after it, where
+    that space is a space U+0020 in ``text``, the text ``norm`` was made of (None: ``norm``
+    itself, whose spaces may stand for tabs and line breaks: for scoring labels only)."""
     most = max_tokens or len(norm) + 1
+    gaps = norm if text is None else text  # where a token may go on over a space: one " " there
     if not isinstance(labels, (bytes, bytearray)):
         labels = bytes(labels)
     sentences: list[Span] = []
@@ -84,7 +90,7 @@ def segment(norm: str, labels: bytes | list[int], new_paragraph: bool = True,
 
     for run in _RUN.finditer(norm):
         start, stop = run.span()
-        if open_start is not None and norm[previous_stop:start] != " ":
+        if open_start is not None and gaps[previous_stop:start] != " ":
             end_token(open_start, previous_stop, labels[previous_stop - 1])  # no single space: it ends there
             open_start = None
         if PAR in norm[previous_stop:start]:

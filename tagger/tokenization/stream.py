@@ -149,7 +149,7 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
         else:
             labels = labeller(norm)
         labels = closed_sentences(norm, whole_clusters(norm, bytes(labels)))
-        spans = segment(norm, join_known(norm, labels, joined), new_par, max_tokens, spaced_tokens)
+        spans = segment(norm, join_known(norm, labels, joined, text), new_par, max_tokens, spaced_tokens, text)
         emitted, carried = spans, len(text)
         if failed is not None and spans and "\n" not in text[spans[-1].stop:]:  # the bad bytes' line cut it short
             emitted, carried = spans[:-1], spans[-1].start
