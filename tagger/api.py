@@ -244,7 +244,8 @@ class Model:
             out.append(record)
         return out
 
-    def tag_text(self, text: str, *, allow_missing_columns: bool = False) -> list[dict[str, Any]]:
+    def tag_text(self, text: str, *, allow_missing_columns: bool = False,
+                 presegmented: bool = False) -> list[dict[str, Any]]:
         """Raw text through a model whose first stage is a tokenizer (``tagger.load([tok, pos,
         dep])``, or a pipeline model with one): one record per sentence, ``{"text": ..., "words":
         [...], COLUMN: [...]}`` for each column the later stages fill (as :meth:`tag`'s). Words
@@ -257,7 +258,7 @@ class Model:
         if tokenizer is None:
             raise TaggerError("tag_text reads raw text and this model has no tokenizer first (tagger train --task "
                               "tokenize); model.tag takes tokens")
-        records = list(raw_sentences(tokenizer, io.BytesIO(text.encode("utf-8"))))
+        records = list(raw_sentences(tokenizer, io.BytesIO(text.encode("utf-8")), presegmented))
         if module is not None:
             self._annotate(records, None, None, InputCheck(module, allow_missing_columns, self.meta, allow_option=ALLOW))
         columns = module.output_columns if module is not None else []
@@ -321,19 +322,20 @@ class Model:
                  input_format: str = "auto", *, columns: str | None = None, supertag_in: str = "misc",
                  top_k: int | None = None, beta: float | None = None, chunk_size: int = CHUNK_SIZE,
                  on_error: str = "fail", allow_missing_columns: bool = False,
-                 show_attention: str | os.PathLike | None = None) -> dict[str, int]:
+                 show_attention: str | os.PathLike | None = None, presegmented: bool = False) -> dict[str, int]:
         """``tagger tag``: read ``path_in`` (a file, a folder, a list of them, a binary stream;
         None: stdin) in ``input_format`` (auto detects), write ``path_out`` (a path, a text
         stream; None or ``-``: stdout) in output ``format`` (default conllu, jsonl with
         ``top_k``/``beta``), streaming ``chunk_size`` sentences at a time. The options are the
         command's (``columns``: a ``--columns`` spec such as ``form=1``; ``show_attention``: a
-        picture file of the attention matrix of the first sentence, for models with attention).
+        picture file of the attention matrix of the first sentence, for models with attention;
+        ``presegmented``: raw text read by a tokenizer holds one sentence a line).
         Returns the counts ``{"sentences", "tokens"}`` and the model's own (``repaired``: trees
         that needed repair), which a note on stderr reports. The engine :func:`load` chose runs
         it (:func:`tagger.engines.tag_file`: the torch-free runtimes, paths in and out), else torch
         (:func:`tagger.tagging.tag_file`): the same bytes either way."""
         request = TagRequest(format, input_format, columns, supertag_in, top_k, beta, chunk_size, on_error,
-                             allow_missing_columns, show_attention)
+                             allow_missing_columns, show_attention, presegmented)
         with read_once(path_in) as path_in:
             if self.engine is not None:
                 counts = engines.tag_file(self.engine, path_in, path_out, request, self._torch_model)

@@ -110,7 +110,8 @@ def tag_file(engine: Engine, path_in: Any, path_out: Any, request: TagRequest,
     if len(engine.paths) == 1 and request.input_format in ("auto", "text") and not request.columns:
         from tagger.runtime.tokenizer import tag_file as tokenize  # a tokenizer alone runs without torch
 
-        counts = tokenize(engine.paths[0], inputs, output, request.format or "conllu", request.chunk_size, threads)
+        counts = tokenize(engine.paths[0], inputs, output, request.format or "conllu", request.chunk_size, threads,
+                          presegmented=request.presegmented)
         if counts is not None:
             return counts
     if request.on_error != "fail":
@@ -119,7 +120,7 @@ def tag_file(engine: Engine, path_in: Any, path_out: Any, request: TagRequest,
 
     return tag_runtime(list(engine.paths), inputs, output, request.input_format, request.columns, request.format,
                        request.supertag_in, request.chunk_size, engine.device, threads, engine.precision,
-                       load_torch=load_torch)
+                       load_torch=load_torch, presegmented=request.presegmented)
 
 
 def _paths(path_in: Any) -> list[Any] | None:

@@ -28,8 +28,9 @@ class TagRequest:
     both (the model, device, threads and precision are :func:`tagger.load`'s): ``format`` the
     output format (None: the model's default), ``input_format`` (auto detects), ``columns`` a
     ``--columns`` spec, ``supertag_in``, multi-tagging ``top_k``/``beta``, ``chunk_size``
-    sentences at a time, ``on_error`` (fail, skip), ``allow_missing_columns``, and
-    ``show_attention`` a picture file of the first sentence's attention."""
+    sentences at a time, ``on_error`` (fail, skip), ``allow_missing_columns``,
+    ``show_attention`` a picture file of the first sentence's attention, and ``presegmented``:
+    raw text read by a tokenizer holds one sentence a line."""
 
     format: str | None = None
     input_format: str = "auto"
@@ -41,6 +42,7 @@ class TagRequest:
     on_error: str = "fail"
     allow_missing_columns: bool = False
     show_attention: str | os.PathLike | None = None
+    presegmented: bool = False  # raw text through a tokenizer: one sentence a line
 
     @property
     def multi(self) -> bool:

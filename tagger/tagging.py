@@ -131,7 +131,7 @@ def tag_file(model: torch.nn.Module, meta: dict[str, Any], source: Any, path_out
         draw = attention_drawer(model, request.show_attention)  # fails before any output
     skipped = SkipReport() if request.on_error == "skip" else None
     if tokenizer is not None:
-        sentences = raw_sentences(tokenizer, source)
+        sentences = raw_sentences(tokenizer, source, request.presegmented)
     else:
         sentences = formats.read(source, request.input_format, on_error=skipped, columns=request.columns or None)
     first: list[Sentence] = []

@@ -405,3 +405,34 @@ def test_a_vietnamese_tokenizer_keeps_its_known_words_with_a_space_and_joins_the
     words = [w for s in tokenize(pieces(), every_space, Expander([], []), spaced_tokens=True, joined=joined) for w in s.words]
     assert "thành phố" not in split and "thành phố" in words and "Hà Nội" in words
     assert len(words) < len(split)
+
+
+def test_presegmented_text_is_one_sentence_a_line(french, sample_tagger, tmp_path):
+    """--presegmented (UDPipe's presegmented input): the tokenizer splits each line into tokens,
+    never a sentence inside or across lines; the text is still rebuilt; the runtime, torch, a
+    chained tagger and tag_text agree."""
+    from tagger.tokenization.labels import END, INSIDE, SENTENCE_END
+    from tagger.tokenization.segment import line_sentences
+
+    labels = bytes([INSIDE, END, 0, SENTENCE_END, 0, END, 0, INSIDE, SENTENCE_END, 0, 0, 0, END])
+    assert list(line_sentences("ab c\nd e.\r\n\nf", labels, True)) == [0, 1, 0, 2, 0, 1, 0, 0, 2, 0, 0, 0, 2]
+    assert line_sentences("ab c\nd e.\r\n\nf", labels, False)[-1] == END  # the rest goes on in the next piece
+    lines = [" ".join(s.words) for s in formats.read(str(DATA / "tokenize-fr.conllu"), "conllu")]
+    text = " ".join(lines[0:2]) + "\n" + " ".join(lines[2:5]) + "\n\n" + lines[5] + "\n"
+    (tmp_path / "in.txt").write_text(text, encoding="utf-8")
+    plain = invoke("tag", "--model", french, tmp_path / "in.txt").stdout
+    assert len(list(conllu_blocks(plain.splitlines()))) > 3  # the model's own sentences: more than the lines
+    outputs = []
+    for engine in ("auto", "torch"):
+        out = tmp_path / f"{engine}.conllu"
+        tagger.load(str(french), engine=engine).tag_file(str(tmp_path / "in.txt"), str(out), presegmented=True)
+        outputs.append(out.read_text(encoding="utf-8"))
+    assert outputs[0] == outputs[1]
+    blocks = list(conllu_blocks(outputs[0].splitlines()))
+    assert len(blocks) == 3 and rebuild_text(blocks) == text
+    cli = invoke("tag", "--model", french, "--presegmented", tmp_path / "in.txt")
+    assert cli.stdout == outputs[0]
+    chained = invoke("tag", "--model", french, "--model", sample_tagger, "--presegmented", tmp_path / "in.txt")
+    assert len(list(conllu_blocks(chained.stdout.splitlines()))) == 3
+    records = tagger.load([str(french), str(sample_tagger)]).tag_text(text, presegmented=True)
+    assert [len(r["words"]) for r in records] == [len(b) for b in (formats.read(io.StringIO(outputs[0]), "conllu"))]

@@ -57,6 +57,10 @@ OPTIONS = (
                       "(its line numbers go to stderr) and go on. skip works for conllu, conllx, columns, dp, "
                       "text, tagged and pipe input (raw text through a tokenizer stops at a byte that is not UTF-8, "
                       "after writing the sentences before it)."),
+    click.option("--presegmented", is_flag=True,
+                 help="Raw text through a tokenizer holds one sentence a line, as UDPipe's presegmented input: "
+                      "the tokenizer splits each line into tokens, and a sentence is a line (a long one is cut "
+                      "at 1,000 tokens)."),
     click.option("--allow-missing-columns", is_flag=True,
                  help="Run a model on input that lacks a column it reads (a parser's UPOS or FEATS: plain text, or "
                       "'_' there) instead of refusing it; its output will be poor."),

@@ -158,8 +158,8 @@ def load(stages: Sequence[dict[str, Any]], kernel: Kernel) -> Chain | None:
 def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | None, input_format: str = "auto",
              columns: str | None = None, output_format: str | None = None, supertag_in: str = "misc",
              chunk_size: int = CHUNK_SIZE, device: str = "cpu", threads: int | None = None, precision: str = "fp32",
-             switch_tokens: int = skip_lstm.SWITCH_TOKENS, load_torch: Callable[..., Any] | None = None
-             ) -> dict[str, int] | None:
+             switch_tokens: int = skip_lstm.SWITCH_TOKENS, load_torch: Callable[..., Any] | None = None,
+             presegmented: bool = False) -> dict[str, int] | None:
     """``tagger tag --model M...`` with the default options: ``inputs`` (paths; none: stdin) to
     ``output`` (a path; None: stdout), what :meth:`tagger.api.Model.tag_file` writes, byte for
     byte (in fp32). An input of at most ``switch_tokens`` tokens and one chunk (``chunk_size``
@@ -187,7 +187,8 @@ def tag_file(model_paths: Sequence[str], inputs: Sequence[str], output: str | No
         if fast is None:
             return None
         torch_tokenizer = lambda: _torch(load_torch, model_paths, "cpu", threads)[0]  # noqa: E731
-        sentences = _stream().raw_sentences(tokenizer.SwitchingLabeller(fast, torch_tokenizer), source)
+        sentences = _stream().raw_sentences(tokenizer.SwitchingLabeller(fast, torch_tokenizer), source,
+                                                presegmented)
     else:
         sentences = iter(formats.read(source, input_format, columns=columns or None))
     ahead, failed, whole = _first_chunk(sentences, chunk_size, switch_tokens)

@@ -98,7 +98,7 @@ class SwitchingLabeller:
 
 def tag_file(model_path: str, inputs: Sequence[str], output: str | None, output_format: str = "conllu",
              chunk_size: int = 1000, threads: int | None = None,
-             switch_after: int = SWITCH_CHARS) -> dict[str, int] | None:
+             switch_after: int = SWITCH_CHARS, presegmented: bool = False) -> dict[str, int] | None:
     """``tagger tag --model TOKENIZER``: raw text from ``inputs`` (paths; none: stdin) to
     ``output`` (a path; None: stdout), without importing torch for the first ``switch_after``
     characters (:class:`SwitchingLabeller`). None, having read nothing, when the model file is not
@@ -132,7 +132,7 @@ def tag_file(model_path: str, inputs: Sequence[str], output: str | None, output_
     stream = open_output(output)
     try:
         with fewer_collections():
-            return write_sentences(counted(raw_sentences(labeller, source)), stream, output_format, chunk_size)
+            return write_sentences(counted(raw_sentences(labeller, source, presegmented)), stream, output_format, chunk_size)
     finally:
         if stream is not sys.stdout:
             stream.close()

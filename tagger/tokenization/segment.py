@@ -291,6 +291,28 @@ def closed_sentences(norm: str, labels: bytes) -> bytes:
     return bytes(out)
 
 
+#: Each label with its sentence end taken away, and given.
+_NO_SENTENCE_END = bytes.maketrans(bytes([SENTENCE_END, MWT_SENTENCE_END]), bytes([END, MWT_END]))
+_SENTENCE_END_OF = {INSIDE: SENTENCE_END, END: SENTENCE_END, SENTENCE_END: SENTENCE_END,
+                    MWT_END: MWT_SENTENCE_END, MWT_SENTENCE_END: MWT_SENTENCE_END}
+
+
+def line_sentences(text: str, labels: bytes, final: bool) -> bytes:
+    """``labels`` of ``text`` with one sentence a line (raw text already split into sentences,
+    ``--presegmented``): no sentence ends but at the last character before each line break
+    that is not white space, where a token and its sentence end (and at the text's last one
+    where ``final``: the rest of a text that is not is carried to the next piece)."""
+    out = bytearray(labels.translate(_NO_SENTENCE_END))
+    ends = [match.start() for match in re.finditer("\n", text)] + ([len(text)] if final else [])
+    for stop in ends:
+        at = stop - 1
+        while at >= 0 and text[at].isspace() and text[at] != "\n":
+            at -= 1
+        if at >= 0 and text[at] != "\n":
+            out[at] = _SENTENCE_END_OF[out[at]]
+    return bytes(out)
+
+
 def whole_clusters(norm: str, labels: bytes | bytearray) -> bytes:
     """``labels`` (of the normalised text ``norm``) with every token end that falls inside an
     extended grapheme cluster moved to the cluster's last character (dropped where the model put

@@ -30,7 +30,8 @@ from tagger.formats.base import source_name
 from tagger.tokenization.labels import normalise
 from tagger.tokenization.multiword import Expander
 from tagger.tokenization.joined import join_known
-from tagger.tokenization.segment import MAX_TOKENS, Span, block, closed_sentences, joined, segment, whole_clusters
+from tagger.tokenization.segment import (MAX_TOKENS, Span, block, closed_sentences, joined, line_sentences, segment,
+                                         whole_clusters)
 
 #: Characters decoded and labelled at a time (a thousand windows: batches large enough that the
 #: recurrent scan's fixed cost per step is spread).
@@ -123,14 +124,16 @@ CLUSTER = 64
 
 def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, source: str = "<stdin>",
              sent_ids: Iterator[int] | None = None, margin: int = MARGIN, max_carry: int = MAX_CARRY,
-             max_tokens: int = MAX_TOKENS, spaced_tokens: bool = False, joined: frozenset[str] = frozenset()
-             ) -> Iterator[Sentence]:
+             max_tokens: int = MAX_TOKENS, spaced_tokens: bool = False, joined: frozenset[str] = frozenset(),
+             presegmented: bool = False) -> Iterator[Sentence]:
     """The CoNLL-U sentences (:func:`tagger.tokenization.segment.block`) of one document given as
     consecutive ``pieces``; ``labeller`` labels a normalised text. ``sent_ids`` numbers the
     sentences (default 1, 2, ...; pass one counter to number several documents on); a sentence
     has at most ``max_tokens`` tokens; ``spaced_tokens``: tokens may hold a space
     (:func:`~tagger.tokenization.segment.segment`); ``joined``: words with a space inside that two
-    tokens are joined into (:func:`tagger.tokenization.joined.join_known`)."""
+    tokens are joined into (:func:`tagger.tokenization.joined.join_known`); ``presegmented``: one
+    sentence a line (:func:`~tagger.tokenization.segment.line_sentences`), the model's sentence
+    ends not taken."""
     sent_ids = sent_ids if sent_ids is not None else itertools.count(1)
     pending, first, new_par, line = "", True, True, 1
     iterator = iter(pieces)
@@ -149,6 +152,8 @@ def tokenize(pieces: Iterable[str], labeller: Labeller, expander: Expander, sour
         else:
             labels = labeller(norm)
         labels = closed_sentences(norm, whole_clusters(norm, bytes(labels)))
+        if presegmented:
+            labels = line_sentences(text, labels, final)
         spans = segment(norm, join_known(norm, labels, joined, text), new_par, max_tokens, spaced_tokens, text)
         emitted, carried = spans, len(text)
         if failed is not None and spans and "\n" not in text[spans[-1].stop:]:  # the bad bytes' line cut it short
@@ -280,11 +285,11 @@ def _checked(pieces: Iterator[str], known: frozenset[str], name: str, told: list
         yield piece
 
 
-def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
+def raw_sentences(tokenizer: Any, source: Any, presegmented: bool = False) -> Iterator[Sentence]:
     """The sentences a tokenizer makes of raw text (:func:`tagger.tokenization.stream.tokenize`,
     streaming): ``source`` is a path, a list of paths (each a document of its own) or a binary
-    stream; sentences are numbered on across them. A warning where the text is mostly characters
-    the tokenizer never saw (:func:`_checked`)."""
+    stream; sentences are numbered on across them (``presegmented``: one a line). A warning where
+    the text is mostly characters the tokenizer never saw (:func:`_checked`)."""
     ids, told = itertools.count(1), [False]
     for item in (source if isinstance(source, (list, tuple)) else [source]):
         name = source_name(item)
@@ -297,11 +302,11 @@ def raw_sentences(tokenizer: Any, source: Any) -> Iterator[Sentence]:
                 raise TaggerError(f"cannot read: {e.strerror}", name) from None
             with stream:
                 yield from tokenize(_checked(read_pieces(stream, name), tokenizer.known, name, told), tokenizer.label, tokenizer.expander, name, ids,
-                                    spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined)
+                                    spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined, presegmented=presegmented)
         else:
             stream = getattr(item, "buffer", item)
             yield from tokenize(_checked(read_pieces(stream, name), tokenizer.known, name, told), tokenizer.label, tokenizer.expander, name, ids,
-                                spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined)
+                                spaced_tokens=tokenizer.spaced_tokens, joined=tokenizer.joined, presegmented=presegmented)
 
 
 def write_sentences(sentences: Iterable[Sentence], stream: TextIO, output_format: str = "conllu",
