@@ -345,7 +345,7 @@ def test_convert_to_one_tag_a_word_says_what_it_leaves_out_and_column_chooses(tm
     assert "its supertag is left out" in run("convert", "--to", "tagged", conll).stderr
 
 
-def test_convert_to_conllx_says_how_many_multiword_tokens_it_leaves_out(tmp_path):
+def test_convert_to_conllx_says_how_many_multiword_tokens_and_empty_nodes_it_leaves_out(tmp_path):
     source = tmp_path / "mwt.conllu"
     source.write_text("# text = do gato\n1-2\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n1\tde\tde\tADP\t_\t_\t3\tcase\t_\t_\n"
                       "2\to\to\tDET\t_\t_\t3\tdet\t_\t_\n3\tgato\tgato\tNOUN\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
@@ -354,6 +354,13 @@ def test_convert_to_conllx_says_how_many_multiword_tokens_it_leaves_out(tmp_path
     assert done.stderr == (f"note: {source}: CoNLL-X has no multiword tokens: their 1 lines (IDs such as 3-4) are left "
                            "out, their words kept\n")
     assert run("convert", "--to", "conllu", source).stderr == ""
+    empty = tmp_path / "empty.conllu"  # and of empty nodes (enhanced UD's 8.1 lines)
+    empty.write_text("1\tgo\tgo\tVERB\t_\t_\t0\troot\t0:root\t_\n1.1\tyou\tyou\tPRON\t_\t_\t_\t_\t1:nsubj\t_\n\n",
+                     encoding="utf-8")
+    done = run("convert", "--to", "conllx", empty)
+    assert done.exit_code == 0 and [line.split("\t")[0] for line in done.stdout.splitlines() if line] == ["1"]
+    assert done.stderr == f"note: {empty}: CoNLL-X has no empty nodes: their 1 lines (IDs such as 8.1, with the " \
+                          "enhanced graph in DEPS) are left out\n"
 
 
 def test_convert_of_plain_text_says_nothing_of_tagging_it(tmp_path):

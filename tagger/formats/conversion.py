@@ -39,7 +39,7 @@ def converted(source: Source, target_format: str, *, source_format: str = "auto"
     and to write one (a layout is never guessed here; a column file's header may name it);
     ``supertag_in``: where CoNLL files carry
     CCG supertags (``misc`` or ``xpos``). ``dropped[0]`` counts the multiword-token lines that a
-    CoNLL-X target leaves out (:func:`_counting_ranges`). ``column``: the tag column that a format
+    CoNLL-X target leaves out (:func:`_counting_ranges`), ``dropped[1]`` the empty-node lines. ``column``: the tag column that a format
     of one tag a word (:data:`ONE_TAG_FORMATS`) writes (default: XPOS, else UPOS; a ``note:`` names
     the tag columns left out)."""
     target_format = OUTPUT_ALIASES.get(target_format, target_format)
@@ -96,7 +96,7 @@ def convert(source: Source, output: str | os.PathLike | TextIO | None, target_fo
     stream; ``None``/``-``: stdout) in ``target_format``; see :func:`converted`. Input that is
     refused before reading leaves ``output`` untouched."""
     with read_once(source) as source:  # a pipe (<(command)) is read once: sniffed and read
-        dropped = [0]  # multiword-token lines, which CoNLL-X cannot hold (a note says how many)
+        dropped = [0, 0]  # multiword-token and empty-node lines, which CoNLL-X cannot hold (a note says how many)
         sentences = converted(source, target_format, source_format=source_format, columns=columns,
                               supertag_in=supertag_in, dropped=dropped, column=column)
         target_format = OUTPUT_ALIASES.get(target_format, target_format)
@@ -112,14 +112,20 @@ def convert(source: Source, output: str | os.PathLike | TextIO | None, target_fo
         if dropped[0]:
             print(f"note: {source_name(source)}: CoNLL-X has no multiword tokens: their {dropped[0]} lines "
                   f"(IDs such as 3-4) are left out, their words kept", file=sys.stderr, flush=True)
+        if dropped[1]:
+            print(f"note: {source_name(source)}: CoNLL-X has no empty nodes: their {dropped[1]} lines (IDs such as "
+                  f"8.1, with the enhanced graph in DEPS) are left out", file=sys.stderr, flush=True)
 
 
 def _counting_ranges(sentences: Iterator[Sentence], dropped: list[int]) -> Iterator[Sentence]:
-    """``sentences``, counting in ``dropped[0]`` the multiword-token range lines of CoNLL-U ones."""
+    """``sentences``, counting in ``dropped`` the multiword-token range lines and the empty-node
+    lines of CoNLL-U ones."""
     for sentence in sentences:
         raw = sentence.raw if isinstance(sentence.raw, dict) else {}
         if raw.get("format") == "conllu":
-            dropped[0] += sum(1 for line in raw["lines"] if "-" in line.split("\t", 1)[0] and not line.startswith("#"))
+            ids = [line.split("\t", 1)[0] for line in raw["lines"] if not line.startswith("#")]
+            dropped[0] += sum("-" in i for i in ids)
+            dropped[1] += sum("." in i for i in ids)
         yield sentence
 
 
