@@ -11,12 +11,14 @@ import pytest
 from rich.console import Console
 
 from tagger.corpus.records import Sentence
+from tagger import formats
 from tagger.errors import TaggerError
 from tagger.evaluation import (
     AttachmentMetric,
     MultiTagMetric,
     TagMetric,
     is_punct,
+    punct_flags,
     render_table,
     score,
     score_parsing,
@@ -24,6 +26,7 @@ from tagger.evaluation import (
     to_json,
     universal_label,
 )
+from tagger.evaluation.metrics import is_punct_form, punct_rule
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EWT_DEV = DATA / "ud-english-ewt" / "en_ewt-ud-dev.conllu"
@@ -236,6 +239,83 @@ def test_punctuation_from_ptb_xpos_without_upos():
     parsing = score_parsing(gold, pred)
     assert (parsing.all.words, parsing.all.heads) == (4, 2)
     assert (parsing.no_punct.words, parsing.no_punct.heads) == (2, 2)
+
+
+def _conllx(rows: str) -> list[Sentence]:
+    """A CoNLL-X sentence (as the reader gives it) from rows ``FORM CPOSTAG POSTAG HEAD``."""
+    text = "".join(f"{i}\t{form}\t_\t{cpos}\t{pos}\t_\t{head}\tdep\t_\t_\n"
+                   for i, (form, cpos, pos, head) in enumerate((row.split() for row in rows.strip().splitlines()), 1))
+    return list(formats.read(io.BytesIO((text + "\n").encode()), "conllx"))
+
+
+def _misattached(sentences: list[Sentence]) -> list[Sentence]:
+    """``sentences`` with every head wrong: the root for a word with a head, word 1 for the root."""
+    return [Sentence(list(s.words), {**s.columns, "head": [0 if h else 1 for h in s.columns["head"]]},
+                     source="pred.conll", line=s.line) for s in sentences]
+
+
+def _no_punct_words(gold: list[Sentence]) -> list[str]:
+    """The words ``score_parsing`` keeps for the no-punctuation scores (right heads: the gold's own)."""
+    kept = [w for s in gold for w, p in zip(s.words, punct_flags(s)) if not p]
+    parsing = score_parsing(gold, gold)
+    assert parsing.no_punct.words == parsing.no_punct.heads == len(kept)
+    assert score_parsing(gold, _misattached(gold)).no_punct.heads == 0  # every word counted is scored
+    return kept
+
+
+def test_conllx_punctuation_coarse_tags_by_ptb_postag():
+    # CoNLL-X's CPOSTAG is read as UPOS: a coarse tag set of its own (Alpino-like) is not UD's,
+    # so the PTB POSTAG decides (Chen & Manning: `` '' , . : only; HYPH and -LRB- are kept).
+    gold = _conllx("""What Pron WP 0
+                      , Punc , 1
+                      - Punc HYPH 1
+                      ( Punc -LRB- 1
+                      ? Punc . 1""")
+    assert _no_punct_words(gold) == ["What", "-", "("]
+
+
+def test_conllx_punctuation_penn2malt():
+    # Penn2Malt: CPOSTAG = POSTAG = the PTB tag, "." and "," included; the same words excluded as
+    # the same sentence in the dp format (PTB tags in XPOS, no UPOS).
+    gold = _conllx("""Prices NNS NNS 2
+                      rose VBD VBD 0
+                      , , , 2
+                      `` `` `` 2
+                      $ $ $ 2
+                      5 CD CD 5
+                      . . . 2""")
+    assert _no_punct_words(gold) == ["Prices", "rose", "$", "5"]
+    dp = [sent(" ".join(gold[0].words), xpos=gold[0].columns["xpos"], head=gold[0].columns["head"],
+               deprel=gold[0].columns["deprel"])]
+    assert punct_flags(dp[0]) == punct_flags(gold[0])
+
+
+def test_conllx_punctuation_by_form_where_no_tag_set_is_known():
+    # Neither UD UPOS nor PTB XPOS: as the CoNLL-X shared task's eval.pl, a word of Unicode
+    # punctuation characters only (\p{P}+): "«", "--", "%" are; "$" (a symbol) and "5." are not.
+    gold = _conllx("""« Punc Punc 2
+                      Zij Pron Pron 0
+                      -- Punc Punc 2
+                      $ Misc Misc 2
+                      % N N 2
+                      5. Num Num 2
+                      » Punc Punc 2""")
+    assert _no_punct_words(gold) == ["Zij", "$", "5."]
+    assert [is_punct_form(w) for w in ("«", "--", "%", "。", "$", "+", "5.", "")] == [True] * 4 + [False] * 4
+
+
+def test_punctuation_rule_is_decided_per_sentence_and_ud_unchanged():
+    # UD UPOS decide where they are UD's (the form and XPOS are not looked at); a word without
+    # UPOS in such a sentence goes by its PTB XPOS, as before.
+    ud = sent("Hi , you ... x", upos="INTJ PUNCT PRON SYM _", xpos="UH , PRP : .")
+    assert punct_rule(ud.columns["upos"], ud.columns["xpos"]) == "upos"
+    assert punct_flags(ud) == [False, True, False, False, True]
+    # one non-UD coarse tag and the sentence is not UD's: all of it by the PTB XPOS
+    mixed = sent("Hi , you", upos="INTJ Punc PRON", xpos="UH , PRP")
+    assert punct_rule(mixed.columns["upos"], mixed.columns["xpos"]) == "xpos"
+    assert punct_flags(mixed) == [False, True, False]
+    assert punct_rule(["_", "_"], ["_", "_"]) == "form" and punct_rule([], []) == "form"
+    assert is_punct("Punc", ".") and not is_punct("Punc", "HYPH", "-") and is_punct("Punc", "Punc", "-")
 
 
 @pytest.mark.parametrize(

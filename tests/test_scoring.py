@@ -80,8 +80,8 @@ def test_cli_prints_what_the_function_returns(gold_pred):
 def test_tag_column_fallbacks_are_the_tasks(gold_pred, tmp_path):
     # One order for `train` and `evaluate`: the task registry's.
     assert TASK_COLUMNS == {"pos": ("upos", "xpos", "tag", "supertag"), "dep": (), "ccg": ("supertag", "tag"),
-                            "const": (), "pipeline": (), "tokenize": ()}
-    assert TASK_COLUMNS["pos"] == TASKS["pos"].columns and AUTO_COLUMNS == ("upos", "xpos", "tag", "supertag")
+                            "const": (), "pipeline": (), "tokenize": (), "lemma": ("lemma",)}
+    assert TASK_COLUMNS["pos"] == TASKS["pos"].columns and AUTO_COLUMNS == ("upos", "xpos", "tag", "supertag", "lemma")
     gold, pred = gold_pred
     no_upos = tmp_path / "no-upos.conllu"
     no_upos.write_text(re.sub(r"\t(DET|NOUN|VERB|PUNCT)\t", "\t_\t", PRED), encoding="utf-8")

@@ -217,6 +217,73 @@ def test_pipeline_on_real_stdin(long_header, toy, parser):
     assert all(s.has("head") and s.has("upos") for s in parsed)
 
 
+# --- .conll: an extension both CoNLL dialects are written with ------------------------------------
+
+#: A CoNLL-U sentence with what CoNLL-X has not: comments, a multiword token, an empty node, DEPS, MISC.
+CONLLU_SENTENCE = (
+    "# sent_id = s1\n"
+    "# text = The dog's ran.\n"
+    "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t2:det\t_\n"
+    "2-3\tdog's\t_\t_\t_\t_\t_\t_\t_\t_\n"
+    "2\tdog\tdog\tNOUN\tNN\t_\t4\tnsubj\t4:nsubj\t_\n"
+    "3\t's\tbe\tAUX\tVBZ\t_\t4\taux\t4:aux\t_\n"
+    "4\tran\trun\tVERB\tVBN\t_\t0\troot\t0:root\tSpaceAfter=No\n"
+    "4.1\tran\trun\tVERB\tVBN\t_\t_\t_\t4:conj\t_\n"
+    "5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t4:punct\t_\n\n"
+)
+#: A CoNLL-X sentence with PHEAD and PDEPREL.
+CONLLX_SENTENCE = ("1\tThe\t_\tArt\tDT\t_\t2\tdet\t2\tdet\n2\tdog\t_\tN\tNN\t_\t0\troot\t0\troot\n"
+                   "3\t.\t_\tPunc\t.\t_\t2\tpunct\t2\tpunct\n\n")
+
+
+def _conllu_rows(*rows: str) -> str:
+    return "".join(f"{i}\t{row}\n" for i, row in enumerate(rows, 1)) + "\n"
+
+
+@pytest.mark.parametrize("text, fmt", [
+    (CONLLU_SENTENCE, "conllu"),
+    ("# sent_id = 1\n" + ROW.format(1, "a") + "\n\n", "conllu"),  # a comment line
+    ("1-2\tdel\t_\t_\t_\t_\t_\t_\t_\t_\n" + ROW.format(1, "de") + "\n" + ROW.format(2, "el") + "\n\n", "conllu"),
+    (ROW.format(1, "a") + "\n" + "1.1\tb\t_\tNOUN\t_\t_\t_\t_\t1:dep\t_\n\n", "conllu"),  # an empty node
+    (_conllu_rows("a\t_\tNOUN\tNN\t_\t0\troot\t0:root\t_"), "conllu"),  # DEPS
+    (_conllu_rows("a\t_\tNOUN\tNN\t_\t0\troot\t_\tSpaceAfter=No"), "conllu"),  # MISC
+    (CONLLX_SENTENCE, "conllx"),  # PHEAD and PDEPREL
+    (ROW.format(1, "a") + "\n\n", "conllx"),  # nothing says: as before
+    ("", "conllx"),
+])
+def test_conll_extension_is_read_as_what_its_lines_show(text, fmt, tmp_path):
+    assert formats.guess_format("x.conll", text) == (fmt, None)
+    assert formats.guess_format("X.CONLL", text) == (fmt, None)
+    assert formats.detect_format("x.conllx", text) == "conllx"  # the other extensions name one dialect
+    assert formats.detect_format("x.conllu", text) == "conllu"
+    path = tmp_path / "x.conll"
+    path.write_text(text)
+    assert formats.sniff(path)[0] == fmt
+    if text:
+        assert [s.raw["format"] for s in formats.read(path)] == [fmt]
+        assert [s.raw["format"] for s in formats.read(tmp_path)] == [fmt]  # a folder's .conll files alike
+
+
+def test_tag_keeps_the_conllu_lines_of_a_conll_file(toy, tmp_path):
+    """A CoNLL-U file named ``.conll`` comes back as CoNLL-U does: comments, the multiword token,
+    the empty node, DEPS and MISC kept byte for byte, only the predicted UPOS filled in."""
+    for name in ("in.conll", "in.conllu"):
+        (tmp_path / name).write_text(CONLLU_SENTENCE)
+    done = run("tag", "--model", toy, tmp_path / "in.conll")
+    assert done.exit_code == 0 and done.stderr == "", done.output
+    assert done.stdout == run("tag", "--model", toy, tmp_path / "in.conllu").stdout
+    unfilled = [line.split("\t")[:3] + line.split("\t")[4:] if "\t" in line else line
+                for line in done.stdout.splitlines()]
+    assert unfilled == [line.split("\t")[:3] + line.split("\t")[4:] if "\t" in line else line
+                        for line in CONLLU_SENTENCE.splitlines()]
+    # genuine CoNLL-X in a .conll file is still read as CoNLL-X: PHEAD and PDEPREL come back with --output-format conllx
+    (tmp_path / "x.conll").write_text(CONLLX_SENTENCE)
+    conllx = run("tag", "--model", toy, "--output-format", "conllx", tmp_path / "x.conll")
+    assert conllx.exit_code == 0, conllx.output
+    assert [line.split("\t")[8:] for line in conllx.stdout.splitlines() if line] == [
+        ["2", "det"], ["0", "root"], ["2", "punct"]]
+
+
 # --- item 19: empty input ---------------------------------------------------------------------------
 
 

@@ -8,12 +8,15 @@ single number in 0..1 used to pick the best checkpoint (``if dev_metric > best: 
 Conventions (``BENCHMARKS.md``): gold tokenisation, so a predicted word is compared with the gold
 word at the same position; UAS/LAS are given over all words (the CoNLL 2018 shared task
 convention: dependency labels compared without their ``:subtype``) and with punctuation
-excluded (UD ``PUNCT``, or the PTB tags ``` `` '' , . : ``` where there is no UPOS). Attachment
-also counts the non-projective arcs (:class:`NonprojectiveCounts`).
+excluded (:func:`punct_flags`: UD ``PUNCT`` where the UPOS column holds UD's tags, else the PTB
+tags ``` `` '' , . : ``` where XPOS holds PTB tags, else, as the CoNLL-X shared task's
+``eval.pl``, a word of Unicode punctuation characters only). Attachment also counts the
+non-projective arcs (:class:`NonprojectiveCounts`).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection, Mapping, Sequence
@@ -27,29 +30,90 @@ if TYPE_CHECKING:
 #: PTB punctuation tags excluded from the "no punctuation" attachment scores (Chen & Manning).
 PTB_PUNCT_TAGS = frozenset({"``", "''", ",", ".", ":"})
 
+#: UD's 17 UPOS tags (and ``CONJ``, UD v1's name for ``CCONJ``): a UPOS column of these alone is
+#: UD's, whose ``PUNCT`` says what punctuation is.
+UD_UPOS_TAGS = frozenset({"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON",
+                          "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X", "CONJ"})
+
+#: The Penn Treebank's POS tags, with the bracket and empty-element tags and those OntoNotes and
+#: UD English add (``HYPH NFP ADD AFX GW XX``): an XPOS column of these alone is PTB's, whose
+#: :data:`PTB_PUNCT_TAGS` say what punctuation is.
+PTB_TAGS = frozenset({
+    "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS", "MD", "NN", "NNS", "NNP", "NNPS", "PDT", "POS",
+    "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO", "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT",
+    "WP", "WP$", "WRB", "#", "$", "-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-", "(", ")", "-NONE-",
+    "HYPH", "NFP", "ADD", "AFX", "GW", "XX",
+}) | PTB_PUNCT_TAGS
+
 #: How a missing value (CoNLL ``_``) appears in string columns.
 MISSING = "_"
 
 
-def is_punct(upos: str | None, xpos: str | None) -> bool:
-    """True for punctuation: UPOS ``PUNCT``, or (no UPOS) a PTB punctuation XPOS.
+def _missing(value: str | None) -> bool:
+    return value in (None, "", MISSING)
+
+
+def is_punct_form(form: str) -> bool:
+    """True for a word of Unicode punctuation characters only (categories ``P*``), as the CoNLL-X
+    shared task's ``eval.pl`` excludes punctuation (``/^\\p{Punctuation}+$/``): ``.``, ``--``,
+    ``«``, ``。``, also ``%``, ``&``, ``#``, ``/`` (``Po``), but not the symbols ``$``, ``+``,
+    ``<``, ``~`` (``S*``) nor a word with a letter or digit.
+
+    >>> is_punct_form("."), is_punct_form("--"), is_punct_form("«"), is_punct_form("$"), is_punct_form("a.")
+    (True, True, True, False, False)
+    """
+    return bool(form) and all(unicodedata.category(char).startswith("P") for char in form)
+
+
+def is_punct(upos: str | None, xpos: str | None, form: str | None = None) -> bool:
+    """True for punctuation, one word on its own: by its UPOS where that is one of UD's tags
+    (``PUNCT``), else by its XPOS where that is a PTB tag (:data:`PTB_PUNCT_TAGS`), else (given
+    ``form``) by its form (:func:`is_punct_form`). :func:`punct_flags` decides for a whole
+    sentence, which is what the scores use.
 
     >>> is_punct("PUNCT", "."), is_punct("_", ","), is_punct("_", "NN"), is_punct("NOUN", ",")
     (True, True, False, False)
+    >>> is_punct("Punc", "."), is_punct("Punc", "HYPH", "-"), is_punct("Punc", "Punc", "-")
+    (True, False, True)
     """
-    if upos not in (None, "", MISSING):
+    if upos in UD_UPOS_TAGS:
         return upos == "PUNCT"
-    return xpos in PTB_PUNCT_TAGS
+    if xpos in PTB_TAGS:
+        return xpos in PTB_PUNCT_TAGS
+    return form is not None and is_punct_form(form)
+
+
+def punct_rule(upos: Sequence[str], xpos: Sequence[str]) -> str:
+    """Which column decides punctuation in a sentence with these UPOS and XPOS values: ``upos``
+    where every UPOS given is one of UD's tags (:data:`UD_UPOS_TAGS`), else ``xpos`` where
+    every XPOS given is a PTB tag (:data:`PTB_TAGS`), else ``form`` (``_`` values aside; a
+    column of ``_`` alone gives nothing). CoNLL-X's CPOSTAG is read as UPOS: a coarse tag set of
+    its own (``N V Punc``) or PTB's tags there (Penn2Malt) is not UD's."""
+    given = [u for u in upos if not _missing(u)]
+    if given and all(u in UD_UPOS_TAGS for u in given):
+        return "upos"
+    given = [x for x in xpos if not _missing(x)]
+    if given and all(x in PTB_TAGS for x in given):
+        return "xpos"
+    return "form"
 
 
 def punct_flags(sentence: Sentence) -> list[bool]:
-    """Which words of ``sentence`` are punctuation (:func:`is_punct`): by its UPOS, or where it
-    has none by its PTB XPOS tags. The one rule of the "no punctuation" attachment scores, in
+    """Which words of ``sentence`` are punctuation, by one rule for the whole sentence
+    (:func:`punct_rule`): where its UPOS are UD's, UPOS ``PUNCT`` (a word without UPOS: a PTB
+    punctuation XPOS); else, where its XPOS are PTB's, the PTB punctuation tags ``` `` '' , . : ```;
+    else, as the CoNLL-X shared task's ``eval.pl``, a form of Unicode punctuation only
+    (:func:`is_punct_form`). The one rule of the "no punctuation" attachment scores, in
     ``tagger evaluate`` and in a parser's dev score alike (both decide it from the gold sentence)."""
     n = len(sentence)
     upos = sentence.columns.get("upos") or [MISSING] * n
     xpos = sentence.columns.get("xpos") or [MISSING] * n
-    return [is_punct(u, x) for u, x in zip(upos, xpos)]
+    rule = punct_rule(upos, xpos)
+    if rule == "upos":
+        return [u == "PUNCT" if not _missing(u) else x in PTB_PUNCT_TAGS for u, x in zip(upos, xpos)]
+    if rule == "xpos":
+        return [x in PTB_PUNCT_TAGS for x in xpos]
+    return [is_punct_form(w) for w in sentence.words]
 
 
 def universal_label(deprel: str) -> str:

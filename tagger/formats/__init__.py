@@ -43,7 +43,8 @@ _SEPARATOR = re.compile(r"={6,}")
 
 def detect_format(path: str | os.PathLike | None, sample_text: str) -> str:
     """The format of a file: by its extension when that is known, else by ``sample_text`` (its
-    first lines, see :func:`guess_format`)."""
+    first lines, see :func:`guess_format`). ``.conll``, which both CoNLL dialects are written
+    with, is CoNLL-U where its first lines show CoNLL-U (:func:`_conll_dialect`), else CoNLL-X."""
     return guess_format(path, sample_text)[0]
 
 
@@ -68,9 +69,44 @@ def guess_format(path: str | os.PathLike | None, sample_text: str) -> tuple[str,
 def _guess(path: str | os.PathLike | None, lines: list[str]) -> tuple[str, str | None]:
     if path is not None:
         suffix = Path(path).suffix.lower()
+        if suffix in conllx.SHARED_EXTENSIONS:
+            return _conll_dialect(window(lines)), None
         if suffix in BY_EXTENSION:
             return BY_EXTENSION[suffix], None
     return _sniff(window(lines))
+
+
+def _by_extension(path: str | os.PathLike | None) -> str | None:
+    """The format ``path``'s extension names on its own (:data:`BY_EXTENSION`): None for none, and
+    for an extension both CoNLL dialects are written with (``.conll``), whose lines decide."""
+    if path is None:
+        return None
+    suffix = Path(path).suffix.lower()
+    return None if suffix in conllx.SHARED_EXTENSIONS else BY_EXTENSION.get(suffix)
+
+
+#: A CoNLL-U DEPS value (``4:nsubj``, ``0:root|8.1:obj``): CoNLL-X's PHEAD there is a number.
+_DEPS = re.compile(r"\d+(?:\.\d+)?:[^|]+(?:\|\d+(?:\.\d+)?:[^|]+)*")
+#: An item of a CoNLL-U MISC value (``SpaceAfter=No``): CoNLL-X's PDEPREL there is a label.
+_MISC_ITEM = re.compile(r"[A-Za-z][\w.:\[\]-]*=")
+
+
+def _conll_dialect(lines: list[str]) -> str:
+    """The dialect of a ``.conll`` file (an extension written for both) by its first ``lines``:
+    conllu where they show what only CoNLL-U has, a ``#`` comment line, a multiword-token range
+    (``3-4``) or an empty node (``8.1``) as an ID, DEPS (``4:nsubj``) in column 9 or a MISC
+    ``Name=Value`` (``SpaceAfter=No``) in column 10; else conllx (PHEAD and PDEPREL there)."""
+    for line in lines:
+        if line.startswith("#"):
+            return "conllu"
+        fields = line.rstrip("\r\n").split("\t")
+        if len(fields) != 10:
+            continue
+        if isinstance(conll.conll_id(fields[0]), tuple) or _DEPS.fullmatch(fields[8]):
+            return "conllu"
+        if any(_MISC_ITEM.match(item) for item in fields[9].split("|")):
+            return "conllu"
+    return "conllx"
 
 
 def _is_conll_id(value: str) -> bool:
@@ -175,8 +211,9 @@ def sniff(source: Source, columns_given: bool = False) -> tuple[str, Source]:
     ``columns_given``: the caller has the layout)."""
     name = source if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
     path = name if isinstance(name, (str, os.PathLike)) else None
-    if path is not None and Path(path).suffix.lower() in BY_EXTENSION:
-        return BY_EXTENSION[Path(path).suffix.lower()], source
+    known = _by_extension(path)
+    if known is not None:
+        return known, source
     lines, replay = peek(source)
     written = _output_only(lines)
     if written is not None:
@@ -230,7 +267,8 @@ def _files(folder: Path, fmt: str, columns_given: bool) -> list[tuple[Path, str]
         if not chosen:
             raise TaggerError(f"no {'/'.join(extensions)} files in directory", str(folder))
         return [(p, fmt) for p in chosen]
-    found = [(p, BY_EXTENSION[p.suffix.lower()]) for p in paths if p.suffix.lower() in BY_EXTENSION]
+    found = [(p, _by_extension(p) or sniff(p, columns_given)[0])  # (.conll: its lines say which CoNLL)
+             for p in paths if p.suffix.lower() in BY_EXTENSION]
     if not found:  # only then are .txt files data rather than a README or LICENSE
         found = [(p, sniff(p, columns_given)[0]) for p in paths if p.suffix.lower() == ".txt"]
     kinds = sorted({f for _, f in found})
