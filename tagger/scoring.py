@@ -279,13 +279,17 @@ def choose_parsing(task: str, gold: Sequence[Sentence], pred: Sequence[Sentence]
 def check_trees(sentences: Sequence[Sentence], name: str) -> None:
     """A one-line error at the first sentence whose heads are no tree: not one word headed by the
     root, or words whose heads never lead to it (a cycle); the official scorer refuses such a file.
-    A sentence with a head missing (``_``) is not checked (its words are scored as unattached)."""
+    A sentence with a head missing (``_``) is not checked (its words are scored as unattached).
+    A CoNLL-X sentence may have several words on the root (its treebanks do, as the CoNLL-X
+    shared task's scorer takes them); UD's have one."""
     for sentence in sentences:
         heads = sentence.columns.get("head") or []
         if not heads or any(head is None or head < 0 for head in heads):
             continue
         roots = sum(head == 0 for head in heads)
-        problem = f"{roots} words hang from the root (HEAD 0), where a tree has one" if roots != 1 else _cycle(heads)
+        several = roots > 1 and isinstance(sentence.raw, dict) and sentence.raw.get("format") == "conllx"
+        problem = (f"{roots} words hang from the root (HEAD 0), where a tree has one" if roots != 1 and not several
+                   else _cycle(heads))
         if problem:
             raise TaggerError(problem, sentence.source or name, sentence.line)
 

@@ -364,6 +364,15 @@ def test_what_the_official_scorer_refuses_or_rounds_is_refused_and_rounded_alike
         (tmp_path / f"{name}.conllu").write_text(pred, encoding="utf-8")
         with pytest.raises(TaggerError, match=message):
             evaluate_files(gold, tmp_path / f"{name}.conllu")
+    # CoNLL-X treebanks hang several words from the root (the CoNLL-X shared task scored them): scored
+    conllx = tmp_path / "roots.conllx"
+    conllx.write_text("1\tIk\tik\tPron\tPron\t_\t2\tsu\t_\t_\n2\tga\tga\tV\tV\t_\t0\tROOT\t_\t_\n"
+                      "3\t.\t.\tPunc\tPunc\t_\t0\tpunct\t_\t_\n\n", encoding="utf-8")
+    assert evaluate_files(conllx, conllx).metrics["parsing"].las == 1.0
+    with pytest.raises(TaggerError, match="words 1, 2 are each other's heads"):  # a cycle still is no tree
+        looped = tmp_path / "loop.conllx"
+        looped.write_text(conllx.read_text(encoding="utf-8").replace("\t0\tROOT", "\t1\tROOT"), encoding="utf-8")
+        evaluate_files(conllx, looped)
     assert F1Metric(160, 160, 23, 160).to_dict()["precision"] == 100 * (23 / 160) != 100.0 * 23 / 160  # 14.37, not 14.38
     assert F1Metric(10, 0, 0, 0).to_dict() == {"gold": 10, "predicted": 0, "correct": 0, "aligned": 0, "precision": 0.0,
                                                     "recall": 0.0, "f1": 0.0, "aligned_accuracy": 0.0}
