@@ -52,7 +52,7 @@ def test_every_option_it_does_not_take_has_the_default_it_runs_with():
     given = command.make_context("tag", ["--model", "m"]).params  # what click passes the command
     defaults = {name: value for name, value in given.items() if name not in taken}
     keywords = ("columns", "supertag_in", "top_k", "beta", "chunk_size", "on_error", "allow_missing_columns",
-                "show_attention")
+                "show_attention", "presegmented")
     assert set(defaults) == {"device", "precision", "beam", "constrained", "input_format", "input_format_alias",
                              "output_format", *keywords}
     signature = inspect.signature(Model.tag_file).parameters

@@ -451,3 +451,15 @@ def test_a_short_ewt_training_run_with_lifting_uses_every_tree(tmp_path: Path) -
     loaded, meta = model_file.load(tmp_path / "lift.model")
     assert loaded.config.nonprojective == "lift" and loaded.label_names == model.label_names
     assert meta == facts and predict(loaded, dev) == parsed
+
+
+def test_a_parser_learns_the_trees_with_several_roots():
+    from tagger.corpus.records import Sentence
+    from tagger.models.transition_parser import TransitionParser
+    from tagger.models.transition_parser.config import ParserConfig
+
+    sentence = Sentence(["Ik", "ga", "."], {"head": [2, 0, 0], "deprel": ["su", "ROOT", "punct"], "upos": ["P", "V", "."]})
+    attached, = TransitionParser.training_units(ParserConfig(), [sentence])
+    assert attached.columns["head"] == [2, 0, 2] and sentence.columns["head"] == [2, 0, 0]  # a copy
+    kept, = TransitionParser.training_units(ParserConfig(several_roots="skip"), [sentence])
+    assert kept.columns["head"] == [2, 0, 0]

@@ -370,3 +370,19 @@ def test_import_does_not_pull_in_torch():
     code = "import sys, tagger.transitions; assert 'torch' not in sys.modules, 'torch imported'"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_several_root_words_hang_from_the_main_one_for_training():
+    """CoNLL-X treebanks hang punctuation and fragments from ROOT: such a tree is learnt with its
+    other root words on the root word whose subtree is largest, labels kept; nothing to do for
+    one root, a missing head or a cycle; none where another root word carries UD's 'root'."""
+    from tagger.transitions.arc_standard import single_root, tree_problem
+
+    heads = [0, 1, 1, 0]  # "Ik ga weg ." with the period on ROOT
+    fixed = single_root(heads, ["ROOT", "su", "obj", "punct"])
+    assert fixed == [0, 1, 1, 1] and tree_problem(fixed) is None and tree_problem(heads) == "several roots"
+    assert single_root([0, 3, 0, 3], ["p", "a", "ROOT", "b"]) == [3, 3, 0, 3]  # the larger subtree wins
+    assert single_root([0, 1], ["root", "x"]) is None  # one root
+    assert single_root([0, 1, 0], ["root", "x", "root"]) is None  # UD's rule: another 'root' arc is no tree to learn
+    assert single_root([0, 3, 2, 0], ["a", "b", "c", "d"]) is None  # a cycle stays a cycle
+

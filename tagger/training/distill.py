@@ -356,8 +356,8 @@ def distill(request: DistillRequest, reporter: TrainReporter, say: Callable[[str
     distilled_from = [{"model": name, "dev_score": score, "own_dev_score": meta.get("dev_score")}
                       for name, score, meta in zip(names, teacher_dev, teachers.metas)]
     note = _soft_note(len(names), len(data.train), len(extra), soft_seconds, tables, teacher_dev, ensemble_dev)
-    reporter.note(start_note(model, data, options.device))
     reporter.note(note)
+    reporter.note(start_note(model, data, options.device))
     del teachers, models  # the student trains without them
     model.to(options.device)
 

@@ -313,7 +313,7 @@ def _train(request: TrainRequest, reporter: TrainReporter, context: distributed.
     facts, data_notes = cls.training_meta(config, data.train)  # e.g. non-projective trees to skip
     meta_base.update(facts, **pos_meta)
     notes += data_notes
-    for note in [start_note(model, data, options.device), *notes]:  # before training starts, not after it
+    for note in [*notes, start_note(model, data, options.device)]:  # before training starts, not after it
         reporter.note(note)
 
     saves: list[int] = []  # the epochs whose model this process wrote

@@ -260,6 +260,31 @@ def is_projective(heads: Sequence[int]) -> bool:
 MISSING_HEADS, CYCLE, SEVERAL_ROOTS, NONPROJECTIVE = "missing heads", "cycle", "several roots", "non-projective"
 
 
+def single_root(heads: Sequence[int], labels: Sequence[str]) -> list[int] | None:
+    """``heads`` with one word on ROOT: a tree with several (CoNLL-X treebanks hang punctuation
+    and fragments there) has its other root words attached to the one whose subtree is largest
+    (the first of equal ones), their labels kept; None where there is nothing to do (one root, a
+    head missing, a cycle) or where another root word is labelled :data:`ROOT_LABEL` (UD's rule
+    keeps that label for the arc from ROOT)."""
+    n = len(heads)
+    roots = [i for i, h in enumerate(heads, 1) if h == 0]
+    if len(roots) < 2 or any(not isinstance(h, int) or not 0 <= h <= n for h in heads):
+        return None
+    size = [0] * (n + 1)
+    for start in range(1, n + 1):
+        seen, j = set(), start
+        while j != 0:
+            if j in seen:
+                return None  # a cycle
+            seen.add(j)
+            size[j] += 1
+            j = heads[j - 1]
+    main = max(roots, key=lambda r: (size[r], -r))
+    if any(labels[r - 1] == ROOT_LABEL for r in roots if r != main):
+        return None
+    return [main if h == 0 and i != main else h for i, h in enumerate(heads, 1)]
+
+
 def tree_problem(heads: Sequence[int]) -> str | None:
     """Why the static :func:`oracle` cannot build the tree of ``heads``: :data:`MISSING_HEADS` (a
     head that is no position: ``_``, -1, past the end), :data:`CYCLE` (words whose heads never

@@ -12,6 +12,7 @@ from tagger.corpus.features import named_kinds
 ARCHS = ("ffn", "lstm", "gru", "elman")
 #: What training does with a tree arc-standard cannot build because it is non-projective.
 NONPROJECTIVE = ("lift", "skip")
+SEVERAL_ROOTS = ("attach", "skip")
 ENCODERS = ("none", "bilstm")  # what the token slots read besides (or instead of) the static embeddings
 FEATURES = ("replace", "beside")  # with an encoder: token slots read its vector only, or it and the embeddings
 ENCODER_SKIPS = ("output", "none")
@@ -75,6 +76,10 @@ class ParserConfig:
     # the paper). Model files without this key were trained by skipping and load as "skip".
     nonprojective: str = "lift"
     lift_min_count: int = ranged(5, at_least=1)  # lift: a decorated label d↑h seen fewer times in training is learnt as plain d
+    # training trees with several words on ROOT (CoNLL-X treebanks hang punctuation there): attach =
+    # the other root words hang from the main one (its subtree the largest), labels kept, and the tree
+    # is learnt; skip = leave such trees out (as before this key). Decoding always gives one root.
+    several_roots: str = "attach"
     # contextual features (docs/parser.md "Contextual features"): a BiLSTM over the sentence
     encoder: str = "none"  # none | bilstm: the tagger's skip-LSTM encoder, trained with the parser
     features: str = "beside"  # replace: token slots read the encoder's vector only; beside: it and word/tag embeddings
@@ -116,7 +121,8 @@ class ParserConfig:
         if self.nonprojective not in NONPROJECTIVE:
             raise ValueError(f"nonprojective must be one of {', '.join(NONPROJECTIVE)}, not {self.nonprojective!r}")
         for name, value, allowed in (("encoder", self.encoder, ENCODERS), ("features", self.features, FEATURES),
-                                     ("encoder_skip", self.encoder_skip, ENCODER_SKIPS), ("vectors", self.vectors, VECTORS)):
+                                     ("encoder_skip", self.encoder_skip, ENCODER_SKIPS), ("vectors", self.vectors, VECTORS),
+                                     ("several_roots", self.several_roots, SEVERAL_ROOTS)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
         if self.encoder != "none":

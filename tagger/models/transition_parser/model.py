@@ -56,7 +56,7 @@ from tagger.modules.cells import step
 from tagger.modules.pretrained import FrozenVectors
 from tagger.modules.input_layer import normalize
 from tagger.transitions.arc_standard import (CYCLE, MISSING_HEADS, NONPROJECTIVE, SEVERAL_ROOTS, mask_templates, n_actions,
-                                             oracle, root_label, tree_problem)
+                                             oracle, root_label, single_root, tree_problem)
 from tagger.transitions.pseudo_projective import SEPARATOR, label_parts, split_lifted
 
 GATES = {"ffn": (), "lstm": ("i", "j", "f", "o"), "gru": ("r", "z", "h"), "elman": ("h",)}
@@ -197,8 +197,17 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
 
     @classmethod
     def training_units(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> list[Sentence]:
-        """The sentences read, as they are."""
-        return list(sentences)
+        """The sentences read; with ``several_roots="attach"``, a tree with several words on ROOT
+        as one with a single root (:func:`~tagger.transitions.arc_standard.single_root`: its other
+        root words hang from the main one), a copy, so that the parser learns from it."""
+        if config.several_roots != "attach":
+            return list(sentences)
+        out = []
+        for sentence in sentences:
+            heads = sentence.columns.get("head")
+            fixed = single_root(heads, sentence.columns.get("deprel") or []) if heads and sentence.has("deprel") else None
+            out.append(sentence if fixed is None else replace(sentence, columns={**sentence.columns, "head": fixed}))
+        return out
 
     @classmethod
     def training_meta(cls, config: ParserConfig, sentences: Sequence[Sentence]) -> tuple[dict[str, Any], list[str]]:
