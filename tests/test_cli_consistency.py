@@ -279,6 +279,8 @@ def test_quiet_prints_only_the_summary_line_unwrapped(tmp_path):
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("best dev accuracy ") and lines[0].endswith(f"model written to {out}")
     assert re.search(r" 1 epoch \(\d+ updates?\) in ", lines[0])  # not "1 epochs"
+    short = train(tmp_path / "q.tagger", "--dev", HELDOUT, "-q")  # -q, as tagger tag's
+    assert len(short.stderr.splitlines()) == 1 and short.stderr.startswith("best dev accuracy ")
 
 
 def test_resume_says_where_it_resumes(tmp_path):

@@ -48,7 +48,7 @@ from tagger.training.trainer import Interrupted
 @click.option("--batch-size", type=option_type("batch_size"), help="Sentences per update; same as --set batch_size=N.")
 @run_options
 @click.option("--threads", type=option_type("threads"), help="CPU threads for torch.")
-@click.option("--quiet", is_flag=True, help="Print only the final summary lines (and warnings and errors).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the final summary lines (and warnings and errors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere).")
 def command(teacher_paths, more_teachers, train_path, dev_path, out, fmt, columns, column, preset, config_file, overrides,
             temperature, gold_weight, top_k, unlabeled_path, embeddings, max_epochs, batch_size, patience, max_minutes, max_sentences, seed, device,

@@ -114,7 +114,7 @@ process_options = stacked(
     click.option("--checkpoint-dir", type=click.Path(file_okay=False), help="Write resumable checkpoints here (each epoch; on Ctrl-C)."),
     click.option("--checkpoint-minutes", type=option_type("checkpoint_minutes"), help="Also checkpoint every N minutes within an epoch."),
     click.option("--resume", is_flag=True, help="Continue from the checkpoint in --checkpoint-dir (start afresh if it has none); the same data and settings, but --max-epochs, --patience and --max-minutes."),
-    click.option("--quiet", is_flag=True, help="Print only the final summary line (and warnings and errors)."),
+    click.option("--quiet", "-q", is_flag=True, help="Print only the final summary line (and warnings and errors)."),
     click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object (scores in percent, as everywhere)."),
 )
 
