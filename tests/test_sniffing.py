@@ -340,3 +340,12 @@ def test_convert_to_ccgbank_and_the_old_name(tmp_path):
     assert "[auto|ccgbank|" in usage  # --from: auto detects
     assert run("evaluate", "--gold", DATA / "sample.auto", "--pred", DATA / "sample.pipe", "--format", "ccgbank",
                "--pred-format", "pipe", "--json").exit_code == 0
+
+
+def test_trees_after_a_comment_line_are_sniffed_as_trees():
+    """A treebank file of an unknown extension (SPMRL's .ptb) whose first line is a comment: its
+    trees decide (the trees reader then names the comment line), not plain text."""
+    from tagger.formats import guess_format
+
+    assert guess_format("x.ptb", "# from the SPMRL release\n(S (NN a) (VB b))\n(S (NN c) (VB d))\n")[0] == "trees"
+    assert guess_format("x.ptb", "# a comment\nThe cat sat .\n")[0] == "text"

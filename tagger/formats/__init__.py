@@ -124,7 +124,7 @@ def _sniff(lines: list[str]) -> tuple[str, str | None]:
     tabular = _tabular(lines, body)
     if tabular is not None:
         return tabular
-    layout = _tree_layout(body) if first.startswith("(") else None
+    layout = _tree_layout(body) if body[0].lstrip().startswith("(") else None  # (a comment line first: its trees)
     if layout is not None:
         return layout, None
     tokens = [token for line in body for token in line.split() if not _SEPARATOR.fullmatch(token)]
