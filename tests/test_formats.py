@@ -325,6 +325,7 @@ def test_trees_are_read_a_line_a_sentence():
     ("(S (X a b c d e f))\n", 1, "leaf (X a b c d e ...) has 6 words"),
     ("(S\n (NP a (NN b)))\n", 2, "word 'a' outside a (TAG word) leaf"),
     ("(S (NP) (NN a))\n", 1, "empty constituent"),
+    ("(S (NN a) ($( -))\n", 1, "empty constituent '(-)' (a bracket in a tag or word is written -LRB-"),
     ("(S (-NONE- *))\n", 1, "no words"),
 ])
 def test_mrg_errors(text, line, message):

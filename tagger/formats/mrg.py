@@ -113,7 +113,8 @@ class _Layout:
 def _node(label: str | None, children: list, name: str, line: int) -> Tree:
     words = [c for c in children if isinstance(c, str)]
     if not children:
-        raise TaggerError(f"empty constituent '({label or ''})'", name, line)
+        raise TaggerError(f"empty constituent '({label or ''})' (a bracket in a tag or word is written -LRB- or "
+                          "-RRB-, as the Penn Treebank does; STTS's '$(' is '$*LRB*' in the SPMRL files)", name, line)
     if label and len(words) == len(children) > 1:
         shown = " ".join(words[:5]) + (" ..." if len(words) > 5 else "")
         raise TaggerError(f"leaf ({label} {shown}) has {len(words)} words; a leaf is (TAG word)", name, line)
