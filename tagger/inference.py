@@ -174,6 +174,10 @@ def in_threads(function: Callable[[T], R], items: Sequence[T], workers: int) -> 
         torch.set_num_threads(threads)
 
 
+#: The fewest values of a column in the first chunk that :meth:`InputCheck.other_values` judges.
+OTHER_VALUES_MIN = 20
+
+
 class InputCheck:
     """Refuses input that lacks a column the model reads (``model.input_columns``: a parser's
     UPOS, FEATS), and warns once per column on ``stream`` (default stderr) when some sentences
@@ -192,6 +196,7 @@ class InputCheck:
         self.allow_option = allow_option  # how the caller turns the check off: the command's option, the API's argument
         self.reads = "+".join(c.upper() for c in model.input_columns)
         self.name, self.meta, self.stream = model.name, meta or {}, stream
+        self.known = {c: v for c, v in model.known_input_values.items() if c in self.columns}
         self.decided = False
         self.warned: set[str] = set()
 
@@ -204,6 +209,7 @@ class InputCheck:
             if missing:
                 first = next(s for s in chunk if len(s))
                 raise TaggerError(self.refusal(missing), first.source, first.line)
+            self.other_values(chunk)
         for column in (c for c in self.columns if c not in self.warned):
             lacking = next((s for s in chunk if len(s) >= UNTAGGED_LENGTH and not s.has(column)), None)
             if lacking is not None:
@@ -212,6 +218,22 @@ class InputCheck:
                 stream.write(f"warning: {lacking.source}:{lacking.line}: this sentence has no {column.upper()}, which "
                              f"the {self.name} model reads: its output will be poor (pipe the input through a tagger "
                              f"that fills {column.upper()}; this warning is given once)\n")
+                stream.flush()
+
+    def other_values(self, chunk: Sequence[Sentence]) -> None:
+        """A warning where most of the first chunk's values of a column the model learnt as a
+        closed set (:attr:`known_input_values`) are others: another tag set (CoNLL-X CPOSTAG, PTB
+        tags for a UPOS parser), which the model reads as unknown tags."""
+        for column, known in self.known.items():
+            values = [v for s in chunk if s.has(column) for v in s.columns[column] if v != "_"]
+            other = [v for v in values if v not in known]
+            if len(values) >= OTHER_VALUES_MIN and len(other) > len(values) / 2:
+                first = next(s for s in chunk if s.has(column))
+                shown = ", ".join(repr(v) for v in list(dict.fromkeys(other))[:4])
+                stream = self.stream or sys.stderr
+                stream.write(f"warning: {first.source}:{first.line}: {len(other) / len(values):.0%} of the input's "
+                             f"{column.upper()} values ({shown}) are ones this {self.name} model never saw in training "
+                             f"(another tag set?): it reads them as unknown, and its output will be poor\n")
                 stream.flush()
 
     def refusal(self, missing: list[str]) -> str:

@@ -66,6 +66,14 @@ class Pipeline(nn.Module):
         return columns
 
     @property
+    def known_input_values(self) -> dict[str, frozenset[str]]:
+        """Of :attr:`input_columns`, the values the stage that reads each learnt from."""
+        known: dict[str, frozenset[str]] = {}
+        for stage in self.stages:
+            known.update({c: v for c, v in stage.known_input_values.items() if c in self.input_columns and c not in known})
+        return known
+
+    @property
     def input_columns(self) -> list[str]:
         """The columns some stage reads that no stage before it fills: what the input must have."""
         needed: list[str] = []

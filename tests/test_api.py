@@ -261,6 +261,20 @@ def test_a_taggers_records_feed_a_parser(pos_model, parser_model):
         parser.tag([{"tokens": ["a"]}])
 
 
+def test_input_in_another_tag_set_is_warned_of(parser_model, capsys):
+    """A parser given tags it never saw in training (CoNLL-X CPOSTAG for a UPOS parser) reads
+    them as unknown: a warning says so, once; its own tag set says nothing."""
+    sentences = list(formats.read(str(DATA / "heldout.conllu")))
+    parser = tagger.load(parser_model)
+    parser.tag(sentences)
+    assert capsys.readouterr().err == ""
+    other = [formats.Sentence(s.words, {"upos": ["N" if u == "NOUN" else "V" if u == "VERB" else "Misc"
+                                                 for u in s.columns["upos"]]}) for s in sentences]
+    parser.tag(other)
+    err = capsys.readouterr().err
+    assert err.count("warning: ") == 1 and "of the input's UPOS values ('" in err and "never saw in training" in err
+
+
 def test_import_tagger_does_not_import_torch():
     # nor does the API module: tagger.load chooses the engine first (tagger.engines), torch only where needed
     code = ("import sys, tagger; print('torch' in sys.modules, callable(tagger.load), 'torch' in sys.modules, "

@@ -90,6 +90,13 @@ class Model(Protocol):
         ...
 
     @property
+    def known_input_values(self) -> dict[str, frozenset[str]]:
+        """Per column of :attr:`input_columns` whose values it learnt as a closed set (a parser's
+        POS tags), those values: input mostly of others (another tag set) gets a warning
+        (:class:`tagger.inference.InputCheck`). Empty where it reads no such column."""
+        ...
+
+    @property
     def output_columns(self) -> list[str]:
         """The columns :meth:`annotate` fills, in the order a writer shows them."""
         ...

@@ -233,6 +233,11 @@ class Seq2seqParser(NoDistillation, NoTransformer, nn.Module):
         retags), else None."""
         return config.tag_column if config.tag_dim else None
 
+    @property
+    def known_input_values(self) -> dict[str, frozenset[str]]:
+        """The POS tags it saw in training, where it reads them (``tag_dim`` > 0)."""
+        return {self.config.tag_column: frozenset(self.tag_vocab.itos)} if self.tag_vocab is not None else {}
+
     @classmethod
     def pos_columns(cls, config: Seq2seqConfig) -> list[str]:
         """``[tag_column]`` where it reads the input's POS (``tag_dim`` > 0), else none."""

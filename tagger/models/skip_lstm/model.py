@@ -165,6 +165,7 @@ class SkipLSTMTagger(GreedyDecoding, nn.Module):
     kind = "tagger"  # what it is to the CLI: a tagger model (``--pos-model``) or a parser
     #: The columns of its input it reads besides the words: none (it reads words only).
     input_columns: list[str] = []
+    known_input_values: dict[str, frozenset[str]] = {}
     Config = TaggerConfig
     PRESETS = PRESETS
     default_preset = "fast"

@@ -88,6 +88,7 @@ class Tokenizer(GreedyDecoding, NoDistillation, NoTransformer, nn.Module):
     name = "tokenizer"
     kind = "tokenizer"
     input_columns: list[str] = []
+    known_input_values: dict[str, frozenset[str]] = {}
     reads_raw_text = True
     batches_in_threads = False  # one torch.nn.LSTM call per batch already uses the threads
     Config = TokenizerConfig

@@ -91,6 +91,10 @@ class ParserEnsemble(GreedyDecoding, NoTransformer, nn.Module):
         return self.first.input_columns
 
     @property
+    def known_input_values(self) -> dict[str, frozenset[str]]:
+        return self.first.known_input_values
+
+    @property
     def output_columns(self) -> list[str]:
         return self.first.output_columns
 

@@ -156,6 +156,13 @@ class TransitionParser(GreedyDecoding, NoDistillation, NoTransformer, nn.Module)
         (``config.reads_tags``). Input without them parses badly."""
         return self.pos_columns(self.config)
 
+    @property
+    def known_input_values(self) -> dict[str, frozenset[str]]:
+        """The POS tags of its first input column that it saw in training (of ``upos+feats``
+        tags ``NOUN+Number=Sing``, the UPOS part)."""
+        column = self.pos_column(self.config)
+        return {column: frozenset(tag.split("+", 1)[0] for tag in self.tag_vocab.itos)} if column else {}
+
     @classmethod
     def pos_column(cls, config: ParserConfig) -> str | None:
         """The POS column ``--pos-model`` retags: of ``upos+feats`` the tagger predicts upos
