@@ -259,6 +259,7 @@ class TreeModel:
     name = "const"
     reads_raw_text = False
     input_columns: tuple[str, ...] = ()
+    known_input_values: dict = {}
     output_columns = ("tree",)
 
     def annotate(self, sentence, prediction) -> None:
